@@ -1,0 +1,70 @@
+"""The types every extractor shares."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from docindex.settings import Settings
+
+
+@dataclass(frozen=True)
+class ExtractionLimits:
+    """Bounds that keep one hostile or huge file from hurting the batch."""
+
+    max_chars: int = 2_000_000
+    max_zip_uncompressed_bytes: int = 512 * 1024 * 1024
+    max_zip_ratio: int = 100
+    max_pages: int = 5000
+    timeout_seconds: float = 120.0
+    ocr_min_chars_per_page: int = 16
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> ExtractionLimits:
+        return cls(
+            max_chars=settings.max_content_chars,
+            max_zip_uncompressed_bytes=settings.max_zip_uncompressed_bytes,
+            max_zip_ratio=settings.max_zip_ratio,
+            max_pages=settings.max_pages,
+            timeout_seconds=settings.extraction_timeout_seconds,
+            ocr_min_chars_per_page=settings.ocr_min_chars_per_page,
+        )
+
+
+class Deadline:
+    """Cooperative time bound: extractors check it between pages, parts and rows."""
+
+    def __init__(self, seconds: float) -> None:
+        self._end = time.monotonic() + seconds
+
+    def expired(self) -> bool:
+        return time.monotonic() >= self._end
+
+
+@dataclass(frozen=True)
+class FileType:
+    """What the bytes are, detected from content first and the name second."""
+
+    kind: str  # pdf, docx, xlsx, xls, pptx, html, text, image, unknown, ...
+    mime: str
+
+
+@dataclass
+class ExtractedDocument:
+    """The text and metadata of one file, or why there is none.
+
+    ``error`` is the document's ``extraction_error`` (``corrupt``, ``encrypted``,
+    ``unsupported``, ``zip_bomb``, ``timeout``, ...). ``ocr_reason`` is set when
+    the content must come from the OCR worker (``image``, ``scanned_pdf``).
+    """
+
+    kind: str
+    content_type: str
+    text: str = ""
+    title: str | None = None
+    page_count: int | None = None
+    truncated: bool = False
+    error: str | None = None
+    ocr_reason: str | None = None
