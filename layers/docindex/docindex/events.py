@@ -114,9 +114,6 @@ class ObjectChange:
     delete_marker: bool = False
     origin: Origin = Origin.S3
     event_name: str = ""
-    # Set by docindex tools (reconcile --fix) to re-apply a change the ledger
-    # has already seen, e.g. after the index was rebuilt.
-    force: bool = False
     dedupe_key: str = field(init=False)
 
     def __post_init__(self) -> None:
@@ -134,8 +131,6 @@ class ObjectChange:
             parts.append(self.sequencer)
         else:
             parts += [self.event_time, self.etag or "", self.version_id or ""]
-        if self.force:
-            parts.append("force")
         return "\x1f".join(parts)
 
     @property
@@ -155,8 +150,6 @@ class ObjectChange:
             value = getattr(self, name)
             if value is not None:
                 body[name] = value
-        if self.force:
-            body["force"] = True
         return body
 
 
@@ -232,7 +225,6 @@ def _with_origin(change: ObjectChange, origin: Origin) -> ObjectChange:
         delete_marker=change.delete_marker,
         origin=origin,
         event_name=change.event_name,
-        force=change.force,
     )
 
 
@@ -314,5 +306,4 @@ def _from_docindex(payload: dict[str, Any]) -> ObjectChange:
         size=int(size) if size is not None else None,
         origin=Origin.BACKFILL,
         event_name="docindex:" + str(payload.get("reason", "backfill")),
-        force=bool(payload.get("force", False)),
     )

@@ -79,9 +79,7 @@ class Settings(BaseModel):
         try:
             return cls.model_validate(env)
         except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
-            )
+            problems = "; ".join(f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors())
             raise SettingsError(f"invalid docindex configuration: {problems}") from None
 
 

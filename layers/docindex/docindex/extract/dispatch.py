@@ -12,6 +12,8 @@ def extract(data: bytes, filename: str, limits: ExtractionLimits) -> ExtractedDo
     Problems with the document itself are reported in ``ExtractedDocument.error``.
     """
     ftype = detect_type(data, filename)
+    if ftype.kind == "image":
+        return ExtractedDocument(ftype.kind, ftype.mime, ocr_reason="image")
     if ftype.kind == "text":
         text = data.decode("utf-8", errors="replace")
         truncated = len(text) > limits.max_chars

@@ -1,0 +1,272 @@
+"""Coalescing ``_bulk`` writer shared by the records of one invocation.
+
+Records are processed concurrently (one thread each). Every record hands its
+index/delete action to this writer and waits for *its own* item result, so a
+rejected document fails only its own SQS record. A single background thread
+sends the actions as ``_bulk`` requests (opensearch-py's ``streaming_bulk``),
+size-bounded (``BULK_MAX_BYTES``, under the 10 MiB smallest managed instances
+accept). A request goes out as soon as every active record is waiting on the
+writer, when the size bounds are reached, or after a short linger.
+
+Retries: 429 and 5xx (whole request or single items) and connection errors
+are retried with exponential backoff and jitter while the invocation has time
+left; then the record fails with ``TransientError`` and SQS redelivers it.
+A 409 version conflict means a newer generation is already indexed.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
+
+from docindex.exceptions import IndexRejectedError, TransientError
+from docindex.observability import Metric, count, logger
+
+if TYPE_CHECKING:
+    from opensearchpy import OpenSearch
+
+
+class WriteOutcome(StrEnum):
+    WRITTEN = "written"
+    CONFLICT = "conflict"  # the index already holds this or a newer generation
+    NOT_FOUND = "not_found"  # delete of a document that is not there
+
+
+_RETRYABLE_STATUS = {429, 500, 502, 503, 504}
+
+
+@dataclass
+class _Pending:
+    action: dict[str, Any]
+    nbytes: int
+    future: Future[WriteOutcome] = field(default_factory=Future)
+    enqueued: float = field(default_factory=time.monotonic)
+    attempts: int = 0
+
+
+def _status(value: Any) -> int | None:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None  # "N/A": connection error, timeout
+
+
+class BulkWriter:
+    """Thread-safe; use as a context manager around one batch."""
+
+    def __init__(
+        self,
+        client: OpenSearch,
+        index: str,
+        *,
+        max_bytes: int = 9 * 1024 * 1024,
+        max_actions: int = 500,
+        linger_seconds: float = 0.05,
+        time_left: Callable[[], float] | None = None,
+        backoff_base: float = 0.2,
+        backoff_cap: float = 5.0,
+        refresh: bool | str = False,
+    ) -> None:
+        self._client = client
+        self._index = index
+        self._max_bytes = max_bytes
+        self._max_actions = max_actions
+        self._linger = linger_seconds
+        self._time_left = time_left or (lambda: 60.0)
+        self._backoff_base = backoff_base
+        self._backoff_cap = backoff_cap
+        self._refresh = refresh
+        self._cond = threading.Condition()
+        self._pending: list[_Pending] = []
+        self._in_flight = 0
+        self._participants = 0
+        self._closed = False
+        self._thread: threading.Thread | None = None
+        self.requests_sent = 0
+
+    # -- lifecycle ---------------------------------------------------------
+
+    def __enter__(self) -> BulkWriter:
+        self._thread = threading.Thread(target=self._run, name="bulk-writer", daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+        if self._thread:
+            self._thread.join()
+
+    @contextmanager
+    def participant(self) -> Iterator[None]:
+        """Mark the calling thread as one that may still submit actions."""
+        with self._cond:
+            self._participants += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._participants -= 1
+                self._cond.notify_all()
+
+    # -- submitting --------------------------------------------------------
+
+    def index(self, doc_id: str, version: int, source: dict[str, Any]) -> WriteOutcome:
+        """Index ``source`` as ``doc_id`` at external ``version``; blocks until done."""
+        body = json.dumps(source, ensure_ascii=False, separators=(",", ":"))
+        action = {
+            "_op_type": "index",
+            "_index": self._index,
+            "_id": doc_id,
+            "version": version,
+            "version_type": "external_gte",
+            "_source": body,
+        }
+        return self._submit(action, len(body.encode()) + 200)
+
+    def delete(self, doc_id: str, version: int) -> WriteOutcome:
+        """Delete ``doc_id`` unless the index holds a newer generation; blocks until done."""
+        action = {
+            "_op_type": "delete",
+            "_index": self._index,
+            "_id": doc_id,
+            "version": version,
+            "version_type": "external_gte",
+        }
+        return self._submit(action, 200)
+
+    def _submit(self, action: dict[str, Any], nbytes: int) -> WriteOutcome:
+        if self._thread is None:
+            raise RuntimeError("BulkWriter used outside its context manager")
+        pending = _Pending(action, nbytes)
+        with self._cond:
+            if self._closed:
+                raise RuntimeError("BulkWriter is closed")
+            self._pending.append(pending)
+            self._cond.notify_all()
+        return pending.future.result()
+
+    # -- the sender thread -------------------------------------------------
+
+    def _ready(self, now: float) -> bool:
+        if not self._pending:
+            return False
+        if self._closed:
+            return True
+        if len(self._pending) + self._in_flight >= self._participants:
+            return True  # nobody else can add to this request
+        if len(self._pending) >= self._max_actions:
+            return True
+        if sum(p.nbytes for p in self._pending) >= self._max_bytes:
+            return True
+        return now - self._pending[0].enqueued >= self._linger
+
+    def _take(self) -> list[_Pending]:
+        batch: list[_Pending] = []
+        size = 0
+        while self._pending and len(batch) < self._max_actions:
+            nxt = self._pending[0]
+            if batch and size + nxt.nbytes > self._max_bytes:
+                break
+            batch.append(self._pending.pop(0))
+            size += nxt.nbytes
+        return batch
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while True:
+                    now = time.monotonic()
+                    if self._ready(now):
+                        break
+                    if self._closed and not self._pending:
+                        return
+                    timeout = None
+                    if self._pending:
+                        timeout = max(0.0, self._linger - (now - self._pending[0].enqueued))
+                    self._cond.wait(timeout)
+                batch = self._take()
+                self._in_flight += len(batch)
+            try:
+                self._send_with_retries(batch)
+            except Exception as exc:  # noqa: BLE001 - never leave a waiting record hanging
+                for p in batch:
+                    if not p.future.done():
+                        p.future.set_exception(TransientError(f"bulk writer failed: {exc}"))
+            finally:
+                with self._cond:
+                    self._in_flight -= len(batch)
+                    self._cond.notify_all()
+
+    def _send_with_retries(self, batch: list[_Pending]) -> None:
+        todo = batch
+        attempt = 0
+        while todo:
+            retry = self._send_once(todo)
+            if not retry:
+                return
+            attempt += 1
+            delay = min(self._backoff_cap, self._backoff_base * (2 ** (attempt - 1)))
+            delay = delay / 2 + random.uniform(0, delay / 2)  # noqa: S311 - jitter, not crypto
+            # Keep a margin so the record can still be reported as failed
+            # before the invocation ends.
+            if self._time_left() - delay < 2.0:
+                for p, reason in retry:
+                    p.future.set_exception(TransientError(f"OpenSearch bulk retries exhausted: {reason}"))
+                return
+            count(Metric.BULK_RETRIES, len(retry))
+            logger.warning(
+                "retrying bulk items", extra={"items": len(retry), "delay_s": round(delay, 3), "attempt": attempt}
+            )
+            time.sleep(delay)
+            todo = [p for p, _ in retry]
+
+    def _send_once(self, batch: list[_Pending]) -> list[tuple[_Pending, str]]:
+        """Send one request; resolve final items, return the ones to retry."""
+        from opensearchpy import helpers
+
+        self.requests_sent += 1
+        by_id: dict[tuple[str, str], list[_Pending]] = {}
+        for p in batch:
+            by_id.setdefault((p.action["_op_type"], p.action["_id"]), []).append(p)
+        results = helpers.streaming_bulk(
+            self._client,
+            (p.action for p in batch),
+            chunk_size=len(batch) + 1,
+            max_chunk_bytes=self._max_bytes * 2,  # already chunked by _take
+            raise_on_error=False,
+            raise_on_exception=False,
+            max_retries=0,
+            yield_ok=True,
+            refresh=self._refresh,
+        )
+        retry: list[tuple[_Pending, str]] = []
+        for position, (ok, item) in enumerate(results):
+            op_type, info = next(iter(item.items()))
+            # Results come back in request order; fall back to the id when
+            # the helper reports in a different shape.
+            pending = batch[position] if position < len(batch) else by_id[(op_type, info.get("_id"))][0]
+            status = _status(info.get("status"))
+            if ok:
+                pending.future.set_result(WriteOutcome.WRITTEN)
+                continue
+            error = info.get("error")
+            reason = error if isinstance(error, str) else json.dumps(error, ensure_ascii=False)[:500]
+            if status == 409:
+                pending.future.set_result(WriteOutcome.CONFLICT)
+            elif status == 404 and op_type == "delete":
+                pending.future.set_result(WriteOutcome.NOT_FOUND)
+            elif status is None or status in _RETRYABLE_STATUS:
+                retry.append((pending, f"{status or 'connection'}: {reason[:200]}"))
+            else:
+                pending.future.set_exception(IndexRejectedError(f"{status}: {reason}"))
+        return retry

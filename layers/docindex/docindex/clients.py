@@ -1,0 +1,84 @@
+"""AWS and OpenSearch clients, created once per process and passed in.
+
+boto3 honours ``AWS_ENDPOINT_URL`` itself, so the same code talks to AWS or to
+the local moto server. Retries use botocore's standard mode (exponential
+backoff with jitter, throttling-aware) rather than hand-written loops.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from opensearchpy import OpenSearch
+
+    from docindex.settings import Settings
+
+
+def boto_config(max_attempts: int = 5, *, read_timeout: float = 30.0, pool: int = 32) -> Any:
+    from botocore.config import Config
+
+    return Config(
+        retries={"mode": "standard", "max_attempts": max_attempts},
+        connect_timeout=5,
+        read_timeout=read_timeout,
+        max_pool_connections=pool,
+    )
+
+
+def opensearch_client(settings: Settings, *, timeout: float | None = None) -> OpenSearch:
+    """An opensearch-py client; SigV4 with refreshing credentials unless auth is ``none``."""
+    from opensearchpy import OpenSearch, Urllib3AWSV4SignerAuth, Urllib3HttpConnection
+
+    kwargs: dict[str, Any] = {
+        "hosts": [settings.opensearch_endpoint],
+        "timeout": timeout or settings.opensearch_timeout_seconds,
+        "connection_class": Urllib3HttpConnection,
+        # docindex does its own bounded retries around _bulk (bulk_writer.py);
+        # the transport retrying too would stack retries on retries.
+        "max_retries": 0,
+        "retry_on_timeout": False,
+        "http_compress": True,
+        "pool_maxsize": 32,
+    }
+    if settings.opensearch_auth == "sigv4":
+        import boto3
+
+        # The session's credentials object refreshes itself (Lambda role,
+        # ECS task role), so the signer never holds expired keys.
+        credentials = boto3.Session().get_credentials()
+        kwargs["http_auth"] = Urllib3AWSV4SignerAuth(credentials, settings.aws_region, settings.opensearch_service)
+        kwargs["use_ssl"] = settings.opensearch_endpoint.startswith("https://")
+        kwargs["verify_certs"] = True
+    return OpenSearch(**kwargs)
+
+
+@dataclass
+class Clients:
+    """Lazily created clients for one process (a Lambda container or the worker)."""
+
+    settings: Settings
+
+    @cached_property
+    def s3(self) -> Any:
+        import boto3
+
+        return boto3.client("s3", region_name=self.settings.aws_region, config=boto_config())
+
+    @cached_property
+    def sqs(self) -> Any:
+        import boto3
+
+        return boto3.client("sqs", region_name=self.settings.aws_region, config=boto_config())
+
+    @cached_property
+    def dynamodb(self) -> Any:
+        import boto3
+
+        return boto3.client("dynamodb", region_name=self.settings.aws_region, config=boto_config())
+
+    @cached_property
+    def opensearch(self) -> OpenSearch:
+        return opensearch_client(self.settings)

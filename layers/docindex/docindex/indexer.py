@@ -1,0 +1,353 @@
+"""The indexer: SQS batch of S3 changes → OpenSearch documents.
+
+Data flows one way: SQS record → ``ObjectChange`` (events.py) → ledger claim
+(ordering) → S3 object (storage.py) → ``ExtractedDocument`` (extract/) →
+index action (search_index.py, bulk_writer.py) → outcome. Each change runs
+under Powertools idempotency keyed on the change itself (not the messageId),
+so the same change announced twice, in any shape or after a DLQ redrive, is
+applied once.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
+
+from aws_lambda_powertools.utilities.batch import process_partial_response
+from aws_lambda_powertools.utilities.idempotency import (
+    DynamoDBPersistenceLayer,
+    IdempotencyConfig,
+    idempotent_function,
+)
+from aws_lambda_powertools.utilities.idempotency.exceptions import IdempotencyAlreadyInProgressError
+
+from docindex.batch import ConcurrentBatchProcessor
+from docindex.bulk_writer import BulkWriter, WriteOutcome
+from docindex.events import Action, ObjectChange, parse_body
+from docindex.exceptions import IndexRejectedError, PoisonMessageError, TransientError
+from docindex.extract import ExtractionLimits, extract
+from docindex.handoff import OcrJob, OcrQueue
+from docindex.ledger import Claim, Ledger
+from docindex.observability import Metric, count, logger
+from docindex.search_index import document_for, ensure_index, file_name_parts, metadata_document
+from docindex.storage import FetchedObject, ObjectStore
+
+if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+    from aws_lambda_powertools.utilities.idempotency.persistence.datarecord import DataRecord
+    from aws_lambda_powertools.utilities.typing import LambdaContext
+    from opensearchpy import OpenSearch
+
+    from docindex.settings import Settings
+
+
+class Outcome(StrEnum):
+    INDEXED = "indexed"
+    DELETED = "deleted"
+    OCR_QUEUED = "ocr_queued"
+    STALE = "stale"
+    GONE = "gone"
+    IGNORED = "ignored"
+    DUPLICATE = "duplicate"
+
+
+@dataclass
+class _BatchRun:
+    """State shared by the records of one invocation."""
+
+    writer: BulkWriter
+    index_error: str | None = None
+    _locks: defaultdict[str, threading.Lock] = field(default_factory=lambda: defaultdict(threading.Lock))
+    _guard: threading.Lock = field(default_factory=threading.Lock)
+
+    def lock_for(self, doc_id: str) -> threading.Lock:
+        # Changes of one object within a batch run one after another, so a
+        # create and its delete (or both shapes of one change) never race.
+        with self._guard:
+            return self._locks[doc_id]
+
+
+class Indexer:
+    """Applies S3 changes to the index; one instance per process, clients passed in."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        s3: Any,
+        sqs: Any,
+        dynamodb: Any,
+        opensearch: OpenSearch,
+    ) -> None:
+        self.settings = settings
+        self.opensearch = opensearch
+        self.ledger = Ledger(dynamodb, settings.ledger_table_name)
+        self.store = ObjectStore(s3)
+        self.ocr_queue = OcrQueue(sqs, settings.ocr_queue_url)
+        self.limits = ExtractionLimits.from_settings(settings)
+        self.idempotency_config = IdempotencyConfig(
+            event_key_jmespath="dedupe_key",
+            expires_after_seconds=settings.idempotency_ttl_seconds,
+            raise_on_no_idempotency_key=True,
+            response_hook=self._on_duplicate,
+        )
+        persistence = DynamoDBPersistenceLayer(table_name=settings.idempotency_table, boto3_client=dynamodb)
+        self._apply_once: Callable[..., dict[str, Any]] = idempotent_function(
+            data_keyword_argument="change",
+            persistence_store=persistence,
+            config=self.idempotency_config,
+        )(self._apply)
+        self._index_ready = False
+        self._index_lock = threading.Lock()
+
+    # -- one invocation ----------------------------------------------------
+
+    def handle(self, event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+        """Process one SQS batch; returns the partial batch response."""
+        self.idempotency_config.register_lambda_context(context)
+
+        def time_left() -> float:
+            return float(context.get_remaining_time_in_millis()) / 1000.0
+
+        processor = ConcurrentBatchProcessor(
+            concurrency=self.settings.indexer_concurrency,
+            raise_on_entire_batch_failure=False,
+        )
+        with BulkWriter(
+            self.opensearch,
+            self.settings.opensearch_index,
+            max_bytes=self.settings.bulk_max_bytes,
+            max_actions=self.settings.bulk_max_actions,
+            time_left=time_left,
+        ) as writer:
+            run = _BatchRun(writer=writer, index_error=self._prepare_index())
+
+            def record_handler(record: SQSRecord) -> list[dict[str, Any]]:
+                return self._handle_record(record, run)
+
+            response = process_partial_response(
+                event=event, record_handler=record_handler, processor=processor, context=context
+            )
+        failed = len(response.get("batchItemFailures", []))
+        logger.info(
+            "batch done",
+            extra={
+                "records": len(event.get("Records", [])),
+                "failed": failed,
+                "bulk_requests": writer.requests_sent,
+            },
+        )
+        return dict(response)
+
+    def _prepare_index(self) -> str | None:
+        """Create the index on first use; an unreachable cluster fails the batch fast."""
+        if self._index_ready:
+            return None
+        from opensearchpy.exceptions import ConnectionError as OSConnectionError
+        from opensearchpy.exceptions import TransportError
+
+        with self._index_lock:
+            if self._index_ready:
+                return None
+            try:
+                ensure_index(self.opensearch, self.settings.opensearch_index)
+            except (OSConnectionError, TransportError) as exc:
+                logger.error("OpenSearch unavailable; failing the batch for retry", extra={"error": str(exc)})
+                return f"OpenSearch unavailable: {exc}"
+            self._index_ready = True
+        return None
+
+    # -- one record --------------------------------------------------------
+
+    def _handle_record(self, record: SQSRecord, run: _BatchRun) -> list[dict[str, Any]]:
+        logger.thread_safe_append_keys(message_id=record.message_id)
+        try:
+            if run.index_error:
+                raise TransientError(run.index_error)
+            try:
+                parsed = parse_body(record.body)
+            except PoisonMessageError as exc:
+                count(Metric.POISON_MESSAGES)
+                logger.error(
+                    "poison message: not an accepted shape",
+                    extra={"error": str(exc), "body_preview": (record.body or "")[:200]},
+                )
+                raise
+            if not parsed.changes:
+                count(Metric.TEST_EVENTS_IGNORED)
+                logger.info("S3 test event acknowledged and ignored")
+                return [{"outcome": Outcome.IGNORED.value}]
+            results = []
+            for change in parsed.changes:
+                logger.thread_safe_append_keys(bucket=change.bucket, key=change.key, action=change.action.value)
+                with run.lock_for(change.doc_id), run.writer.participant():
+                    results.append(self._apply_once(change=change, run=run))
+            return results
+        except IdempotencyAlreadyInProgressError:
+            count(Metric.RECORDS_FAILED)
+            logger.info("the same change is being applied elsewhere; the record will be retried")
+            raise
+        except Exception as exc:
+            count(Metric.RECORDS_FAILED)
+            logger.warning("record failed", extra={"error": f"{type(exc).__name__}: {exc}"})
+            raise
+        finally:
+            logger.thread_safe_clear_keys()
+
+    def _on_duplicate(self, response: Any, idempotent_data: DataRecord) -> Any:
+        count(Metric.DUPLICATES_SKIPPED)
+        logger.info("duplicate change skipped", extra={"first_outcome": (response or {}).get("outcome")})
+        return {**(response or {}), "outcome": Outcome.DUPLICATE.value}
+
+    # -- one change (runs under idempotency) --------------------------------
+
+    def _apply(self, change: ObjectChange, run: _BatchRun) -> dict[str, Any]:
+        started = time.perf_counter()
+        if change.action is Action.REMOVED and self._is_noncurrent_version_delete(change):
+            logger.info("a non-current version was deleted; the indexed version stays")
+            return {"outcome": Outcome.IGNORED.value, "reason": "noncurrent_version"}
+        claim = self.ledger.claim(change)
+        if claim is None:
+            count(Metric.STALE_EVENTS_SKIPPED)
+            logger.info("stale change skipped: a newer change of this object was applied")
+            return {"outcome": Outcome.STALE.value}
+        if change.action is Action.REMOVED:
+            result = self._remove(change, claim, run)
+        else:
+            result = self._index(change, claim, run, version_id=change.version_id)
+        result["generation"] = claim.generation
+        result["ms"] = round((time.perf_counter() - started) * 1000, 1)
+        logger.info("change applied", extra=result)
+        return result
+
+    def _is_noncurrent_version_delete(self, change: ObjectChange) -> bool:
+        if change.delete_marker or not change.version_id:
+            return False
+        entry = self.ledger.get(change.doc_id)
+        return bool(entry and entry.state == "present" and entry.version_id and entry.version_id != change.version_id)
+
+    def _remove(self, change: ObjectChange, claim: Claim, run: _BatchRun) -> dict[str, Any]:
+        if change.version_id and not change.delete_marker:
+            # A version was permanently deleted: in a versioned bucket an
+            # older version may now be current. Index it if so.
+            result = self._index(change, claim, run, version_id=None)
+            if result["outcome"] != Outcome.GONE.value:
+                return result
+        outcome = run.writer.delete(change.doc_id, claim.generation)
+        if outcome is WriteOutcome.CONFLICT:
+            count(Metric.STALE_EVENTS_SKIPPED)
+            return {"outcome": Outcome.STALE.value}
+        count(Metric.DOCUMENTS_DELETED)
+        return {"outcome": Outcome.DELETED.value, "found": outcome is WriteOutcome.WRITTEN}
+
+    def _index(self, change: ObjectChange, claim: Claim, run: _BatchRun, *, version_id: str | None) -> dict[str, Any]:
+        fetched = self.store.fetch(
+            change.bucket, change.key, version_id=version_id, max_bytes=self.settings.max_object_bytes
+        )
+        if fetched is None:
+            if change.action is Action.CREATED:
+                count(Metric.OBJECTS_GONE)
+                logger.info("object no longer exists; skipped (its delete event will follow)")
+            return {"outcome": Outcome.GONE.value}
+        if fetched.data is None:
+            return self._hand_off(change, claim, run, fetched, reason="too_large", content_type=None)
+        filename, _ = file_name_parts(change.key)
+        extracted = extract(fetched.data, filename, self.limits)
+        if extracted.ocr_reason:
+            return self._hand_off(
+                change,
+                claim,
+                run,
+                fetched,
+                reason=extracted.ocr_reason,
+                content_type=extracted.content_type,
+                doc=document_for(change, fetched, extracted),
+            )
+        doc = document_for(change, fetched, extracted)
+        if extracted.error:
+            count(Metric.EXTRACTION_FAILURES)
+            logger.warning("content not extracted; indexed by name", extra={"extraction_error": extracted.error})
+        outcome = self._write(change, claim, run, doc)
+        if outcome is WriteOutcome.CONFLICT:
+            count(Metric.STALE_EVENTS_SKIPPED)
+            return {"outcome": Outcome.STALE.value}
+        count(Metric.DOCUMENTS_INDEXED)
+        count(Metric.BYTES_INDEXED, fetched.size)
+        result: dict[str, Any] = {"outcome": Outcome.INDEXED.value, "kind": extracted.kind}
+        if extracted.error:
+            result["extraction_error"] = extracted.error
+        return result
+
+    def _write(self, change: ObjectChange, claim: Claim, run: _BatchRun, doc: dict[str, Any]) -> WriteOutcome:
+        try:
+            return run.writer.index(change.doc_id, claim.generation, doc)
+        except IndexRejectedError as exc:
+            # The cluster refused this document (mapping, size...). Keep the
+            # file findable by name; a second refusal fails the record.
+            logger.warning("document rejected by OpenSearch; indexing metadata only", extra={"error": str(exc)})
+            slim = {k: v for k, v in doc.items() if k not in ("content", "title")}
+            slim["extraction_error"] = "index_rejected"
+            count(Metric.EXTRACTION_FAILURES)
+            return run.writer.index(change.doc_id, claim.generation, slim)
+
+    def _hand_off(
+        self,
+        change: ObjectChange,
+        claim: Claim,
+        run: _BatchRun,
+        fetched: FetchedObject,
+        *,
+        reason: str,
+        content_type: str | None,
+        doc: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Index what is known now (``ocr_status: pending``) and queue the long job."""
+        pending = dict(doc) if doc else metadata_document(change, fetched, content_type=content_type)
+        pending["ocr_status"] = "pending"
+        pending["ocr_reason"] = reason
+        outcome = self._write(change, claim, run, pending)
+        if outcome is WriteOutcome.CONFLICT:
+            count(Metric.STALE_EVENTS_SKIPPED)
+            return {"outcome": Outcome.STALE.value}
+        job = OcrJob(
+            bucket=change.bucket,
+            key=change.key,
+            reason=reason,
+            generation=claim.generation,
+            version_id=fetched.version_id,
+            etag=fetched.etag,
+            sequencer=change.sequencer,
+            size=fetched.size,
+            content_type=content_type,
+        )
+        self.ocr_queue.send(job)
+        count(Metric.OCR_JOBS_QUEUED)
+        count(Metric.DOCUMENTS_INDEXED)
+        return {"outcome": Outcome.OCR_QUEUED.value, "reason": reason}
+
+
+_indexer: Indexer | None = None
+
+
+def get_indexer() -> Indexer:
+    """The process-wide indexer, built from the environment on first use."""
+    global _indexer  # noqa: PLW0603 - one per Lambda container, created lazily
+    if _indexer is None:
+        from docindex.clients import Clients
+        from docindex.settings import get_settings
+
+        settings = get_settings()
+        clients = Clients(settings)
+        _indexer = Indexer(
+            settings,
+            s3=clients.s3,
+            sqs=clients.sqs,
+            dynamodb=clients.dynamodb,
+            opensearch=clients.opensearch,
+        )
+    return _indexer

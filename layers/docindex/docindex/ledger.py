@@ -1,0 +1,155 @@
+"""Per-object ordering state: the newest change applied to each object.
+
+Standard SQS neither keeps order nor delivers once, and retries reorder
+further. The ledger keeps, per object, the ordering key of the newest change
+applied (the S3 sequencer, or the event time when there is none) and a
+``generation`` counter that grows by one with every newer change. A change is
+*claimed* with one conditional ``UpdateItem``:
+
+- newer than the ledger → claimed, ``generation`` + 1;
+- the very change the ledger already holds (a retry after a failed write) →
+  claimed again with the same generation, so the retry is harmless;
+- older → stale: a create must not overwrite newer content or resurrect a
+  deleted object, a delete must not remove a newer file.
+
+The generation is the document's external version in OpenSearch, so even two
+Lambdas racing on one object cannot let the older change's write land last.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from botocore.exceptions import ClientError
+
+from docindex.events import Action, ObjectChange
+from docindex.exceptions import TransientError
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+LEDGER_PREFIX = "object#"
+
+
+@dataclass(frozen=True)
+class Claim:
+    """The right to apply one change, at ``generation``."""
+
+    generation: int
+    retry: bool = False
+
+
+@dataclass(frozen=True)
+class LedgerEntry:
+    """What the ledger knows about one object."""
+
+    generation: int
+    state: str  # "present" or "removed"
+    event_time: str
+    sequencer: str | None
+    version_id: str | None
+    etag: str | None
+    change_key: str
+
+
+class Ledger:
+    """Conditional writes on a DynamoDB table with partition key ``id``."""
+
+    def __init__(self, dynamodb: Any, table_name: str) -> None:
+        self._ddb = dynamodb
+        self._table = table_name
+
+    def _key(self, change_or_doc_id: ObjectChange | str) -> dict[str, Any]:
+        doc = change_or_doc_id if isinstance(change_or_doc_id, str) else change_or_doc_id.doc_id
+        return {"id": {"S": LEDGER_PREFIX + doc}}
+
+    def claim(self, change: ObjectChange) -> Claim | None:
+        """Claim ``change`` for applying; ``None`` when a newer change was applied."""
+        # Every attribute goes through a name placeholder: several of them
+        # (bucket, key, state) are DynamoDB reserved words.
+        fields: dict[str, str | None] = {
+            "event_time": change.event_time,
+            "state": "removed" if change.action is Action.REMOVED else "present",
+            "change_key": change.dedupe_key,
+            "bucket": change.bucket,
+            "key": change.key,
+            "version_id": change.version_id,
+            "etag": change.etag,
+            "sequencer": change.sequencer,
+        }
+        names = {f"#{name}": name for name in fields}
+        names["#generation"] = "generation"
+        values: dict[str, Any] = {":one": {"N": "1"}}
+        sets, removes = [], []
+        for name, value in fields.items():
+            if value:
+                values[f":{name}"] = {"S": value}
+                sets.append(f"#{name} = :{name}")
+            else:
+                removes.append(f"#{name}")
+        if change.sequencer:
+            # Sequencers order changes exactly; an entry written without one
+            # (backfill) is compared by time.
+            condition = (
+                "attribute_not_exists(id) OR #sequencer < :sequencer"
+                " OR (attribute_not_exists(#sequencer) AND #event_time <= :event_time)"
+            )
+        else:
+            # Without a sequencer the event time orders changes. A stored
+            # sequencer is dropped (REMOVE above) so later comparisons use
+            # time consistently.
+            condition = "attribute_not_exists(id) OR #event_time <= :event_time"
+        update = "SET " + ", ".join(sets) + " ADD #generation :one"
+        if removes:
+            update += " REMOVE " + ", ".join(removes)
+        try:
+            response = self._ddb.update_item(
+                TableName=self._table,
+                Key=self._key(change),
+                UpdateExpression=update,
+                ConditionExpression=condition,
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues=values,
+                ReturnValues="UPDATED_NEW",
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
+            )
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
+                raise TransientError(f"ledger update failed: {exc}") from exc
+            old = exc.response.get("Item") or self._get_raw(change)
+            if old and old.get("change_key", {}).get("S") == change.dedupe_key:
+                return Claim(generation=int(old["generation"]["N"]), retry=True)
+            return None
+        return Claim(generation=int(response["Attributes"]["generation"]["N"]))
+
+    def _get_raw(self, change: ObjectChange) -> Mapping[str, Any] | None:
+        try:
+            item = self._ddb.get_item(TableName=self._table, Key=self._key(change), ConsistentRead=True)
+        except ClientError as exc:
+            raise TransientError(f"ledger read failed: {exc}") from exc
+        return item.get("Item")
+
+    def get(self, doc_id: str) -> LedgerEntry | None:
+        """The ledger entry of one object (by index ``_id``), if any."""
+        try:
+            item = self._ddb.get_item(TableName=self._table, Key=self._key(doc_id), ConsistentRead=True)
+        except ClientError as exc:
+            raise TransientError(f"ledger read failed: {exc}") from exc
+        raw = item.get("Item")
+        if not raw:
+            return None
+
+        def s(name: str) -> str | None:
+            value = raw.get(name)
+            return value["S"] if value else None
+
+        return LedgerEntry(
+            generation=int(raw["generation"]["N"]),
+            state=s("state") or "present",
+            event_time=s("event_time") or "",
+            sequencer=s("sequencer"),
+            version_id=s("version_id"),
+            etag=s("etag"),
+            change_key=s("change_key") or "",
+        )

@@ -1,0 +1,198 @@
+"""Drive the handlers the way AWS does, against the local queues.
+
+Like Lambda's SQS event source mapping: receive up to ``batch_size``
+messages, invoke the indexer with a Lambda-shaped SQS event, delete the
+messages that succeeded and leave the failures in the queue, where they
+reappear after the visibility timeout and reach the DLQ after
+``maxReceiveCount`` receives. The OCR worker (when given) is polled in turn.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from contextlib import redirect_stdout
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from docindex.local.context import LocalLambdaContext
+from docindex.observability import logger
+
+_LAMBDA_ATTRIBUTES = ("ApproximateReceiveCount", "SentTimestamp", "SenderId", "ApproximateFirstReceiveTimestamp")
+
+
+Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
+
+
+class Worker(Protocol):
+    def poll_once(self, wait_seconds: int = ...) -> int: ...
+
+
+@dataclass
+class RunStats:
+    batches: int = 0
+    records: int = 0
+    failures: int = 0
+    ocr_jobs: int = 0
+    drained: bool = False
+    seconds: float = 0.0
+    failed_message_ids: list[str] = field(default_factory=list)
+    metrics: defaultdict[str, float] = field(default_factory=lambda: defaultdict(float))
+
+
+def collect_emf(output: str, into: defaultdict[str, float]) -> str:
+    """Add the CloudWatch EMF metrics printed by Powertools to ``into``; return the other lines."""
+    passthrough = []
+    for line in output.splitlines():
+        try:
+            blob = json.loads(line)
+        except ValueError:
+            passthrough.append(line)
+            continue
+        if not isinstance(blob, dict) or "_aws" not in blob:
+            passthrough.append(line)
+            continue
+        for directive in blob["_aws"].get("CloudWatchMetrics", []):
+            for metric in directive.get("Metrics", []):
+                value = blob.get(metric["Name"])
+                values = value if isinstance(value, list) else [value]
+                into[metric["Name"]] += sum(float(v) for v in values if v is not None)
+    return "\n".join(passthrough)
+
+
+def to_lambda_record(message: dict[str, Any], queue_arn: str, region: str) -> dict[str, Any]:
+    """One SQS ReceiveMessage entry in the shape Lambda hands to the function."""
+    attributes = message.get("Attributes", {})
+    return {
+        "messageId": message["MessageId"],
+        "receiptHandle": message["ReceiptHandle"],
+        "body": message["Body"],
+        "attributes": {k: attributes[k] for k in _LAMBDA_ATTRIBUTES if k in attributes},
+        "messageAttributes": message.get("MessageAttributes", {}),
+        "md5OfBody": message.get("MD5OfBody", ""),
+        "eventSource": "aws:sqs",
+        "eventSourceARN": queue_arn,
+        "awsRegion": region,
+    }
+
+
+class LocalRunner:
+    """Polls the ingest queue into ``handler`` (and the OCR queue into ``worker``)."""
+
+    def __init__(
+        self,
+        *,
+        sqs: Any,
+        handler: Handler,
+        queue_url: str,
+        queue_arn: str,
+        region: str = "us-east-1",
+        batch_size: int = 10,
+        function_timeout: float = 10.0,
+        worker: Worker | None = None,
+        ocr_queue_url: str | None = None,
+        context_factory: Callable[[], Any] | None = None,
+    ) -> None:
+        self.sqs = sqs
+        self.handler = handler
+        self.queue_url = queue_url
+        self.queue_arn = queue_arn
+        self.region = region
+        self.batch_size = max(1, min(batch_size, 10_000))
+        self.function_timeout = function_timeout
+        self.worker = worker
+        self.ocr_queue_url = ocr_queue_url
+        self.context_factory = context_factory or (lambda: LocalLambdaContext(timeout_seconds=self.function_timeout))
+        self.stats = RunStats()
+
+    def _receive_batch(self, wait_seconds: int) -> list[dict[str, Any]]:
+        messages: list[dict[str, Any]] = []
+        while len(messages) < self.batch_size:
+            response = self.sqs.receive_message(
+                QueueUrl=self.queue_url,
+                MaxNumberOfMessages=min(10, self.batch_size - len(messages)),
+                WaitTimeSeconds=wait_seconds if not messages else 0,
+                AttributeNames=["All"],
+                MessageAttributeNames=["All"],
+            )
+            got = response.get("Messages", [])
+            if not got:
+                break
+            messages.extend(got)
+        return messages
+
+    def poll_once(self, wait_seconds: int = 1) -> int:
+        """One event-source-mapping round: receive, invoke, delete successes."""
+        messages = self._receive_batch(wait_seconds)
+        if not messages:
+            return 0
+        event = {"Records": [to_lambda_record(m, self.queue_arn, self.region) for m in messages]}
+        captured = io.StringIO()
+        try:
+            # Powertools prints metrics (EMF) to stdout, as CloudWatch expects;
+            # the local run totals them instead of echoing every blob.
+            with redirect_stdout(captured):
+                response = self.handler(event, self.context_factory())
+            failed = {f["itemIdentifier"] for f in response.get("batchItemFailures", [])}
+        except Exception as exc:  # noqa: BLE001 - a crashed invocation fails the whole batch, as in Lambda
+            logger.exception("handler raised; the whole batch will be retried", extra={"error": str(exc)})
+            failed = {m["MessageId"] for m in messages}
+        finally:
+            rest = collect_emf(captured.getvalue(), self.stats.metrics)
+            if rest:
+                print(rest, file=sys.stdout)
+        done = [m for m in messages if m["MessageId"] not in failed]
+        for start in range(0, len(done), 10):
+            chunk = done[start : start + 10]
+            self.sqs.delete_message_batch(
+                QueueUrl=self.queue_url,
+                Entries=[{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(chunk)],
+            )
+        self.stats.batches += 1
+        self.stats.records += len(messages)
+        self.stats.failures += len(failed)
+        self.stats.failed_message_ids.extend(sorted(failed))
+        return len(messages)
+
+    def _depth(self, url: str) -> int:
+        attrs = self.sqs.get_queue_attributes(
+            QueueUrl=url,
+            AttributeNames=[
+                "ApproximateNumberOfMessages",
+                "ApproximateNumberOfMessagesNotVisible",
+                "ApproximateNumberOfMessagesDelayed",
+            ],
+        )["Attributes"]
+        return sum(int(v) for v in attrs.values())
+
+    def drained(self) -> bool:
+        """Nothing visible, in flight or delayed in the queues this runner serves."""
+        urls = [self.queue_url]
+        if self.worker is not None and self.ocr_queue_url:
+            urls.append(self.ocr_queue_url)
+        return all(self._depth(url) == 0 for url in urls)
+
+    def run(self, *, once: bool = False, max_seconds: float | None = None) -> RunStats:
+        """Poll until stopped; with ``once``, until every served queue is drained."""
+        started = time.monotonic()
+        try:
+            while True:
+                handled = self.poll_once(wait_seconds=1 if once else 10)
+                if self.worker is not None:
+                    jobs = self.worker.poll_once(wait_seconds=0 if handled else 1)
+                    self.stats.ocr_jobs += jobs
+                    handled += jobs
+                if once and not handled and self.drained():
+                    self.stats.drained = True
+                    break
+                if max_seconds is not None and time.monotonic() - started > max_seconds:
+                    break
+                if not handled:
+                    time.sleep(0.2)
+        finally:
+            self.stats.seconds = time.monotonic() - started
+        return self.stats

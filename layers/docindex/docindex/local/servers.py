@@ -1,0 +1,137 @@
+"""Start, find and stop the embedded local servers (moto server, osmem-server).
+
+They run as background processes that outlive the ``docindex local up``
+command; their addresses and pids are kept in ``<state dir>/servers.json`` so
+a second ``up`` reuses them and ``down`` stops them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+
+class LocalServerError(RuntimeError):
+    """A local server could not be started."""
+
+
+@dataclass
+class ServerInfo:
+    name: str
+    url: str
+    pid: int | None  # None when docindex did not start it
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def responds(url: str, path: str = "/", timeout: float = 2.0) -> bool:
+    """True when something answers HTTP at ``url`` (any status)."""
+    try:
+        with urllib.request.urlopen(url.rstrip("/") + path, timeout=timeout):  # noqa: S310 - local http only
+            return True
+    except urllib.error.HTTPError:
+        return True
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+def pid_alive(pid: int | None) -> bool:
+    if not pid:
+        return False
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        return False
+    return True
+
+
+def _wait_until(url: str, path: str, process: subprocess.Popen[bytes], log: Path, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise LocalServerError(f"server exited at start; see {log}:\n{log.read_text()[-2000:]}")
+        if responds(url, path, timeout=1.0):
+            return
+        time.sleep(0.1)
+    process.kill()
+    raise LocalServerError(f"server at {url} did not answer within {timeout:.0f} s; see {log}")
+
+
+def start_moto(state_dir: Path, port: int | None = None) -> ServerInfo:
+    """moto in server mode: every AWS API docindex uses, over real HTTP."""
+    port = port or free_port()
+    log = state_dir / "moto.log"
+    with log.open("ab") as out:
+        process = subprocess.Popen(  # noqa: S603 - fixed argv, our own interpreter
+            [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    url = f"http://127.0.0.1:{port}"
+    _wait_until(url, "/moto-api/", process, log, timeout=30)
+    return ServerInfo("moto", url, process.pid)
+
+
+def start_osmem(state_dir: Path, port: int | None = None) -> ServerInfo:
+    """osmem-server: in-memory OpenSearch with kuromoji, bulk and external versioning."""
+    from osmem_server import resolve_binary
+
+    port = port or free_port()
+    log = state_dir / "osmem.log"
+    with log.open("ab") as out:
+        process = subprocess.Popen(  # noqa: S603 - the binary shipped in the osmem-server wheel
+            [resolve_binary(), "--addr", f"127.0.0.1:{port}", "--no-stdin-watch"],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    url = f"http://127.0.0.1:{port}"
+    _wait_until(url, "/", process, log, timeout=30)
+    return ServerInfo("osmem", url, process.pid)
+
+
+def stop(info: ServerInfo, grace: float = 5.0) -> None:
+    """Stop a server docindex started (SIGTERM, then SIGKILL)."""
+    if not info.pid or not pid_alive(info.pid):
+        return
+    with contextlib.suppress(OSError):
+        os.kill(info.pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while pid_alive(info.pid) and time.monotonic() < deadline:
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(info.pid, os.WNOHANG)
+        time.sleep(0.05)
+    if pid_alive(info.pid):
+        with contextlib.suppress(OSError):
+            os.kill(info.pid, signal.SIGKILL)
+
+
+def load_servers(state_dir: Path) -> dict[str, ServerInfo]:
+    path = state_dir / "servers.json"
+    if not path.exists():
+        return {}
+    raw = json.loads(path.read_text())
+    return {name: ServerInfo(**info) for name, info in raw.items()}
+
+
+def save_servers(state_dir: Path, servers: dict[str, ServerInfo]) -> None:
+    state_dir.mkdir(parents=True, exist_ok=True)
+    path = state_dir / "servers.json"
+    path.write_text(json.dumps({n: asdict(s) for n, s in servers.items()}, indent=2) + "\n")

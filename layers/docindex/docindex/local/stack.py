@@ -1,0 +1,198 @@
+"""Provision, locally, the resources template.yaml defines.
+
+Run twice, it finds and reuses what exists (and re-applies the attributes).
+The local defaults are shorter than the deployed ones so failures show up in
+seconds, but they keep the template's invariants: the ingest queue's
+visibility timeout is at least six times the (simulated) function timeout and
+every queue has a DLQ with ``maxReceiveCount`` and a longer retention.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from docindex.search_index import ensure_index
+
+DAY = 24 * 3600
+
+
+@dataclass(frozen=True)
+class StackNames:
+    """Resource names; ``prefix`` keeps several local stacks apart on one server."""
+
+    prefix: str = "docindex"
+
+    @property
+    def bucket(self) -> str:
+        return f"{self.prefix}-documents"
+
+    @property
+    def ingest_queue(self) -> str:
+        return f"{self.prefix}-ingest"
+
+    @property
+    def ingest_dlq(self) -> str:
+        return f"{self.prefix}-ingest-dlq"
+
+    @property
+    def ocr_queue(self) -> str:
+        return f"{self.prefix}-ocr"
+
+    @property
+    def ocr_dlq(self) -> str:
+        return f"{self.prefix}-ocr-dlq"
+
+    @property
+    def idempotency_table(self) -> str:
+        return f"{self.prefix}-idempotency"
+
+    @property
+    def ledger_table(self) -> str:
+        return f"{self.prefix}-ledger"
+
+    @property
+    def index(self) -> str:
+        return f"{self.prefix}-documents"
+
+
+@dataclass(frozen=True)
+class StackOptions:
+    function_timeout: int = 10
+    max_receive_count: int = 5
+    ocr_visibility_timeout: int = 120
+    ocr_max_receive_count: int = 5
+    # The ingest queue's visibility timeout; 0 = six times the function timeout.
+    visibility_timeout: int = 0
+
+    @property
+    def ingest_visibility_timeout(self) -> int:
+        return self.visibility_timeout or 6 * self.function_timeout
+
+
+def _queue(sqs: Any, name: str, attributes: dict[str, str]) -> tuple[str, str]:
+    try:
+        url = sqs.get_queue_url(QueueName=name)["QueueUrl"]
+        sqs.set_queue_attributes(QueueUrl=url, Attributes=attributes)
+    except ClientError as exc:
+        if exc.response["Error"]["Code"] not in ("AWS.SimpleQueueService.NonExistentQueue", "QueueDoesNotExist"):
+            raise
+        url = sqs.create_queue(QueueName=name, Attributes=attributes)["QueueUrl"]
+    arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    return url, arn
+
+
+def _table(dynamodb: Any, name: str, *, ttl_attribute: str | None) -> None:
+    try:
+        dynamodb.create_table(
+            TableName=name,
+            AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+            KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+            BillingMode="PAY_PER_REQUEST",
+            SSESpecification={"Enabled": True},
+        )
+    except ClientError as exc:
+        if exc.response["Error"]["Code"] != "ResourceInUseException":
+            raise
+    if ttl_attribute:
+        dynamodb.update_time_to_live(
+            TableName=name, TimeToLiveSpecification={"Enabled": True, "AttributeName": ttl_attribute}
+        )
+
+
+def _queue_pair(
+    sqs: Any, name: str, dlq_name: str, *, visibility: int, max_receive: int, retention: int
+) -> dict[str, str]:
+    dlq_url, dlq_arn = _queue(
+        sqs,
+        dlq_name,
+        # Expiry counts from the original enqueue time: the DLQ keeps messages longer.
+        {"MessageRetentionPeriod": str(14 * DAY), "SqsManagedSseEnabled": "true"},
+    )
+    url, arn = _queue(
+        sqs,
+        name,
+        {
+            "VisibilityTimeout": str(visibility),
+            "MessageRetentionPeriod": str(retention),
+            "ReceiveMessageWaitTimeSeconds": "20",
+            "SqsManagedSseEnabled": "true",
+            "RedrivePolicy": json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": max_receive}),
+        },
+    )
+    sqs.set_queue_attributes(
+        QueueUrl=dlq_url,
+        Attributes={"RedriveAllowPolicy": json.dumps({"redrivePermission": "byQueue", "sourceQueueArns": [arn]})},
+    )
+    return {"url": url, "arn": arn, "dlq_url": dlq_url, "dlq_arn": dlq_arn}
+
+
+def provision(
+    *,
+    s3: Any,
+    sqs: Any,
+    dynamodb: Any,
+    opensearch: Any,
+    names: StackNames,
+    options: StackOptions,
+    region: str,
+) -> dict[str, str]:
+    """Create or update the local stack; returns the environment the handlers need."""
+    ingest = _queue_pair(
+        sqs,
+        names.ingest_queue,
+        names.ingest_dlq,
+        visibility=options.ingest_visibility_timeout,
+        max_receive=options.max_receive_count,
+        retention=4 * DAY,
+    )
+    ocr = _queue_pair(
+        sqs,
+        names.ocr_queue,
+        names.ocr_dlq,
+        visibility=options.ocr_visibility_timeout,
+        max_receive=options.ocr_max_receive_count,
+        retention=4 * DAY,
+    )
+    try:
+        if region == "us-east-1":
+            s3.create_bucket(Bucket=names.bucket)
+        else:
+            s3.create_bucket(Bucket=names.bucket, CreateBucketConfiguration={"LocationConstraint": region})
+    except ClientError as exc:
+        if exc.response["Error"]["Code"] not in ("BucketAlreadyOwnedByYou", "BucketAlreadyExists"):
+            raise
+    # Exactly one notification path: the bucket's queue configuration.
+    s3.put_bucket_notification_configuration(
+        Bucket=names.bucket,
+        NotificationConfiguration={
+            "QueueConfigurations": [
+                {
+                    "Id": "docindex-ingest",
+                    "QueueArn": ingest["arn"],
+                    "Events": ["s3:ObjectCreated:*", "s3:ObjectRemoved:*"],
+                }
+            ]
+        },
+    )
+    _table(dynamodb, names.idempotency_table, ttl_attribute="expiration")
+    _table(dynamodb, names.ledger_table, ttl_attribute=None)
+    ensure_index(opensearch, names.index)
+    return {
+        "DOCINDEX_BUCKET": names.bucket,
+        "INGEST_QUEUE_URL": ingest["url"],
+        "INGEST_QUEUE_ARN": ingest["arn"],
+        "INGEST_DLQ_URL": ingest["dlq_url"],
+        "INGEST_DLQ_ARN": ingest["dlq_arn"],
+        "OCR_QUEUE_URL": ocr["url"],
+        "OCR_QUEUE_ARN": ocr["arn"],
+        "OCR_DLQ_URL": ocr["dlq_url"],
+        "OCR_DLQ_ARN": ocr["dlq_arn"],
+        "IDEMPOTENCY_TABLE": names.idempotency_table,
+        "LEDGER_TABLE": names.ledger_table,
+        "OPENSEARCH_INDEX": names.index,
+        "LOCAL_FUNCTION_TIMEOUT": str(options.function_timeout),
+    }

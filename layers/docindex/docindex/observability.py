@@ -1,0 +1,52 @@
+"""Logger, Metrics and Tracer shared by every entry point (namespace ``DocIndex``).
+
+Creating these is cheap and has no I/O; the X-Ray SDK is only loaded by the
+Tracer when tracing is enabled (inside Lambda).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+
+from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.metrics import MetricUnit
+
+SERVICE = os.environ.get("POWERTOOLS_SERVICE_NAME", "docindex")
+NAMESPACE = os.environ.get("POWERTOOLS_METRICS_NAMESPACE", "DocIndex")
+
+logger = Logger(service=SERVICE)
+metrics = Metrics(namespace=NAMESPACE, service=SERVICE)
+tracer = Tracer(service=SERVICE)
+
+
+class Metric:
+    """The metric names of the contract (and a few more)."""
+
+    DOCUMENTS_INDEXED = "DocumentsIndexed"
+    DOCUMENTS_DELETED = "DocumentsDeleted"
+    DUPLICATES_SKIPPED = "DuplicatesSkipped"
+    STALE_EVENTS_SKIPPED = "StaleEventsSkipped"
+    OBJECTS_GONE = "ObjectsGoneSkipped"
+    TEST_EVENTS_IGNORED = "TestEventsIgnored"
+    OCR_JOBS_QUEUED = "OcrJobsQueued"
+    EXTRACTION_FAILURES = "ExtractionFailures"
+    RECORDS_FAILED = "RecordsFailed"
+    POISON_MESSAGES = "PoisonMessages"
+    BYTES_INDEXED = "BytesIndexed"
+    BULK_RETRIES = "BulkRetries"
+    OCR_PAGES_PROCESSED = "OcrPagesProcessed"
+    OCR_JOBS_COMPLETED = "OcrJobsCompleted"
+    OCR_JOBS_FAILED = "OcrJobsFailed"
+
+
+_metrics_lock = threading.Lock()
+
+
+def count(name: str, value: float = 1) -> None:
+    """Add to a counter metric of this invocation (safe from any thread)."""
+    with _metrics_lock:
+        metrics.add_metric(name=name, unit=MetricUnit.Count, value=value)
+
+
+__all__ = ["Metric", "MetricUnit", "count", "logger", "metrics", "tracer"]

@@ -1,0 +1,156 @@
+"""Shared fixtures: moto in server mode and osmem-server, real clients over HTTP."""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+# Fake credentials for moto; set before any boto3 client exists.
+os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
+os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
+os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
+os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
+os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "DocIndex")
+os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "docindex")
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+EVENTS_DIR = REPO_ROOT / "events"
+REGION = "us-east-1"
+
+
+def load_event(name: str) -> dict[str, Any]:
+    """A sample event from events/ (the files `sam local invoke -e` uses)."""
+    return json.loads((EVENTS_DIR / name).read_text())
+
+
+@pytest.fixture(scope="session")
+def moto_endpoint() -> Iterator[str]:
+    """moto in server mode: real boto3 over HTTP, real S3→SQS notifications."""
+    from moto.server import ThreadedMotoServer
+
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    yield f"http://{host}:{port}"
+    server.stop()
+
+
+class Aws:
+    """boto3 clients bound to the moto server."""
+
+    def __init__(self, endpoint: str) -> None:
+        import boto3
+
+        from docindex.clients import boto_config
+
+        self.endpoint = endpoint
+        session = boto3.Session(region_name=REGION)
+        self.s3 = session.client("s3", endpoint_url=endpoint, config=boto_config(max_attempts=2))
+        self.sqs = session.client("sqs", endpoint_url=endpoint, config=boto_config(max_attempts=2))
+        self.dynamodb = session.client("dynamodb", endpoint_url=endpoint, config=boto_config(max_attempts=2))
+
+
+@pytest.fixture(scope="session")
+def aws(moto_endpoint: str) -> Aws:
+    return Aws(moto_endpoint)
+
+
+@pytest.fixture
+def opensearch(osmem_url: str) -> Any:
+    """An opensearch-py client on a fresh osmem clone (one per test)."""
+    from opensearchpy import OpenSearch
+
+    return OpenSearch(hosts=[osmem_url], timeout=30)
+
+
+class Stack:
+    """A provisioned local stack (what template.yaml defines), unique per test."""
+
+    def __init__(self, aws: Aws, opensearch: Any, osmem_url: str, env: dict[str, str]) -> None:
+        self.aws = aws
+        self.opensearch = opensearch
+        self.osmem_url = osmem_url
+        self.env = env
+        self.bucket = env["DOCINDEX_BUCKET"]
+        self.index = env["OPENSEARCH_INDEX"]
+
+    def settings_env(self, **overrides: str) -> dict[str, str]:
+        env = {
+            **self.env,
+            "OPENSEARCH_ENDPOINT": self.osmem_url,
+            "OPENSEARCH_AUTH": "none",
+            "AWS_REGION": REGION,
+            "AWS_ENDPOINT_URL": self.aws.endpoint,
+        }
+        env.update(overrides)
+        return env
+
+    def messages(self, queue_env: str, *, wait: int = 0, delete: bool = False) -> list[dict[str, Any]]:
+        """Every message currently visible in a queue (bodies parsed when JSON)."""
+        url = self.env[queue_env]
+        found: list[dict[str, Any]] = []
+        while True:
+            got = self.aws.sqs.receive_message(
+                QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=wait, VisibilityTimeout=30
+            ).get("Messages", [])
+            if not got:
+                break
+            found.extend(got)
+            wait = 0
+        for m in found:
+            if delete:
+                self.aws.sqs.delete_message(QueueUrl=url, ReceiptHandle=m["ReceiptHandle"])
+            else:
+                self.aws.sqs.change_message_visibility(
+                    QueueUrl=url, ReceiptHandle=m["ReceiptHandle"], VisibilityTimeout=0
+                )
+        return found
+
+    def doc(self, key: str, bucket: str | None = None) -> dict[str, Any] | None:
+        from docindex.events import doc_id
+
+        self.opensearch.indices.refresh(index=self.index)
+        got = self.opensearch.get(index=self.index, id=doc_id(bucket or self.bucket, key), ignore=[404])
+        return got if got.get("found") else None
+
+    def count(self) -> int:
+        self.opensearch.indices.refresh(index=self.index)
+        return int(self.opensearch.count(index=self.index)["count"])
+
+
+@pytest.fixture
+def make_stack(aws: Aws, opensearch: Any, osmem_url: str) -> Callable[..., Stack]:
+    from docindex.local.stack import StackNames, StackOptions, provision
+
+    def make(prefix: str | None = None, **options: Any) -> Stack:
+        names = StackNames(prefix or f"t{uuid.uuid4().hex[:10]}")
+        env = provision(
+            s3=aws.s3,
+            sqs=aws.sqs,
+            dynamodb=aws.dynamodb,
+            opensearch=opensearch,
+            names=names,
+            options=StackOptions(**options),
+            region=REGION,
+        )
+        return Stack(aws, opensearch, osmem_url, env)
+
+    return make
+
+
+@pytest.fixture
+def stack(make_stack: Callable[..., Stack]) -> Stack:
+    return make_stack()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    import logging
+
+    # moto's request log drowns the output of a failing test.
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)

@@ -1,0 +1,57 @@
+"""Fixtures for the indexer against moto server and osmem-server."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+import pytest
+
+from docindex.indexer import Indexer
+from docindex.local.context import LocalLambdaContext
+from docindex.settings import Settings
+from tests.conftest import REGION, Stack
+
+
+def build_indexer(stack: Stack, opensearch: Any = None, **overrides: str) -> Indexer:
+    settings = Settings.from_env(stack.settings_env(**overrides))
+    return Indexer(
+        settings,
+        s3=stack.aws.s3,
+        sqs=stack.aws.sqs,
+        dynamodb=stack.aws.dynamodb,
+        opensearch=opensearch or stack.opensearch,
+    )
+
+
+@pytest.fixture
+def indexer(stack: Stack) -> Indexer:
+    return build_indexer(stack)
+
+
+def sqs_event(*bodies: Any, queue_arn: str = f"arn:aws:sqs:{REGION}:123456789012:docindex-ingest") -> dict[str, Any]:
+    """A Lambda SQS event with one record per body (dicts are JSON-encoded)."""
+    records = []
+    for body in bodies:
+        text = body if isinstance(body, str) else json.dumps(body, ensure_ascii=False)
+        records.append(
+            {
+                "messageId": str(uuid.uuid4()),
+                "receiptHandle": "rh-" + uuid.uuid4().hex,
+                "body": text,
+                "attributes": {"ApproximateReceiveCount": "1"},
+                "messageAttributes": {},
+                "md5OfBody": "",
+                "eventSource": "aws:sqs",
+                "eventSourceARN": queue_arn,
+                "awsRegion": REGION,
+            }
+        )
+    return {"Records": records}
+
+
+def invoke(indexer: Indexer, event: dict[str, Any], timeout: float = 30.0) -> set[str]:
+    """Run the indexer on ``event``; the set of failed messageIds."""
+    response = indexer.handle(event, LocalLambdaContext(timeout_seconds=timeout))
+    return {f["itemIdentifier"] for f in response["batchItemFailures"]}

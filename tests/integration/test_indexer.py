@@ -1,0 +1,187 @@
+"""The indexer against moto server and osmem-server: what ends up in the index and the queues."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from docindex.handoff import OcrJob
+from tests.conftest import Stack, load_event
+from tests.integration.conftest import build_indexer, invoke, sqs_event
+from tests.messages import eventbridge, s3_notification, sns
+
+SEQ1, SEQ2, SEQ3 = "0062A1B2C3D4E5F601", "0062A1B2C3D4E5F701", "0062A1B2C3D4E5F80100"
+
+
+def put(stack: Stack, key: str, body: bytes) -> str:
+    response = stack.aws.s3.put_object(Bucket=stack.bucket, Key=key, Body=body)
+    return str(response["ETag"]).strip('"')
+
+
+@pytest.mark.parametrize("shape", ["s3", "eventbridge", "sns", "docindex"])
+def test_every_message_shape_is_indexed(stack: Stack, indexer, shape: str) -> None:
+    # Given an object whose key needs URL-decoding ('+' is a space, %2B a plus, Japanese escapes)
+    key = f"{shape}/議事録 2026+Q1 (確定版).txt"
+    put(stack, key, "第3回 経営会議 議事録: 売上目標を確認した".encode())
+    body = {
+        "s3": s3_notification(stack.bucket, key, sequencer=SEQ1),
+        "eventbridge": eventbridge(stack.bucket, key, sequencer=SEQ1),
+        "sns": sns(s3_notification(stack.bucket, key, sequencer=SEQ1)),
+        "docindex": {"docindex": "change", "bucket": stack.bucket, "key": key, "action": "created"},
+    }[shape]
+    # When the indexer receives it
+    failed = invoke(indexer, sqs_event(body))
+    # Then the document is in the index under the decoded key, with its content
+    assert failed == set()
+    doc = stack.doc(key)
+    assert doc is not None
+    source = doc["_source"]
+    assert source["key"] == key
+    assert source["filename"] == "議事録 2026+Q1 (確定版).txt"
+    assert source["extension"] == "txt"
+    assert "経営会議" in source["content"]
+    assert source["ocr_status"] == "none"
+
+
+def test_s3_test_event_is_acknowledged_and_ignored(stack: Stack, indexer) -> None:
+    event = load_event("sqs-s3-test-event.json")
+    failed = invoke(indexer, event)
+    assert failed == set()
+    assert stack.count() == 0
+
+
+def test_poison_message_fails_alone(stack: Stack, indexer) -> None:
+    # Given a batch with two good records around three poison ones
+    put(stack, "a.txt", b"alpha report")
+    put(stack, "b.txt", b"bravo report")
+    event = sqs_event(
+        s3_notification(stack.bucket, "a.txt", sequencer=SEQ1),
+        "not json at all",
+        {"hello": "world"},
+        {"Records": [{"eventSource": "aws:dynamodb"}]},
+        s3_notification(stack.bucket, "b.txt", sequencer=SEQ1),
+    )
+    poison_ids = {r["messageId"] for r in event["Records"][1:4]}
+    # When the batch is processed
+    failed = invoke(indexer, event)
+    # Then exactly the poison records are reported, and the good ones are indexed
+    assert failed == poison_ids
+    assert stack.doc("a.txt") is not None
+    assert stack.doc("b.txt") is not None
+
+
+def test_duplicate_notifications_in_both_shapes_are_written_once(stack: Stack, indexer) -> None:
+    # Given one upload announced by an S3 notification AND by EventBridge (the incident)
+    key = "dup/見積書.txt"
+    etag = put(stack, key, "見積書 合計金額 120,000円".encode())
+    s3_shape = s3_notification(stack.bucket, key, sequencer=SEQ1, etag=etag)
+    eb_shape = eventbridge(stack.bucket, key, sequencer=SEQ1, etag=etag)
+    # When both arrive in one batch, and the S3 shape again later (redrive: new messageId)
+    assert invoke(indexer, sqs_event(s3_shape, eb_shape)) == set()
+    first = stack.doc(key)
+    assert invoke(indexer, sqs_event(s3_shape)) == set()
+    # Then the document was written exactly once: same version, same sequence number
+    again = stack.doc(key)
+    assert first is not None
+    assert again is not None
+    assert first["_version"] == 1
+    assert (again["_version"], again["_seq_no"]) == (first["_version"], first["_seq_no"])
+
+
+def test_stale_delete_does_not_remove_newer_file(stack: Stack, indexer) -> None:
+    # Given the newest create (SEQ2) is applied first
+    key = "order/report.txt"
+    put(stack, key, b"version two")
+    assert invoke(indexer, sqs_event(s3_notification(stack.bucket, key, sequencer=SEQ2))) == set()
+    # When an older delete (SEQ1) arrives late
+    stale_delete = s3_notification(stack.bucket, key, event="ObjectRemoved:Delete", sequencer=SEQ1)
+    assert invoke(indexer, sqs_event(stale_delete)) == set()
+    # Then the document stays
+    doc = stack.doc(key)
+    assert doc is not None
+    assert doc["_source"]["content"] == "version two"
+
+
+def test_stale_create_does_not_resurrect_deleted_object(stack: Stack, indexer) -> None:
+    key = "order/gone.txt"
+    put(stack, key, b"still here in S3 for the stale create to read")
+    newer_delete = s3_notification(stack.bucket, key, event="ObjectRemoved:Delete", sequencer=SEQ3)
+    older_create = s3_notification(stack.bucket, key, sequencer=SEQ2)
+    # The delete (newest) is applied, then the older create arrives
+    assert invoke(indexer, sqs_event(newer_delete)) == set()
+    assert invoke(indexer, sqs_event(older_create)) == set()
+    assert stack.doc(key) is None
+
+
+def test_newer_delete_removes_document(stack: Stack, indexer) -> None:
+    key = "order/removed.txt"
+    put(stack, key, b"soon gone")
+    assert invoke(indexer, sqs_event(s3_notification(stack.bucket, key, sequencer=SEQ1))) == set()
+    assert stack.doc(key) is not None
+    stack.aws.s3.delete_object(Bucket=stack.bucket, Key=key)
+    delete = eventbridge(
+        stack.bucket, key, detail_type="Object Deleted", sequencer=SEQ2, deletion_type="Permanently Deleted"
+    )
+    assert invoke(indexer, sqs_event(delete)) == set()
+    assert stack.doc(key) is None
+
+
+def test_object_deleted_before_processing_is_skipped(stack: Stack, indexer) -> None:
+    # Given a create event for an object that no longer exists
+    event = sqs_event(s3_notification(stack.bucket, "vanished.txt", sequencer=SEQ1))
+    # Then the record succeeds (NoSuchKey is a skip, not a failure) and nothing is indexed
+    assert invoke(indexer, event) == set()
+    assert stack.doc("vanished.txt") is None
+
+
+def test_corrupt_pdf_is_indexed_by_name_with_extraction_error(stack: Stack, indexer) -> None:
+    key = "壊れた/請求書.pdf"
+    put(stack, key, b"%PDF-1.7\n1 0 obj << /Type /Catalog >> garbage without xref")
+    assert invoke(indexer, sqs_event(s3_notification(stack.bucket, key, sequencer=SEQ1))) == set()
+    doc = stack.doc(key)
+    assert doc is not None
+    assert doc["_source"]["filename"] == "請求書.pdf"
+    assert doc["_source"]["extraction_error"]
+    assert "content" not in doc["_source"]
+
+
+def test_image_is_handed_to_the_ocr_queue(stack: Stack, indexer) -> None:
+    # A PNG header is enough: images are never decoded in the Lambda
+    key = "scans/名刺.png"
+    put(stack, key, b"\x89PNG\r\n\x1a\n" + b"\x00" * 64)
+    assert invoke(indexer, sqs_event(s3_notification(stack.bucket, key, sequencer=SEQ1))) == set()
+    doc = stack.doc(key)
+    assert doc is not None
+    assert doc["_source"]["ocr_status"] == "pending"
+    jobs = [OcrJob.from_json(m["Body"]) for m in stack.messages("OCR_QUEUE_URL")]
+    assert [(j.key, j.reason, j.generation) for j in jobs] == [(key, "image", 1)]
+
+
+def test_large_object_is_handed_off_without_being_read(stack: Stack) -> None:
+    indexer = build_indexer(stack, MAX_OBJECT_BYTES="1024")
+    key = "big/archive.txt"
+    put(stack, key, b"x" * 4096)
+    assert invoke(indexer, sqs_event(s3_notification(stack.bucket, key, sequencer=SEQ1))) == set()
+    doc = stack.doc(key)
+    assert doc is not None
+    assert doc["_source"]["ocr_status"] == "pending"
+    assert doc["_source"]["size"] == 4096
+    jobs = [json.loads(m["Body"]) for m in stack.messages("OCR_QUEUE_URL")]
+    assert [(j["key"], j["reason"]) for j in jobs] == [(key, "too_large")]
+
+
+def test_opensearch_unreachable_fails_every_record(stack: Stack) -> None:
+    from opensearchpy import OpenSearch
+
+    from docindex.local.servers import free_port
+
+    dead = f"http://127.0.0.1:{free_port()}"
+    indexer = build_indexer(stack, OPENSEARCH_ENDPOINT=dead, opensearch=OpenSearch(hosts=[dead], timeout=1))
+    put(stack, "a.txt", b"alpha")
+    event = sqs_event(
+        s3_notification(stack.bucket, "a.txt", sequencer=SEQ1),
+        s3_notification(stack.bucket, "a.txt", sequencer=SEQ2),
+    )
+    failed = invoke(indexer, event, timeout=5)
+    assert failed == {r["messageId"] for r in event["Records"]}
