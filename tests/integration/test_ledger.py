@@ -1,0 +1,68 @@
+"""The ordering ledger on DynamoDB (moto server): which changes may be applied."""
+
+from __future__ import annotations
+
+from docindex.events import Action, ObjectChange, normalize_sequencer, normalize_time
+from docindex.ledger import Ledger
+from tests.conftest import Stack
+
+
+def change(action: Action = Action.CREATED, *, seq: str | None = None, time: str = "2026-11-20T09:00:00Z", **kw):
+    return ObjectChange(
+        bucket="b",
+        key="k/報告.txt",
+        action=action,
+        event_time=normalize_time(time),
+        sequencer=normalize_sequencer(seq),
+        **kw,
+    )
+
+
+def ledger(stack: Stack) -> Ledger:
+    return Ledger(stack.aws.dynamodb, stack.env["LEDGER_TABLE"])
+
+
+def test_newer_changes_claim_increasing_generations(stack: Stack) -> None:
+    led = ledger(stack)
+    first = led.claim(change(seq="00A1"))
+    second = led.claim(change(Action.REMOVED, seq="00A2"))
+    third = led.claim(change(seq="00A2F"))
+    assert [c.generation for c in (first, second, third) if c] == [1, 2, 3]
+
+
+def test_older_change_is_stale(stack: Stack) -> None:
+    led = ledger(stack)
+    assert led.claim(change(seq="00B2"))
+    assert led.claim(change(Action.REMOVED, seq="00B1")) is None
+    # A shorter sequencer is right-padded: 00B2 == 00B200 < 00B201
+    assert led.claim(change(seq="00B201")) is not None
+
+
+def test_retry_of_the_same_change_reuses_its_generation(stack: Stack) -> None:
+    led = ledger(stack)
+    first = led.claim(change(seq="00C1"))
+    again = led.claim(change(seq="00C1"))
+    assert first is not None
+    assert again is not None
+    assert (again.generation, again.retry) == (first.generation, True)
+
+
+def test_without_sequencer_event_time_orders(stack: Stack) -> None:
+    led = ledger(stack)
+    assert led.claim(change(time="2026-11-20T09:00:02Z", etag="e2"))
+    assert led.claim(change(Action.REMOVED, time="2026-11-20T09:00:01Z")) is None
+    assert led.claim(change(Action.REMOVED, time="2026-11-20T09:00:03Z")) is not None
+    entry = led.get(change().doc_id)
+    assert entry is not None
+    assert entry.state == "removed"
+
+
+def test_backfill_after_a_real_event_compares_by_time(stack: Stack) -> None:
+    led = ledger(stack)
+    # A real event with a sequencer at 09:00:05 ...
+    assert led.claim(change(seq="00D1", time="2026-11-20T09:00:05Z"))
+    # ... beats a backfill that listed the object earlier, loses to one that listed it later
+    assert led.claim(change(time="2026-11-20T09:00:04Z")) is None
+    assert led.claim(change(time="2026-11-20T09:00:06Z")) is not None
+    # and once the backfill is applied, a late real event from before it is stale
+    assert led.claim(change(Action.REMOVED, seq="00D2", time="2026-11-20T09:00:05.5Z")) is None
