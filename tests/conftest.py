@@ -154,3 +154,13 @@ def pytest_configure(config: pytest.Config) -> None:
 
     # moto's request log drowns the output of a failing test.
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_metrics() -> Iterator[None]:
+    """Metrics are process-global in Powertools; tests that call the indexer directly never flush them."""
+    from docindex.observability import metrics
+
+    metrics.clear_metrics()
+    yield
+    metrics.clear_metrics()
