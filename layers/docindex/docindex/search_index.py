@@ -197,13 +197,19 @@ def search(
     extension: str | None = None,
 ) -> list[dict[str, Any]]:
     """Full-text search over content, title and file name, with highlighted snippets."""
-    must: dict[str, Any] = {
+    # Every word of the query must appear (in the text fields, or as
+    # fragments of the file name): file-server search is looking for a
+    # specific document, not the best partial match.
+    text_match = {
         "multi_match": {
             "query": query,
-            "fields": ["title^3", "filename^2", "filename.ngram", "content"],
-            "type": "most_fields",
+            "fields": ["title^3", "filename^2", "content"],
+            "type": "cross_fields",
+            "operator": "and",
         }
     }
+    name_fragment = {"match": {"filename.ngram": {"query": query, "minimum_should_match": "100%", "boost": 0.5}}}
+    must: dict[str, Any] = {"bool": {"should": [text_match, name_fragment], "minimum_should_match": 1}}
     filters: list[dict[str, Any]] = []
     if prefix:
         filters.append({"prefix": {"key": prefix}})

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import logging
+import os
 import sys
 from collections.abc import Sequence
 
@@ -28,9 +30,22 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _quiet_logs(verbose: bool) -> None:
+    """Command output goes to stdout; Powertools' JSON logs go to stderr, warnings only by default."""
+    from docindex.observability import logger
+
+    handler = logger.registered_handler
+    if isinstance(handler, logging.StreamHandler):
+        handler.setStream(sys.stderr)
+    level = "INFO" if verbose else os.environ.get("POWERTOOLS_LOG_LEVEL", "WARNING")
+    logger.setLevel(level)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
+    parser.add_argument("-v", "--verbose", action="store_true", help="log at INFO level (to stderr)")
     args = parser.parse_args(argv)
+    _quiet_logs(args.verbose)
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:

@@ -1,0 +1,3 @@
+from docindex.cli import main
+
+raise SystemExit(main())
