@@ -132,7 +132,7 @@ class _Handler(BaseHTTPRequestHandler):
         ).encode()
         self._reply(200, {"Content-Type": "application/json"}, payload)
 
-    do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = _handle  # noqa: N815
+    do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = _handle
 
 
 @contextmanager
