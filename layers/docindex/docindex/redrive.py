@@ -564,8 +564,8 @@ def _classify_client_error(exc: ClientError, endpoint_url: str | None) -> DlqErr
     if _unsupported(operation, status, code, codes, endpoint_url):
         return DlqError(
             UNSUPPORTED_REASON,
-            f"{operation} is not supported by the endpoint {endpoint_url} (moto has no "
-            "message-move API): redrive against AWS, or move the messages by hand",
+            f"{operation} is unsupported by this endpoint ({endpoint_url}): local emulators such "
+            "as moto have no message-move API; redrive against AWS, or move the messages by hand",
         )
     rules: list[tuple[bool, str, str]] = [
         (bool(codes & _NOT_FOUND), "queue_not_found", where),
