@@ -30,6 +30,7 @@ from docindex.redrive import (
     RedriveService,
     RedriveSettings,
     RedriveStateStore,
+    ThroughputProbe,
 )
 from opensearchpy import OpenSearch
 
@@ -87,7 +88,7 @@ class World:
         env.update(overrides)
         return RedriveSettings.from_env(env)
 
-    def service(self, health: Any = "default", **overrides: str) -> RedriveService:
+    def service(self, health: Any = "default", throughput: Any = None, **overrides: str) -> RedriveService:
         return RedriveService(
             settings=self.settings(**overrides),
             sqs=self.sqs,
@@ -95,6 +96,7 @@ class World:
             state=RedriveStateStore(self.dynamodb, TABLE),
             health=self.health if health == "default" else health,
             clock=self.clock,
+            throughput=throughput,
         )
 
     def send(self, queue: str, count: int) -> None:
@@ -683,3 +685,58 @@ def test_cancel_without_a_running_task_and_dry_run_cancel(world: World) -> None:
     world.expect_list(INGEST_DLQ, task("RUNNING", TaskHandle="h-run"))  # and no cancel call
     dry = world.service().run(RedriveRequest(action="cancel", dlq_arn=INGEST_DLQ, dry_run=True)).results[0]
     assert (dry.status, dry.reason, dry.task_handle) == ("dry_run", "would_cancel", "h-run")
+
+
+# ============================================================================ velocity from proven throughput
+
+
+def test_adaptive_velocity_is_a_fraction_of_what_the_consumer_proved(world: World, moto_reset: str) -> None:
+    # Given CloudWatch says the ingest consumer deleted 7200 messages in the last hour (2/s)
+    cloudwatch = aws_client("cloudwatch", moto_reset)
+    world.clock.now = datetime.now(UTC).replace(microsecond=0)
+    cloudwatch.put_metric_data(
+        Namespace="AWS/SQS",
+        MetricData=[
+            {
+                "MetricName": "NumberOfMessagesDeleted",
+                "Dimensions": [{"Name": "QueueName", "Value": "docindex-ingest"}],
+                "Timestamp": world.clock.now - timedelta(minutes=minute),
+                "Value": 720,
+                "Unit": "Count",
+            }
+            for minute in range(5, 55, 5)
+        ],
+    )
+    probe = ThroughputProbe(cloudwatch, timedelta(hours=1), world.clock)
+    service = world.service(throughput=probe, REDRIVE_ADAPTIVE_FRACTION="0.5", REDRIVE_VELOCITY="20")
+
+    # When a redrive starts, it adds half of 2/s: 1 message per second
+    world.send("docindex-ingest-dlq", 3)
+    world.expect_list(INGEST_DLQ)
+    world.expect_start(INGEST_DLQ, 1, "adaptive")
+    result = start(service)
+    assert (result["status"], result["velocity"]) == ("started", 1)
+    assert "adaptive: 0.5 of the consumer's 2.0/s" in result["message"]
+
+    # The OCR consumer has no data: the configured velocity stands
+    world.send("docindex-ocr-dlq", 1)
+    world.expect_list(OCR_DLQ)
+    world.expect_start(OCR_DLQ, 20, "configured")
+    assert start(service, OCR_DLQ)["velocity"] == 20
+
+    # An explicit velocity always wins
+    world.dynamodb.delete_item(TableName=TABLE, Key={"id": {"S": f"redrive#{INGEST_DLQ}"}})
+    world.expect_list(INGEST_DLQ)
+    world.expect_start(INGEST_DLQ, 7, "explicit")
+    assert start(service, velocity=7)["velocity"] == 7
+
+
+def test_a_failed_last_task_is_reported_on_the_next_start(world: World) -> None:
+    world.send("docindex-ingest-dlq", 2)
+    world.expect_list(INGEST_DLQ, task("FAILED", FailureReason="AWS.SimpleQueueService.KmsAccessDenied"))
+    world.expect_start(INGEST_DLQ, 10, "again")
+    result = start(world.service())
+    assert (result["status"], result["failure_reason"]) == (
+        "started",
+        "AWS.SimpleQueueService.KmsAccessDenied",
+    )

@@ -119,6 +119,11 @@ class RedriveSettings(BaseModel):
     opensearch_auth: Literal["sigv4", "none"] = Field("sigv4", alias="OPENSEARCH_AUTH")
     opensearch_service: Literal["es", "aoss"] = Field("es", alias="OPENSEARCH_SERVICE")
     health_timeout_seconds: float = Field(5.0, alias="REDRIVE_HEALTH_TIMEOUT_SECONDS", gt=0)
+    # Adaptive velocity: 0 = off; else a redrive adds at most this fraction of what the
+    # consumer proved it can take (CloudWatch NumberOfMessagesDeleted over the window),
+    # never more than the configured velocity.
+    adaptive_fraction: float = Field(0.0, alias="REDRIVE_ADAPTIVE_FRACTION", ge=0, le=1)
+    adaptive_window_seconds: int = Field(3600, alias="REDRIVE_ADAPTIVE_WINDOW_SECONDS", ge=60)
 
     aws_region: str = Field("us-east-1", alias="AWS_REGION")
 
@@ -344,6 +349,31 @@ class OpenSearchHealth:
         if status in ("green", "yellow"):
             return HealthReport(True, f"OpenSearch cluster health is {status}")
         return HealthReport(False, f"OpenSearch cluster health is {status}")
+
+
+class ThroughputProbe:
+    """What a queue's consumer has proven it can take: CloudWatch ``NumberOfMessagesDeleted``."""
+
+    def __init__(self, cloudwatch: Any, window: timedelta, clock: Callable[[], datetime]) -> None:
+        self._cloudwatch = cloudwatch
+        self._window = window
+        self._clock = clock
+
+    def per_second(self, queue_name: str) -> float:
+        """Messages deleted per second over the window (0.0 without data)."""
+        end = self._clock()
+        seconds = int(self._window.total_seconds())
+        response = self._cloudwatch.get_metric_statistics(
+            Namespace="AWS/SQS",
+            MetricName="NumberOfMessagesDeleted",
+            Dimensions=[{"Name": "QueueName", "Value": queue_name}],
+            StartTime=end - self._window,
+            EndTime=end,
+            Period=seconds,
+            Statistics=["Sum"],
+        )
+        deleted = sum(float(p.get("Sum", 0.0)) for p in response.get("Datapoints", []))
+        return deleted / seconds
 
 
 # --------------------------------------------------------------------------- state
@@ -667,6 +697,7 @@ class RedriveService:
         state: RedriveStateStore,
         health: ConsumerHealth | None = None,
         clock: Callable[[], datetime] = _now,
+        throughput: ThroughputProbe | None = None,
     ) -> None:
         self.settings = settings
         self._sqs = sqs
@@ -674,6 +705,7 @@ class RedriveService:
         self._state = state
         self._health = health
         self._clock = clock
+        self._throughput = throughput
         self._health_report: HealthReport | None = None
 
     # -- entry point
@@ -779,11 +811,12 @@ class RedriveService:
 
     def _start(self, request: RedriveRequest, ctx: _Context, result: DlqResult) -> None:
         settings, dlq, now = self.settings, ctx.dlq, self._clock()
-        velocity = request.velocity or settings.velocity_for(dlq.arn)
         destination = request.destination_arn or settings.destinations.get(dlq.arn)
-        result.velocity, result.destination_arn = velocity, destination
+        result.destination_arn = destination
         sources = self._sources(ctx, result)
         targets = [self._describe(destination)] if destination else sources
+        velocity, basis = self._velocity(request, dlq, targets)
+        result.velocity = velocity
 
         state = self._state.load(dlq.arn)
         if request.reset:
@@ -805,7 +838,9 @@ class RedriveService:
         result.fruitless_rounds = state.fruitless_rounds
         if request.dry_run:
             result.status, result.reason = Outcome.DRY_RUN, "would_start"
-            result.message = f"every guard passed: would move about {dlq.visible} messages at {velocity}/s"
+            result.message = (
+                f"every guard passed: would move about {dlq.visible} messages at {velocity}/s{basis}"
+            )
             return
 
         params: dict[str, Any] = {"SourceArn": dlq.arn, "MaxNumberOfMessagesPerSecond": velocity}
@@ -814,7 +849,7 @@ class RedriveService:
         handle = self._moves.start_message_move_task(**params)["TaskHandle"]
         result.status, result.task_handle, result.started_at = Outcome.STARTED, handle, _iso(now)
         result.to_move = dlq.visible
-        result.message = f"moving about {dlq.visible} messages at {velocity}/s"
+        result.message = f"moving about {dlq.visible} messages at {velocity}/s{basis}"
         state = replace(
             state,
             pending=True,
@@ -831,6 +866,24 @@ class RedriveService:
             # The task runs; only the no-progress bookkeeping of this round is lost.
             logger.exception("redrive started but its state was not saved", extra={"dlq_arn": dlq.arn})
             result.message += f"; warning: state not saved ({classify_error(exc).message})"
+
+    def _velocity(self, request: RedriveRequest, dlq: QueueInfo, targets: list[QueueInfo]) -> tuple[int, str]:
+        """The velocity for this start, and a few words on where it comes from."""
+        configured = self.settings.velocity_for(dlq.arn)
+        fraction = self.settings.adaptive_fraction
+        if request.velocity is not None:
+            return request.velocity, ""
+        if self._throughput is None or fraction <= 0:
+            return configured, ""
+        try:
+            rate = sum(self._throughput.per_second(t.arn.rsplit(":", 1)[-1]) for t in targets)
+        except (ClientError, BotoCoreError) as exc:
+            logger.warning("no consumer throughput; configured velocity used", extra={"error": str(exc)})
+            return configured, " (configured; consumer throughput unavailable)"
+        if rate <= 0:
+            return configured, " (configured; no deletes measured in the window)"
+        velocity = max(MIN_VELOCITY, min(configured, int(rate * fraction)))
+        return velocity, f" (adaptive: {fraction:g} of the consumer's {rate:.1f}/s, at most {configured}/s)"
 
     # -- the guards of start, in order; each raises _Skip or lets the redrive go on
 
@@ -861,6 +914,9 @@ class RedriveService:
         if task is not None and task.get("Status") in ACTIVE_TASK_STATUSES:
             self._report_task(task, result)
             raise _Skip("task_running", "a message move task is already running for this DLQ", state)
+        if task is not None and task.get("Status") == "FAILED":
+            # Whatever happens next, the operator should see why the last move failed.
+            result.failure_reason = task.get("FailureReason")
 
     def _guard_backoff(
         self, request: RedriveRequest, dlq: QueueInfo, state: RedriveState, now: datetime
@@ -1034,12 +1090,17 @@ def build_service(settings: RedriveSettings) -> RedriveService:
         if settings.opensearch_endpoint
         else _UnconfiguredHealth()
     )
+    throughput = None
+    if settings.adaptive_fraction > 0:
+        window = timedelta(seconds=settings.adaptive_window_seconds)
+        throughput = ThroughputProbe(session.client("cloudwatch", config=config), window, _now)
     return RedriveService(
         settings=settings,
         sqs=sqs,
         move_tasks=sqs,
         state=RedriveStateStore(dynamodb, settings.state_table),
         health=health,
+        throughput=throughput,
     )
 
 
