@@ -35,7 +35,7 @@ import math
 import os
 from collections import Counter
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from functools import lru_cache
@@ -663,14 +663,6 @@ _QUEUE_ATTRIBUTES = [
 ]
 
 
-@dataclass
-class _Context:
-    """What one DLQ's handling has learned so far (kept when an error cuts it short)."""
-
-    dlq: QueueInfo
-    sources: list[QueueInfo] = field(default_factory=list)
-
-
 def _arn_parts(arn: str) -> tuple[str, str]:
     parts = arn.split(":")
     if len(parts) != 6 or parts[0] != "arn" or parts[2] != "sqs":
@@ -729,7 +721,7 @@ class RedriveService:
                 RedriveAction.CANCEL: self._cancel,
                 RedriveAction.RESET: self._reset,
             }
-            actions[request.action](request, _Context(dlq), result)
+            actions[request.action](request, dlq, result)
         except Exception as exc:  # one DLQ's failure must not stop the others
             error = classify_error(exc, self._endpoint_for(exc))
             if error.reason == "internal_error":
@@ -766,9 +758,9 @@ class RedriveService:
             max_receive_count=int(policy.get("maxReceiveCount", 1)),
         )
 
-    def _sources(self, ctx: _Context, result: DlqResult) -> list[QueueInfo]:
+    def _sources(self, dlq: QueueInfo, result: DlqResult) -> list[QueueInfo]:
         urls: list[str] = []
-        kwargs: dict[str, Any] = {"QueueUrl": ctx.dlq.url}
+        kwargs: dict[str, Any] = {"QueueUrl": dlq.url}
         while True:
             page = self._sqs.list_dead_letter_source_queues(**kwargs)
             urls.extend(page.get("queueUrls", []))
@@ -778,12 +770,11 @@ class RedriveService:
         if not urls:
             raise DlqError(
                 "not_a_dlq",
-                f"no queue names {ctx.dlq.arn} as its dead-letter queue "
-                "(ListDeadLetterSourceQueues is empty)",
+                f"no queue names {dlq.arn} as its dead-letter queue (ListDeadLetterSourceQueues is empty)",
             )
-        ctx.sources = sorted((self._describe(u) for u in urls), key=lambda q: q.arn)
-        result.source_arn = ctx.sources[0].arn
-        return ctx.sources
+        sources = sorted((self._describe(u) for u in urls), key=lambda q: q.arn)
+        result.source_arn = sources[0].arn
+        return sources
 
     def _latest_task(self, dlq_arn: str) -> dict[str, Any] | None:
         tasks = self._moves.list_message_move_tasks(SourceArn=dlq_arn, MaxResults=1).get("Results", [])
@@ -809,11 +800,11 @@ class RedriveService:
 
     # -- actions
 
-    def _start(self, request: RedriveRequest, ctx: _Context, result: DlqResult) -> None:
-        settings, dlq, now = self.settings, ctx.dlq, self._clock()
+    def _start(self, request: RedriveRequest, dlq: QueueInfo, result: DlqResult) -> None:
+        settings, now = self.settings, self._clock()
         destination = request.destination_arn or settings.destinations.get(dlq.arn)
         result.destination_arn = destination
-        sources = self._sources(ctx, result)
+        sources = self._sources(dlq, result)
         targets = [self._describe(destination)] if destination else sources
         velocity, basis = self._velocity(request, dlq, targets)
         result.velocity = velocity
@@ -972,12 +963,12 @@ class RedriveService:
         if not self._health_report.healthy:
             raise _Skip("consumer_unhealthy", self._health_report.detail, state)
 
-    def _status(self, request: RedriveRequest, ctx: _Context, result: DlqResult) -> None:
-        self._sources(ctx, result)
-        state = self._state.load(ctx.dlq.arn)
+    def _status(self, request: RedriveRequest, dlq: QueueInfo, result: DlqResult) -> None:
+        self._sources(dlq, result)
+        state = self._state.load(dlq.arn)
         result.fruitless_rounds = state.fruitless_rounds
         result.next_attempt_at = _iso(state.next_attempt_at or (state.judge_after if state.pending else None))
-        task = self._latest_task(ctx.dlq.arn)
+        task = self._latest_task(dlq.arn)
         if task is None:
             result.status = Outcome.IDLE
             result.message = "no message move task has run for this DLQ"
@@ -989,9 +980,9 @@ class RedriveService:
             result.reason = "no_progress"
             result.message = "redrive stopped after fruitless rounds; `reset` once the cause is fixed"
 
-    def _cancel(self, request: RedriveRequest, ctx: _Context, result: DlqResult) -> None:
-        self._sources(ctx, result)
-        task = self._latest_task(ctx.dlq.arn)
+    def _cancel(self, request: RedriveRequest, dlq: QueueInfo, result: DlqResult) -> None:
+        self._sources(dlq, result)
+        task = self._latest_task(dlq.arn)
         if task is None or task.get("Status") != "RUNNING":
             if task is not None:
                 self._report_task(task, result)
@@ -1007,13 +998,13 @@ class RedriveService:
         result.moved = response.get("ApproximateNumberOfMessagesMoved", result.moved)
         result.message = "cancelled; messages already moved stay moved"
 
-    def _reset(self, request: RedriveRequest, ctx: _Context, result: DlqResult) -> None:
-        previous = self._state.load(ctx.dlq.arn)
+    def _reset(self, request: RedriveRequest, dlq: QueueInfo, result: DlqResult) -> None:
+        previous = self._state.load(dlq.arn)
         result.fruitless_rounds = previous.fruitless_rounds
         if request.dry_run:
             result.status, result.reason = Outcome.DRY_RUN, "would_reset"
             return
-        self._state.delete(ctx.dlq.arn)
+        self._state.delete(dlq.arn)
         result.status = Outcome.RESET
         result.message = (
             f"no-progress state cleared (was {previous.fruitless_rounds} fruitless rounds"
