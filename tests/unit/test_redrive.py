@@ -226,6 +226,12 @@ def test_api_errors_are_classified(code: str, message: str, reason: str) -> None
     assert classify_error(client_error(code, message)).reason == reason
 
 
+def test_a_missing_state_table_is_not_a_missing_queue() -> None:
+    error = classify_error(client_error("ResourceNotFoundException", "table", operation="GetItem"))
+    assert error.reason == "state_table_not_found"
+    assert "REDRIVE_STATE_TABLE" in error.message
+
+
 def test_an_emulator_error_page_on_a_move_call_means_unsupported_but_not_on_aws() -> None:
     page = client_error("500", "<!doctype html><title>500 Internal Server Error</title>", status=500)
     assert classify_error(page, "http://127.0.0.1:5000").reason == UNSUPPORTED_REASON

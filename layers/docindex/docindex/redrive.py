@@ -563,6 +563,7 @@ _UNKNOWN_OPERATION = {
     "NotImplemented",
     "NotImplementedException",
 }
+_STATE_OPERATIONS = frozenset({"GetItem", "PutItem", "DeleteItem"})
 _INVALID = {"InvalidParameterValue", "InvalidParameterValueException", "InvalidAddress", "ValidationError"}
 
 
@@ -597,7 +598,9 @@ def _classify_client_error(exc: ClientError, endpoint_url: str | None) -> DlqErr
             f"{operation} is unsupported by this endpoint ({endpoint_url}): local emulators such "
             "as moto have no message-move API; redrive against AWS, or move the messages by hand",
         )
+    on_state = operation in _STATE_OPERATIONS
     rules: list[tuple[bool, str, str]] = [
+        (on_state and bool(codes & _NOT_FOUND), "state_table_not_found", f"{where} (REDRIVE_STATE_TABLE)"),
         (bool(codes & _NOT_FOUND), "queue_not_found", where),
         (bool(codes & _THROTTLED), "throttled", f"{where} (the next run tries again)"),
         (bool(codes & _DENIED), "access_denied", f"{where} (docs/REDRIVE.md lists the permissions)"),
