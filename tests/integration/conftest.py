@@ -55,3 +55,14 @@ def invoke(indexer: Indexer, event: dict[str, Any], timeout: float = 30.0) -> se
     """Run the indexer on ``event``; the set of failed messageIds."""
     response = indexer.handle(event, LocalLambdaContext(timeout_seconds=timeout))
     return {f["itemIdentifier"] for f in response["batchItemFailures"]}
+
+
+@pytest.fixture
+def moto_reset(moto_endpoint: str) -> str:
+    """A moto server emptied of every resource, for tests that create their own."""
+    import urllib.request
+
+    request = urllib.request.Request(f"{moto_endpoint}/moto-api/reset", method="POST")
+    with urllib.request.urlopen(request, timeout=10) as response:
+        response.read()
+    return moto_endpoint

@@ -1,0 +1,349 @@
+"""The redrive Lambda handler and ``docindex redrive`` CLI, driven the way users drive them.
+
+Every ``events/redrive-*.json`` sample is invoked here (EVENT_FILES; a test fails if a
+new sample is not). As in test_redrive.py, moto server serves the queues and the state
+table, osmem the OpenSearch health, and botocore's Stubber ONLY the three message-move
+calls moto lacks. The tests that build the real wiring from the environment use no stub
+and show what a local run sees: ``unsupported by this endpoint``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from docindex import redrive
+from docindex.cli import redrive as cli_redrive
+from docindex.redrive import UNSUPPORTED_REASON, OpenSearchHealth, RedriveConfigError
+from tests.integration.test_redrive import INGEST, INGEST_DLQ, OCR_DLQ, TABLE, World, build_world, task
+
+pytestmark = [
+    pytest.mark.integration,
+    # status, reset and dry runs publish no metric; Powertools warns about that, rightly so
+    pytest.mark.filterwarnings("ignore:No application metrics to publish:UserWarning"),
+]
+# The cached factory itself: tests monkeypatch redrive.get_service and must still clear it.
+REAL_GET_SERVICE = redrive.get_service
+
+ROOT = Path(__file__).resolve().parents[2]
+EVENTS = ROOT / "events"
+APP = ROOT / "functions" / "redrive" / "app.py"
+EVENT_FILES = (
+    "redrive-scheduled.json",
+    "redrive-start.json",
+    "redrive-status.json",
+    "redrive-cancel.json",
+    "redrive-dry-run.json",
+    "redrive-reset.json",
+)
+
+
+@dataclass
+class FakeLambdaContext:
+    function_name: str = "docindex-redrive"
+    memory_limit_in_mb: int = 256
+    invoked_function_arn: str = "arn:aws:lambda:us-east-1:123456789012:function:docindex-redrive"
+    aws_request_id: str = "2f1c0b5e-0000-4000-8000-000000000001"
+
+
+def load_event(name: str) -> dict[str, Any]:
+    return json.loads((EVENTS / name).read_text(encoding="utf-8"))
+
+
+@pytest.fixture
+def restore_environ() -> Iterator[None]:
+    saved = dict(os.environ)
+    REAL_GET_SERVICE.cache_clear()
+    yield
+    os.environ.clear()
+    os.environ.update(saved)
+    REAL_GET_SERVICE.cache_clear()
+
+
+@pytest.fixture
+def handler(monkeypatch: pytest.MonkeyPatch, restore_environ: None) -> ModuleType:
+    monkeypatch.setenv("POWERTOOLS_METRICS_NAMESPACE", "DocIndex")
+    monkeypatch.setenv("POWERTOOLS_SERVICE_NAME", "redrive")
+    monkeypatch.setenv("POWERTOOLS_TRACE_DISABLED", "true")
+    spec = importlib.util.spec_from_file_location("redrive_app_under_test", APP)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture
+def osmem_health(osmem_clone: Any) -> OpenSearchHealth:
+    from opensearchpy import OpenSearch
+
+    return OpenSearchHealth(OpenSearch(hosts=[osmem_clone.url], timeout=5, max_retries=0))
+
+
+@pytest.fixture
+def world(moto_reset: str, osmem_health: OpenSearchHealth, monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
+    for w in build_world(moto_reset, osmem_health):
+        monkeypatch.setattr(redrive, "get_service", w.service)
+        yield w
+
+
+def invoke(handler: ModuleType, event: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> tuple[Any, dict]:
+    """Run the handler; return its output and the EMF metrics it printed ({(name, reason): value})."""
+    capsys.readouterr()
+    output = handler.lambda_handler(event, FakeLambdaContext())
+    metrics: dict[tuple[str, str | None], float] = {}
+    for line in capsys.readouterr().out.splitlines():
+        if not line.startswith("{") or '"_aws"' not in line:
+            continue
+        blob = json.loads(line)
+        directive = blob["_aws"]["CloudWatchMetrics"][0]
+        assert directive["Namespace"] == "DocIndex"
+        for metric in directive["Metrics"]:
+            value = blob[metric["Name"]]
+            metrics[(metric["Name"], blob.get("Reason"))] = sum(value) if isinstance(value, list) else value
+    return output, metrics
+
+
+def by_dlq(output: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {r["dlq_arn"]: r for r in output["results"]}
+
+
+# ============================================================================ handler x events/
+
+
+def test_every_redrive_event_sample_is_driven_by_a_test() -> None:
+    assert {p.name for p in EVENTS.glob("redrive-*.json")} == set(EVENT_FILES)
+
+
+def test_scheduled_event_redrives_every_configured_dlq(
+    handler: ModuleType, world: World, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given EventBridge Scheduler's input {"action": "start"}, a full ingest DLQ, an empty OCR DLQ
+    event = load_event("redrive-scheduled.json")
+    assert event == {"action": "start"}
+    world.send("docindex-ingest-dlq", 3)
+    world.expect_list(INGEST_DLQ)
+    world.expect_start(INGEST_DLQ, 10, "sched-1")
+
+    # When the schedule fires
+    output, metrics = invoke(handler, event, capsys)
+
+    # Then the ingest DLQ is redriven, the OCR DLQ skipped, and metrics say so
+    assert output["action"] == "start"
+    assert output["dry_run"] is False
+    results = by_dlq(output)
+    assert set(results) == {INGEST_DLQ, OCR_DLQ}
+    ingest = results[INGEST_DLQ]
+    assert {k: ingest[k] for k in ("status", "reason", "velocity", "task_handle", "approximate_messages")} == {
+        "status": "started",
+        "reason": None,
+        "velocity": 10,
+        "task_handle": "sched-1",
+        "approximate_messages": 3,
+    }
+    assert ingest["source_arn"] == INGEST
+    assert (results[OCR_DLQ]["status"], results[OCR_DLQ]["reason"]) == ("skipped", "dlq_empty")
+    assert metrics[("RedrivesStarted", None)] == 1
+    assert metrics[("RedrivesSkipped", None)] == 1
+    assert metrics[("RedrivesSkipped", "dlq_empty")] == 1
+
+
+def test_manual_start_event_uses_its_dlq_and_velocity(
+    handler: ModuleType, world: World, capsys: pytest.CaptureFixture[str]
+) -> None:
+    event = load_event("redrive-start.json")
+    assert event["dlq_arn"] == INGEST_DLQ
+    world.send("docindex-ingest-dlq", 2)
+    world.expect_list(INGEST_DLQ)
+    world.expect_start(INGEST_DLQ, event["velocity"], "manual-1")
+    output, metrics = invoke(handler, event, capsys)
+    [result] = output["results"]
+    assert (result["status"], result["velocity"]) == ("started", 25)
+    assert metrics[("RedrivesStarted", None)] == 1
+
+
+def test_dry_run_event_starts_nothing_and_counts_nothing(
+    handler: ModuleType, world: World, capsys: pytest.CaptureFixture[str]
+) -> None:
+    world.send("docindex-ingest-dlq", 2)
+    world.expect_list(INGEST_DLQ)  # no start_message_move_task stubbed
+    output, metrics = invoke(handler, load_event("redrive-dry-run.json"), capsys)
+    assert output["dry_run"] is True
+    results = by_dlq(output)
+    assert (results[INGEST_DLQ]["status"], results[INGEST_DLQ]["reason"]) == ("dry_run", "would_start")
+    assert results[OCR_DLQ]["reason"] == "dlq_empty"
+    assert ("RedrivesStarted", None) not in metrics
+    assert world.state_item(INGEST_DLQ) is None
+
+
+def test_status_event_reports_each_dlq(handler: ModuleType, world: World, capsys: pytest.CaptureFixture[str]) -> None:
+    world.send("docindex-ingest-dlq", 4)
+    world.expect_list(
+        INGEST_DLQ,
+        task("RUNNING", TaskHandle="h", ApproximateNumberOfMessagesMoved=1, ApproximateNumberOfMessagesToMove=4),
+    )
+    world.expect_list(OCR_DLQ)
+    output, _ = invoke(handler, load_event("redrive-status.json"), capsys)
+    results = by_dlq(output)
+    assert output["action"] == "status"
+    assert (results[INGEST_DLQ]["status"], results[INGEST_DLQ]["moved"], results[INGEST_DLQ]["to_move"]) == (
+        "running",
+        1,
+        4,
+    )
+    assert results[OCR_DLQ]["status"] == "idle"
+
+
+def test_cancel_event_cancels_the_running_task(
+    handler: ModuleType, world: World, capsys: pytest.CaptureFixture[str]
+) -> None:
+    world.expect_list(INGEST_DLQ, task("RUNNING", TaskHandle="h-run", ApproximateNumberOfMessagesToMove=9))
+    world.expect_cancel("h-run", moved=4)
+    output, _ = invoke(handler, load_event("redrive-cancel.json"), capsys)
+    [result] = output["results"]
+    assert (result["status"], result["moved"], result["task_handle"]) == ("cancelled", 4, "h-run")
+
+
+def test_reset_event_clears_the_no_progress_state(
+    handler: ModuleType, world: World, capsys: pytest.CaptureFixture[str]
+) -> None:
+    world.dynamodb.put_item(
+        TableName=TABLE,
+        Item={
+            "id": {"S": f"redrive#{INGEST_DLQ}"},
+            "dlq_arn": {"S": INGEST_DLQ},
+            "fruitless_rounds": {"N": "3"},
+            "halted": {"BOOL": True},
+        },
+    )
+    output, _ = invoke(handler, load_event("redrive-reset.json"), capsys)
+    [result] = output["results"]
+    assert (result["status"], result["fruitless_rounds"]) == ("reset", 3)
+    assert world.state_item(INGEST_DLQ) is None
+
+
+@pytest.mark.parametrize("velocity", [0, 501])
+def test_handler_rejects_an_out_of_range_velocity(handler: ModuleType, world: World, velocity: int) -> None:
+    with pytest.raises(RedriveConfigError, match=r"velocity must be between 1 and 500 .* got " + str(velocity)):
+        handler.lambda_handler({"action": "start", "velocity": velocity}, FakeLambdaContext())
+
+
+def local_env(world: World, endpoint: str, opensearch_url: str) -> dict[str, str]:
+    """What `docindex local up` writes (DLQ URLs, endpoints), plus the redrive table."""
+    return {
+        "AWS_ENDPOINT_URL": endpoint,
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "INGEST_DLQ_URL": world.urls["docindex-ingest-dlq"],
+        "OCR_DLQ_URL": world.urls["docindex-ocr-dlq"],
+        "REDRIVE_STATE_TABLE": TABLE,
+        "OPENSEARCH_ENDPOINT": opensearch_url,
+        "OPENSEARCH_AUTH": "none",
+    }
+
+
+def test_handler_wired_from_the_environment_says_unsupported_locally(
+    handler: ModuleType,
+    moto_reset: str,
+    osmem_clone: Any,
+    osmem_health: OpenSearchHealth,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Given the real wiring (no stub): moto as AWS, osmem as OpenSearch
+    for world in build_world(moto_reset, osmem_health):
+        os.environ.update(local_env(world, moto_reset, osmem_clone.url))
+        world.send("docindex-ingest-dlq", 1)
+
+        # When the scheduled event runs
+        output, metrics = invoke(handler, load_event("redrive-scheduled.json"), capsys)
+
+    # Then the full DLQ is reported as unsupported, plainly, and the empty one as empty
+    results = {r["dlq_arn"].rsplit(":", 1)[-1]: r for r in output["results"]}
+    assert (results["docindex-ingest-dlq"]["status"], results["docindex-ingest-dlq"]["reason"]) == (
+        "error",
+        UNSUPPORTED_REASON,
+    )
+    assert results["docindex-ocr-dlq"]["reason"] == "dlq_empty"
+    assert metrics[("RedriveErrors", UNSUPPORTED_REASON)] == 1
+
+
+# ============================================================================ CLI
+
+
+def cli(*argv: str) -> int:
+    parser = argparse.ArgumentParser(prog="docindex")
+    subparsers = parser.add_subparsers(dest="command", required=True)
+    cli_redrive.register(subparsers)
+    args = parser.parse_args(["redrive", *argv])
+    return int(args.func(args))
+
+
+def test_cli_dry_run_json_prints_the_lambda_summary(world: World, capsys: pytest.CaptureFixture[str]) -> None:
+    world.send("docindex-ingest-dlq", 2)
+    world.expect_list(INGEST_DLQ)
+    code = cli("start", "--dlq", INGEST_DLQ, "--velocity", "40", "--dry-run", "--json")
+    summary = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert summary["dry_run"] is True
+    assert summary["results"][0]["status"] == "dry_run"
+    assert summary["results"][0]["velocity"] == 40
+
+
+def test_cli_start_prints_one_block_per_dlq(world: World, capsys: pytest.CaptureFixture[str]) -> None:
+    world.send("docindex-ingest-dlq", 2)
+    world.expect_list(INGEST_DLQ)
+    world.expect_start(INGEST_DLQ, 10, "cli-1")
+    assert cli("start") == 0
+    out = capsys.readouterr().out
+    assert "docindex-ingest-dlq: started" in out
+    assert "task: cli-1" in out
+    assert "docindex-ocr-dlq: skipped (dlq_empty)" in out
+
+
+def test_cli_local_env_file_says_unsupported_and_exits_1(
+    moto_reset: str,
+    osmem_clone: Any,
+    osmem_health: OpenSearchHealth,
+    restore_environ: None,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    for world in build_world(moto_reset, osmem_health):
+        env_file = tmp_path / "docindex.env"
+        env = local_env(world, moto_reset, osmem_clone.url)
+        env_file.write_text("".join(f"{k}={v}\n" for k, v in env.items()), encoding="utf-8")
+        for key in env:
+            os.environ.pop(key, None)
+        world.send("docindex-ocr-dlq", 1)
+        code = cli("status", "--env-file", str(env_file))
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "docindex-ocr-dlq: error (unsupported by this endpoint)" in out
+
+
+@pytest.mark.parametrize("value", ["0", "501", "ten"])
+def test_cli_rejects_a_bad_velocity(value: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        cli("start", "--velocity", value)
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert "between 1 and 500" in err or "not a whole number" in err
+
+
+def test_cli_reports_a_bad_environment_with_exit_2(restore_environ: None, capsys: pytest.CaptureFixture[str]) -> None:
+    os.environ.pop("REDRIVE_STATE_TABLE", None)
+    os.environ["REDRIVE_VELOCITY"] = "0"
+    assert cli("status") == 2
+    err = capsys.readouterr().err
+    assert "REDRIVE_VELOCITY" in err
+    assert "between 1 and 500" in err
