@@ -9,6 +9,8 @@ to prove the checks catch what they claim to.
 from __future__ import annotations
 
 import json
+import shlex
+import tomllib
 from typing import Any
 
 import pytest
@@ -571,3 +573,39 @@ def test_checker_catches_wildcards_and_queue_urls_in_iam(template):
 def test_checker_catches_a_function_without_its_log_group(template):
     del template["Resources"]["RedriveFunction"]["Properties"]["LoggingConfig"]
     assert any("RedriveFunction" in p for p in check_log_groups(Scenario(template)))
+
+
+# ------------------------------------------------------------------ samconfig.toml
+
+
+def _samconfig() -> dict[str, Any]:
+    config = tomllib.loads((TEMPLATE_PATH.parent / "samconfig.toml").read_text(encoding="utf-8"))
+    for environment in config.values():
+        if isinstance(environment, dict) and "deploy" in environment:
+            overrides = environment["deploy"]["parameters"].get("parameter_overrides", "")
+            environment["deploy"]["overrides"] = dict(pair.split("=", 1) for pair in shlex.split(overrides))
+    return config
+
+
+def test_samconfig_has_default_dev_and_prod_deployable_environments():
+    config = _samconfig()
+    stages = {}
+    for name in ("default", "dev", "prod"):
+        deploy = config[name]["deploy"]
+        assert config[name]["global"]["parameters"]["stack_name"].startswith("docindex-")
+        assert deploy["parameters"]["resolve_s3"] is True
+        assert "CAPABILITY_IAM" in deploy["parameters"]["capabilities"]
+        overrides = deploy["overrides"]
+        # Every override names a template parameter and is a value that parameter accepts.
+        for key, value in overrides.items():
+            spec = TEMPLATE["Parameters"][key]
+            if "AllowedValues" in spec:
+                assert value in [str(v) for v in spec["AllowedValues"]], (name, key)
+            if "MaxValue" in spec:
+                assert spec.get("MinValue", 0) <= int(value) <= spec["MaxValue"], (name, key)
+        stages[name] = overrides["Stage"]
+        Scenario(TEMPLATE, overrides).resources()  # the conditions evaluate for these values
+    assert stages["dev"] == "dev"
+    assert stages["prod"] == "prod"
+    assert len(set(stages.values())) == 3  # Stage names resources: environments must not collide
+    assert config["prod"]["deploy"]["parameters"]["confirm_changeset"] is True
