@@ -52,6 +52,8 @@ STAR_RESOURCE_ACTIONS = frozenset(
         "xray:PutTelemetryRecords",
         "cloudwatch:GetMetricData",
         "ecr:GetAuthorizationToken",
+        "ec2:DescribeNetworkInterfaces",
+        "ec2:DescribeSubnets",
     }
 )
 
@@ -261,12 +263,13 @@ def scenarios(template: dict[str, Any], **choices: list[str]) -> Iterator[Scenar
 
 
 def all_deployment_shapes(template: dict[str, Any]) -> Iterator[Scenario]:
-    """Both notification modes x created/existing bucket x managed/serverless OpenSearch."""
+    """Notification modes x created/existing bucket x managed/serverless OpenSearch x VPC or not."""
     yield from scenarios(
         template,
         NotificationMode=["s3", "eventbridge"],
         ExistingBucketName=["", EXISTING_BUCKET],
         OpenSearchService=["es", "aoss"],
+        FunctionsInVpc=["false", "true"],
     )
 
 

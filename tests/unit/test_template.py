@@ -44,7 +44,7 @@ TEMPLATE = load_template()
 SHAPES = list(all_deployment_shapes(TEMPLATE))
 SHAPE_IDS = [
     f"{s.params['NotificationMode']}-{'existing' if s.params['ExistingBucketName'] else 'created'}"
-    f"-{s.params['OpenSearchService']}"
+    f"-{s.params['OpenSearchService']}{'-vpc' if s.params['FunctionsInVpc'] == 'true' else ''}"
     for s in SHAPES
 ]
 
@@ -609,3 +609,14 @@ def test_samconfig_has_default_dev_and_prod_deployable_environments():
     assert stages["prod"] == "prod"
     assert len(set(stages.values())) == 3  # Stage names resources: environments must not collide
     assert config["prod"]["deploy"]["parameters"]["confirm_changeset"] is True
+
+
+def test_functions_join_the_vpc_only_when_asked():
+    assert "VpcConfig" not in default_resources()["IndexerFunction"]["Properties"]
+    resources = default_resources(FunctionsInVpc="true")
+    for function in ("IndexerFunction", "RedriveFunction"):
+        vpc = resources[function]["Properties"]["VpcConfig"]
+        assert vpc["SubnetIds"] == ["subnet-0123456789abcdef0", "subnet-0123456789abcdef1"]
+    for role in ("IndexerRole", "RedriveRole"):
+        assert "VpcNetworkInterfaces" in _statements_of(resources, role)
+        assert "VpcNetworkInterfaces" not in _statements_of(default_resources(), role)
