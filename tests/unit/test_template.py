@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import shlex
 import tomllib
+import types
 from typing import Any
 
 import pytest
@@ -620,3 +621,125 @@ def test_functions_join_the_vpc_only_when_asked():
     for role in ("IndexerRole", "RedriveRole"):
         assert "VpcNetworkInterfaces" in _statements_of(resources, role)
         assert "VpcNetworkInterfaces" not in _statements_of(default_resources(), role)
+
+
+# ------------------------------------------------------------------ the existing-bucket custom resource
+
+
+@pytest.fixture
+def notification_handler(monkeypatch):
+    """The custom resource's inline code, run against moto's in-process S3 and SQS."""
+    from moto import mock_aws
+
+    for key, value in {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": "us-east-1",
+    }.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+    code = TEMPLATE["Resources"]["BucketNotificationFunction"]["Properties"]["Code"]["ZipFile"]
+    with mock_aws():
+        import boto3
+
+        s3 = boto3.client("s3")
+        sqs = boto3.client("sqs")
+        s3.create_bucket(Bucket=EXISTING_BUCKET)
+
+        def queue_arn(name: str) -> str:
+            url = sqs.create_queue(QueueName=name)["QueueUrl"]
+            return sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"][
+                "QueueArn"
+            ]
+
+        namespace: dict[str, Any] = {}
+        exec(compile(code, "index.py", "exec"), namespace)
+        responses: list[dict[str, Any]] = []
+        monkeypatch.setattr(
+            namespace["urllib"].request,
+            "urlopen",
+            lambda request, timeout: responses.append(json.loads(request.data)),
+        )
+        ingest = queue_arn("docindex-dev-ingest")
+
+        def invoke(request_type: str, bucket: str = EXISTING_BUCKET) -> dict[str, Any]:
+            namespace["handler"](
+                {
+                    "RequestType": request_type,
+                    "ResourceProperties": {
+                        "Bucket": bucket,
+                        "ConfigurationId": "docindex-test",
+                        "AccountId": "123456789012",
+                        "QueueArn": ingest,
+                        "Events": ["s3:ObjectCreated:*", "s3:ObjectRemoved:*"],
+                    },
+                    "StackId": "stack",
+                    "RequestId": "request",
+                    "LogicalResourceId": "ExistingBucketNotification",
+                    "ResponseURL": "https://cloudformation-response.invalid/",
+                },
+                None,
+            )
+            return responses[-1]
+
+        def queue_configurations() -> list[dict[str, Any]]:
+            return s3.get_bucket_notification_configuration(Bucket=EXISTING_BUCKET).get(
+                "QueueConfigurations", []
+            )
+
+        yield types.SimpleNamespace(
+            invoke=invoke,
+            s3=s3,
+            queue_arn=queue_arn,
+            ingest=ingest,
+            queue_configurations=queue_configurations,
+        )
+
+
+def test_custom_resource_adds_its_notification_and_keeps_the_others(notification_handler):
+    # Given a bucket that already notifies someone else's queue
+    theirs = {
+        "Id": "theirs",
+        "QueueArn": notification_handler.queue_arn("someone-else"),
+        "Events": ["s3:ObjectCreated:Put"],
+        "Filter": {"Key": {"FilterRules": [{"Name": "prefix", "Value": "exports/"}]}},
+    }
+    notification_handler.s3.put_bucket_notification_configuration(
+        Bucket=EXISTING_BUCKET, NotificationConfiguration={"QueueConfigurations": [theirs]}
+    )
+    # When the stack is created, then deleted
+    created = notification_handler.invoke("Create")
+    after_create = notification_handler.queue_configurations()
+    deleted = notification_handler.invoke("Delete")
+    # Then ours was added next to theirs, and only ours was removed again
+    assert created["Status"] == "SUCCESS"
+    assert created["PhysicalResourceId"] == f"{EXISTING_BUCKET}/docindex-test"
+    assert [c["Id"] for c in after_create] == ["theirs", "docindex-test"]
+    assert after_create[1]["QueueArn"] == notification_handler.ingest
+    assert deleted["Status"] == "SUCCESS"
+    assert notification_handler.queue_configurations() == [theirs]
+
+
+def test_custom_resource_refuses_a_second_path_into_the_ingest_queue(notification_handler):
+    # Given someone already pointed the bucket at the ingest queue by hand
+    notification_handler.s3.put_bucket_notification_configuration(
+        Bucket=EXISTING_BUCKET,
+        NotificationConfiguration={
+            "QueueConfigurations": [
+                {"Id": "manual", "QueueArn": notification_handler.ingest, "Events": ["s3:ObjectCreated:*"]}
+            ]
+        },
+    )
+    # When the stack is created, then the deploy fails instead of doubling every notification
+    response = notification_handler.invoke("Create")
+    assert response["Status"] == "FAILED"
+    assert "one path only" in response["Reason"]
+    assert [c["Id"] for c in notification_handler.queue_configurations()] == ["manual"]
+
+
+def test_custom_resource_update_is_idempotent_and_delete_tolerates_a_gone_bucket(notification_handler):
+    notification_handler.invoke("Create")
+    assert notification_handler.invoke("Update")["Status"] == "SUCCESS"
+    assert [c["Id"] for c in notification_handler.queue_configurations()] == ["docindex-test"]
+    assert notification_handler.invoke("Delete", bucket="bucket-that-is-gone")["Status"] == "SUCCESS"
+    assert notification_handler.invoke("Create", bucket="bucket-that-is-gone")["Status"] == "FAILED"
