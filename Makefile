@@ -45,7 +45,7 @@ lint: $(STAMP) ## ruff, mypy and cfn-lint on the template
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
-	@if [ -f template.yaml ]; then $(BIN)/cfn-lint template.yaml; fi
+	@if [ -f template.yaml ]; then $(BIN)/cfn-lint template.yaml && $(MAKE) --no-print-directory sam-validate check-wheels; fi
 
 .PHONY: format
 format: $(STAMP) ## Format and auto-fix with ruff
@@ -60,3 +60,34 @@ demo: $(STAMP) system-deps ## Local run on the embedded defaults: upload samples
 clean: ## Remove the venv, caches and local state
 	rm -rf $(VENV) .docindex .aws-sam .mypy_cache .ruff_cache
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +
+
+# ---- template, packaging and deploy checks (SAM CLI lives in its own venv: its pins clash with ours)
+SAM_VENV := .venv-sam
+SAM := $(SAM_VENV)/bin/sam
+SAM_CLI_VERSION ?= 1.170.0
+SAM_ENV := SAM_CLI_TELEMETRY=0
+
+$(SAM):
+	$(PYTHON) -m venv $(SAM_VENV)
+	$(SAM_VENV)/bin/pip install --quiet --upgrade pip
+	$(SAM_VENV)/bin/pip install --quiet aws-sam-cli==$(SAM_CLI_VERSION)
+
+.PHONY: sam-validate
+sam-validate: $(SAM) ## sam validate --lint on template.yaml (offline, no AWS credentials needed)
+	$(SAM_ENV) $(SAM) validate --lint --region us-east-1 --template-file template.yaml
+
+.PHONY: check-wheels
+check-wheels: $(STAMP) ## Check the layer's pinned requirements have cp313/aarch64 wheels (asks PyPI)
+	scripts/check_layer_wheels.sh
+
+.PHONY: test-template
+test-template: $(STAMP) ## Only the template invariant tests
+	$(BIN)/pytest tests/unit/test_template.py $(PYTEST_ARGS)
+
+.PHONY: sam-build
+sam-build: $(SAM) ## sam build (needs python3.13 on PATH, or add SAM_BUILD_ARGS=--use-container)
+	$(SAM_ENV) $(SAM) build $(SAM_BUILD_ARGS)
+
+.PHONY: clean-sam
+clean-sam: ## Remove the SAM CLI venv and sam build output
+	rm -rf $(SAM_VENV) .aws-sam

@@ -1,0 +1,721 @@
+"""template.yaml makes the causes of the original incident impossible (shared/BACKGROUND.md).
+
+The template is loaded with cfn-lint's YAML loader and evaluated for every deployment
+shape (notification mode x created/existing bucket x managed/serverless OpenSearch) by
+tests/unit/template_model.py. The last section breaks a copy of the template on purpose
+to prove the checks catch what they claim to.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import tomllib
+import types
+from typing import Any
+
+import pytest
+
+from tests.unit.template_model import (
+    DOCINDEX_METRICS,
+    EXISTING_BUCKET,
+    REDRIVE_DLQ_ACTIONS,
+    TEMPLATE_PATH,
+    Scenario,
+    all_deployment_shapes,
+    as_list,
+    by_type,
+    check_dead_letter_queues,
+    check_least_privilege,
+    check_log_groups,
+    check_notification_paths,
+    check_queue_protection,
+    check_visibility_timeout,
+    copy_template,
+    dashboard_body,
+    iam_statements,
+    ingest_queue,
+    load_template,
+    notification_paths,
+    ref_target,
+    scenarios,
+)
+
+TEMPLATE = load_template()
+SHAPES = list(all_deployment_shapes(TEMPLATE))
+SHAPE_IDS = [
+    f"{s.params['NotificationMode']}-{'existing' if s.params['ExistingBucketName'] else 'created'}"
+    f"-{s.params['OpenSearchService']}{'-vpc' if s.params['FunctionsInVpc'] == 'true' else ''}"
+    for s in SHAPES
+]
+
+
+@pytest.fixture
+def template() -> dict[str, Any]:
+    """A private copy for tests that break it."""
+    return copy_template(TEMPLATE)
+
+
+def default_resources(**overrides: str) -> dict[str, dict[str, Any]]:
+    return Scenario(TEMPLATE, overrides).resources()
+
+
+def env(resources: dict[str, dict[str, Any]], function: str) -> dict[str, Any]:
+    return resources[function]["Properties"]["Environment"]["Variables"]
+
+
+# ------------------------------------------------------------------ the incident's causes
+
+
+def test_ingest_visibility_timeout_covers_six_indexer_timeouts_plus_batching_window():
+    assert check_visibility_timeout(TEMPLATE) == []
+
+
+def test_indexer_timeout_and_visibility_come_from_the_same_mapping_row():
+    # Given the allowed timeouts and the mapping rows
+    timeouts = TEMPLATE["Parameters"]["IndexerTimeout"]["AllowedValues"]
+    rows = TEMPLATE["Mappings"]["IndexerTimeouts"]
+    window_max = TEMPLATE["Parameters"]["IndexerBatchingWindow"]["MaxValue"]
+    # Then every allowed value has exactly one row, and the row is self-consistent
+    assert sorted(rows, key=int) == sorted(timeouts, key=int)
+    for key, row in rows.items():
+        assert row["FunctionTimeout"] == int(key)
+        assert row["BatchingWindowMax"] == window_max
+        assert row["QueueVisibilityTimeout"] >= 6 * row["FunctionTimeout"] + row["BatchingWindowMax"]
+        assert row["QueueVisibilityTimeout"] <= 43200  # SQS maximum (12 h)
+    # And both consumers read the row chosen by the one parameter
+    raw = TEMPLATE["Resources"]
+    assert raw["IndexerFunction"]["Properties"]["Timeout"] == {
+        "Fn::FindInMap": ["IndexerTimeouts", {"Ref": "IndexerTimeout"}, "FunctionTimeout"]
+    }
+    assert raw["IngestQueue"]["Properties"]["VisibilityTimeout"] == {
+        "Fn::FindInMap": ["IndexerTimeouts", {"Ref": "IndexerTimeout"}, "QueueVisibilityTimeout"]
+    }
+
+
+def test_batching_window_is_at_least_one_second_so_any_batch_size_is_valid():
+    window = TEMPLATE["Parameters"]["IndexerBatchingWindow"]
+    assert window["MinValue"] >= 1
+    assert TEMPLATE["Parameters"]["IndexerBatchSize"]["MaxValue"] <= 10000
+
+
+@pytest.mark.parametrize("scenario", SHAPES, ids=SHAPE_IDS)
+def test_failed_messages_are_dead_lettered(scenario):
+    assert check_dead_letter_queues(scenario) == []
+
+
+@pytest.mark.parametrize("scenario", SHAPES, ids=SHAPE_IDS)
+def test_every_queue_is_encrypted_tls_only_and_admits_only_its_sender(scenario):
+    assert check_queue_protection(scenario) == []
+
+
+@pytest.mark.parametrize("scenario", SHAPES, ids=SHAPE_IDS)
+def test_exactly_one_notification_path_of_the_chosen_kind(scenario):
+    assert check_notification_paths(scenario) == []
+
+
+def test_notification_conditions_are_complements_for_every_mode():
+    for mode in TEMPLATE["Parameters"]["NotificationMode"]["AllowedValues"]:
+        scenario = Scenario(TEMPLATE, {"NotificationMode": mode})
+        assert scenario.condition("UseS3Notifications") != scenario.condition("UseEventBridge")
+    assert TEMPLATE["Parameters"]["NotificationMode"]["AllowedValues"] == ["s3", "eventbridge"]
+
+
+def test_each_mode_yields_the_expected_path_resource():
+    expected = {
+        ("s3", ""): "DocumentsBucket",
+        ("s3", EXISTING_BUCKET): "ExistingBucketNotification",
+        ("eventbridge", ""): "IngestRule",
+        ("eventbridge", EXISTING_BUCKET): "IngestRule",
+    }
+    for (mode, bucket), resource in expected.items():
+        paths = notification_paths(Scenario(TEMPLATE, {"NotificationMode": mode, "ExistingBucketName": bucket}))
+        assert [p.resource for p in paths] == [resource], (mode, bucket)
+
+
+def test_created_bucket_in_eventbridge_mode_sends_to_eventbridge_only():
+    bucket = default_resources(NotificationMode="eventbridge")["DocumentsBucket"]["Properties"]
+    assert bucket["NotificationConfiguration"] == {"EventBridgeConfiguration": {"EventBridgeEnabled": True}}
+
+
+def test_eventbridge_target_retries_only_delivery_and_dead_letters_to_the_ingest_dlq():
+    rule = default_resources(NotificationMode="eventbridge")["IngestRule"]["Properties"]
+    (target,) = rule["Targets"]
+    assert ref_target(target["DeadLetterConfig"]["Arn"]) == "IngestDlq"
+    assert target["RetryPolicy"]["MaximumEventAgeInSeconds"] <= 3600
+    assert rule["EventPattern"]["detail-type"] == ["Object Created", "Object Deleted"]
+
+
+def test_existing_bucket_notification_is_managed_by_the_custom_resource_only_in_s3_mode():
+    s3_mode = default_resources(ExistingBucketName=EXISTING_BUCKET)
+    notification = s3_mode["ExistingBucketNotification"]["Properties"]
+    assert notification["Bucket"] == EXISTING_BUCKET
+    assert sorted(notification["Events"]) == ["s3:ObjectCreated:*", "s3:ObjectRemoved:*"]
+    assert "DocumentsBucket" not in s3_mode
+    eventbridge_mode = default_resources(ExistingBucketName=EXISTING_BUCKET, NotificationMode="eventbridge")
+    assert "ExistingBucketNotification" not in eventbridge_mode
+    assert "BucketNotificationFunction" not in eventbridge_mode
+
+
+def test_custom_resource_code_is_valid_python_that_keeps_other_configurations():
+    code = TEMPLATE["Resources"]["BucketNotificationFunction"]["Properties"]["Code"]["ZipFile"]
+    compile(code, "index.py", "exec")
+    assert len(code) <= 4096  # CloudFormation's limit for inline ZipFile code
+    assert "get_bucket_notification_configuration" in code  # read-modify-write, not overwrite
+    assert 'q.get("Id") != config_id' in code
+
+
+# ------------------------------------------------------------------ IAM
+
+
+@pytest.mark.parametrize("scenario", SHAPES, ids=SHAPE_IDS)
+def test_iam_is_least_privilege_with_arns(scenario):
+    assert check_least_privilege(scenario) == []
+
+
+def _statements_of(resources: dict[str, dict[str, Any]], role: str) -> dict[str, dict[str, Any]]:
+    return {s["Sid"]: s for owner, s in iam_statements(resources) if owner == role}
+
+
+def test_redrive_has_exactly_the_background_permissions_on_dlqs_and_sources():
+    resources = default_resources()
+    statements = _statements_of(resources, "RedriveRole")
+    dlq_side = statements["MoveMessagesOutOfDlqs"]
+    assert set(dlq_side["Action"]) == REDRIVE_DLQ_ACTIONS
+    assert {ref_target(r) for r in dlq_side["Resource"]} == {"IngestDlq", "OcrDlq"}
+    source_side = statements["MoveMessagesIntoSources"]
+    assert "sqs:SendMessage" in source_side["Action"]
+    assert {ref_target(r) for r in source_side["Resource"]} == {"IngestQueue", "OcrQueue"}
+    assert statements["ReadQueueMetrics"]["Action"] == "cloudwatch:GetMetricData"
+    assert {ref_target(r) for r in as_list(statements["RedriveState"]["Resource"])} == {"LedgerTable"}
+    assert statements["ClusterHealth"]["Action"] == "es:ESHttpGet"
+    sqs_actions = {a for s in statements.values() for a in as_list(s["Action"]) if a.startswith("sqs:")}
+    assert sqs_actions == REDRIVE_DLQ_ACTIONS | {"sqs:SendMessage"}
+
+
+def test_indexer_and_worker_reach_opensearch_by_the_chosen_service():
+    for service, sid, action in (
+        ("es", "WriteIndex", "es:ESHttpPost"),
+        ("aoss", "WriteIndexServerless", "aoss:APIAccessAll"),
+    ):
+        resources = default_resources(OpenSearchService=service)
+        for role in ("IndexerRole", "WorkerTaskRole"):
+            statement = _statements_of(resources, role)[sid]
+            assert action in as_list(statement["Action"])
+
+
+def test_indexer_reads_objects_sends_ocr_jobs_and_writes_tables():
+    statements = _statements_of(default_resources(), "IndexerRole")
+    assert set(statements["ReadDocuments"]["Action"]) == {"s3:GetObject", "s3:GetObjectVersion"}
+    assert statements["HandOffOcrJobs"]["Action"] == "sqs:SendMessage"
+    assert ref_target(statements["HandOffOcrJobs"]["Resource"]) == "OcrQueue"
+    tables = {ref_target(r) for r in statements["IdempotencyAndLedger"]["Resource"]}
+    assert tables == {"IdempotencyTable", "LedgerTable"}
+
+
+def test_worker_can_extend_visibility_on_the_ocr_queue_only():
+    statements = _statements_of(default_resources(), "WorkerTaskRole")
+    consume = statements["ConsumeOcrQueue"]
+    assert "sqs:ChangeMessageVisibility" in consume["Action"]
+    assert ref_target(consume["Resource"]) == "OcrQueue"
+    assert not any("cloudwatch:PutMetricData" in as_list(s["Action"]) for s in statements.values())
+
+
+# ------------------------------------------------------------------ functions, layer, worker
+
+
+def test_globals_set_runtime_architecture_tracing_and_powertools():
+    function = TEMPLATE["Globals"]["Function"]
+    assert function["Runtime"] == "python3.13"
+    assert function["Architectures"] == ["arm64"]
+    assert function["Tracing"] == "Active"
+    variables = function["Environment"]["Variables"]
+    assert variables["POWERTOOLS_METRICS_NAMESPACE"] == "DocIndex"
+    assert {"POWERTOOLS_SERVICE_NAME", "POWERTOOLS_LOG_LEVEL"} <= set(variables)
+
+
+def test_layer_is_built_by_sam_for_python313_arm64():
+    layer = TEMPLATE["Resources"]["DocIndexLayer"]
+    assert layer["Metadata"] == {"BuildMethod": "python3.13", "BuildArchitecture": "arm64"}
+    assert layer["Properties"]["ContentUri"] == "layers/docindex/"
+    assert layer["Properties"]["CompatibleArchitectures"] == ["arm64"]
+
+
+def test_indexer_event_source_reports_partial_failures_and_caps_concurrency():
+    resources = default_resources()
+    indexer = resources["IndexerFunction"]["Properties"]
+    assert indexer["CodeUri"] == "functions/indexer/"
+    assert indexer["Handler"] == "app.lambda_handler"
+    assert [ref_target(layer) for layer in indexer["Layers"]] == ["DocIndexLayer"]
+    event = indexer["Events"]["IngestQueue"]["Properties"]
+    assert event["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    assert 2 <= event["ScalingConfig"]["MaximumConcurrency"] <= 1000
+    assert event["BatchSize"] >= 1
+    assert event["MaximumBatchingWindowInSeconds"] >= 1
+    assert ingest_queue(resources) == "IngestQueue"
+
+
+@pytest.mark.parametrize("scenario", SHAPES, ids=SHAPE_IDS)
+def test_every_function_and_the_worker_log_to_an_explicit_group_with_retention(scenario):
+    assert check_log_groups(scenario) == []
+
+
+COMMON_ENV = {
+    "OPENSEARCH_ENDPOINT",
+    "OPENSEARCH_INDEX",
+    "OPENSEARCH_AUTH",
+    "OPENSEARCH_SERVICE",
+    "IDEMPOTENCY_TABLE",
+    "LEDGER_TABLE",
+}
+
+
+def test_indexer_environment():
+    variables = env(default_resources(OpenSearchService="aoss"), "IndexerFunction")
+    assert set(variables) == COMMON_ENV | {"OCR_QUEUE_URL", "INDEXER_CONCURRENCY", "MAX_OBJECT_BYTES"}
+    assert variables["OPENSEARCH_SERVICE"] == "aoss"
+    assert variables["OPENSEARCH_AUTH"] == "sigv4"
+    assert variables["MAX_OBJECT_BYTES"] == 67108864
+    assert variables["INDEXER_CONCURRENCY"] == 8
+    assert ref_target(variables["OCR_QUEUE_URL"]) == "OcrQueue"
+
+
+def test_redrive_environment_and_schedule():
+    scenario = Scenario(TEMPLATE)
+    resources = scenario.resources()
+    variables = env(resources, "RedriveFunction")
+    assert set(variables) == COMMON_ENV | {
+        "REDRIVE_DLQ_ARNS",
+        "REDRIVE_VELOCITY",
+        "REDRIVE_STATE_TABLE",
+        "REDRIVE_MAX_SOURCE_BACKLOG",
+    }
+    dlq_arns = scenario.render(variables["REDRIVE_DLQ_ARNS"]).split(",")
+    assert dlq_arns == [scenario.render({"Fn::GetAtt": [q, "Arn"]}) for q in ("IngestDlq", "OcrDlq")]
+    assert ref_target(variables["REDRIVE_STATE_TABLE"]) == "LedgerTable"
+    velocity = TEMPLATE["Parameters"]["RedriveVelocity"]
+    assert (velocity["Default"], velocity["MinValue"], velocity["MaxValue"]) == (10, 1, 500)
+    schedule = resources["RedriveFunction"]["Properties"]["Events"]["Schedule"]
+    assert schedule["Type"] == "ScheduleV2"
+    assert json.loads(schedule["Properties"]["Input"]) == {"action": "start"}
+
+
+def test_worker_task_runs_the_worker_module_with_its_environment():
+    resources = default_resources(WorkerConcurrency="4")
+    task = resources["WorkerTaskDefinition"]["Properties"]
+    (container,) = task["ContainerDefinitions"]
+    assert container["Command"] == ["python", "-m", "docindex.worker"]
+    names = {e["Name"]: e["Value"] for e in container["Environment"]}
+    assert COMMON_ENV | {"OCR_QUEUE_URL", "OCR_LANGUAGES", "OCR_DPI", "WORKER_HEARTBEAT_SECONDS"} <= set(names)
+    assert names["WORKER_CONCURRENCY"] == 4
+    assert names["POWERTOOLS_METRICS_NAMESPACE"] == "DocIndex"
+    assert task["RequiresCompatibilities"] == ["FARGATE"]
+
+
+def test_worker_concurrency_is_left_to_the_cpu_count_by_default():
+    (container,) = default_resources()["WorkerTaskDefinition"]["Properties"]["ContainerDefinitions"]
+    assert "WORKER_CONCURRENCY" not in {e["Name"] for e in container["Environment"]}
+
+
+def test_ocr_visibility_is_sized_for_the_heartbeat_not_the_longest_job():
+    settings = TEMPLATE["Mappings"]["Queues"]["Settings"]
+    heartbeat, visibility = settings["WorkerHeartbeatSeconds"], settings["OcrVisibilityTimeout"]
+    assert 120 <= visibility <= 300
+    assert visibility >= 4 * heartbeat  # several missed heartbeats before a job reappears
+    queue = default_resources()["OcrQueue"]["Properties"]
+    assert queue["VisibilityTimeout"] == visibility
+
+
+def test_worker_scales_on_backlog_per_task_down_to_zero_and_back():
+    resources = default_resources()
+    target = resources["WorkerScalableTarget"]["Properties"]
+    assert target["MinCapacity"] == 0
+    policies = by_type(resources, "AWS::ApplicationAutoScaling::ScalingPolicy")
+    tracking = [p for p in policies.values() if p["Properties"]["PolicyType"] == "TargetTrackingScaling"]
+    (tracking_policy,) = tracking
+    metrics = tracking_policy["Properties"]["TargetTrackingScalingPolicyConfiguration"][
+        "CustomizedMetricSpecification"
+    ]["Metrics"]
+    (expression,) = [m["Expression"] for m in metrics if m.get("ReturnData")]
+    assert "/ running" in expression
+    running = next(m for m in metrics if m["Id"] == "running")
+    assert running["MetricStat"]["Metric"]["MetricName"] == "RunningTaskCount"
+    # Scale-out from zero and scale-in to zero are step policies driven by alarms.
+    alarms = by_type(resources, "AWS::CloudWatch::Alarm")
+    actions = {
+        ref_target(a): name for name, alarm in alarms.items() for a in alarm["Properties"].get("AlarmActions", [])
+    }
+    wake = policies["WorkerWakePolicy"]["Properties"]["StepScalingPolicyConfiguration"]
+    assert wake["StepAdjustments"] == [{"MetricIntervalLowerBound": 0, "ScalingAdjustment": 1}]
+    assert "WorkerWakePolicy" in actions
+    idle = policies["WorkerIdlePolicy"]["Properties"]["StepScalingPolicyConfiguration"]
+    assert idle["AdjustmentType"] == "ExactCapacity"
+    assert idle["StepAdjustments"][0]["ScalingAdjustment"] == 0
+    assert "WorkerIdlePolicy" in actions
+
+
+def test_worker_service_leaves_the_task_count_to_auto_scaling():
+    service = default_resources()["WorkerService"]["Properties"]
+    assert "DesiredCount" not in service
+    network = service["NetworkConfiguration"]["AwsvpcConfiguration"]
+    assert network["Subnets"] == ["subnet-0123456789abcdef0", "subnet-0123456789abcdef1"]
+
+
+def test_fargate_cpu_memory_rules_cover_every_cpu_value():
+    rules = TEMPLATE["Rules"]
+    covered = {rule["RuleCondition"]["Fn::Equals"][1] for rule in rules.values()}
+    assert covered == set(TEMPLATE["Parameters"]["WorkerCpu"]["AllowedValues"])
+    memories = set(TEMPLATE["Parameters"]["WorkerMemory"]["AllowedValues"])
+    for rule in rules.values():
+        (assertion,) = rule["Assertions"]
+        assert set(assertion["Assert"]["Fn::Contains"][0]) <= memories
+
+
+# ------------------------------------------------------------------ tables
+
+
+def test_tables_are_on_demand_recoverable_and_encrypted():
+    resources = default_resources()
+    for name in ("IdempotencyTable", "LedgerTable"):
+        props = resources[name]["Properties"]
+        assert props["BillingMode"] == "PAY_PER_REQUEST"
+        assert props["KeySchema"] == [{"AttributeName": "id", "KeyType": "HASH"}]
+        assert props["AttributeDefinitions"] == [{"AttributeName": "id", "AttributeType": "S"}]
+        assert props["PointInTimeRecoverySpecification"]["PointInTimeRecoveryEnabled"] is True
+        assert props["SSESpecification"]["SSEEnabled"] is True
+    assert resources["IdempotencyTable"]["Properties"]["TimeToLiveSpecification"] == {
+        "AttributeName": "expiration",
+        "Enabled": True,
+    }
+    assert "TimeToLiveSpecification" not in resources["LedgerTable"]["Properties"]
+
+
+# ------------------------------------------------------------------ alarms, dashboard, outputs
+
+
+def _alarms_on(resources: dict[str, dict[str, Any]], metric: str) -> dict[str, Any]:
+    return {
+        name: alarm["Properties"]
+        for name, alarm in by_type(resources, "AWS::CloudWatch::Alarm").items()
+        if alarm["Properties"].get("MetricName") == metric
+    }
+
+
+def test_alarms_cover_dlqs_age_indexer_and_ocr_backlog_and_notify_the_topic():
+    scenario = Scenario(TEMPLATE)
+    resources = scenario.resources()
+
+    def watched(metric: str) -> set[str]:
+        return {
+            scenario.render(d["Value"])
+            for alarm in _alarms_on(resources, metric).values()
+            for d in alarm["Dimensions"]
+            if alarm.get("AlarmActions")
+        }
+
+    queue = {
+        q: scenario.render({"Fn::GetAtt": [q, "QueueName"]}) for q in ("IngestDlq", "OcrDlq", "IngestQueue", "OcrQueue")
+    }
+    assert {queue["IngestDlq"], queue["OcrDlq"]} <= watched("ApproximateNumberOfMessagesVisible")
+    assert {queue["IngestQueue"], queue["OcrQueue"]} <= watched("ApproximateAgeOfOldestMessage")
+    assert {"IndexerFunction"} == {
+        ref_target(d["Value"]) for a in _alarms_on(resources, "Errors").values() for d in a["Dimensions"]
+    }
+    assert _alarms_on(resources, "Throttles")
+    for name, alarm in _alarms_on(resources, "ApproximateNumberOfMessagesVisible").items():
+        assert alarm["Threshold"] == 0, name
+        assert alarm["ComparisonOperator"] == "GreaterThanThreshold", name
+        assert [ref_target(a) for a in alarm["AlarmActions"]] == ["AlarmTopic"], name
+
+
+def test_alarm_email_subscription_exists_only_when_an_address_is_given():
+    assert "AlarmEmailSubscription" not in default_resources()
+    subscribed = default_resources(AlarmEmail="ops@example.com")["AlarmEmailSubscription"]["Properties"]
+    assert subscribed["Endpoint"] == "ops@example.com"
+
+
+def test_dashboard_shows_every_docindex_metric_and_queue_depths():
+    scenario = Scenario(TEMPLATE)
+    body = dashboard_body(scenario)
+    text = json.dumps(body)
+    for metric in DOCINDEX_METRICS:
+        assert f'MetricName=\\"{metric}\\"' in text, metric
+    assert 'service=\\"docindex-dev\\"' in text
+    for queue in ("IngestQueue", "IngestDlq", "OcrQueue", "OcrDlq"):
+        assert scenario.render({"Fn::GetAtt": [queue, "QueueName"]}) in text
+
+
+def test_outputs_give_queues_bucket_tables_and_dashboard():
+    expected = {
+        "DocumentsBucketName",
+        "IngestQueueUrl",
+        "IngestQueueArn",
+        "IngestDlqUrl",
+        "IngestDlqArn",
+        "OcrQueueUrl",
+        "OcrQueueArn",
+        "OcrDlqUrl",
+        "OcrDlqArn",
+        "IdempotencyTableName",
+        "LedgerTableName",
+        "DashboardUrl",
+    }
+    assert expected <= set(TEMPLATE["Outputs"])
+    for scenario in scenarios(TEMPLATE, ExistingBucketName=["", EXISTING_BUCKET]):
+        bucket = scenario.resolve(TEMPLATE["Outputs"]["DocumentsBucketName"]["Value"])
+        assert bucket == ({"Ref": "DocumentsBucket"} if scenario.condition("CreateBucket") else EXISTING_BUCKET)
+
+
+def test_every_resource_has_a_why_comment_above_it():
+    lines = TEMPLATE_PATH.read_text(encoding="utf-8").splitlines()
+    in_resources = False
+    found, missing = [], []
+    for index, line in enumerate(lines):
+        if line == "Resources:":
+            in_resources = True
+        elif in_resources and line and not line.startswith((" ", "#")):
+            break
+        elif in_resources and line.startswith("  ") and not line.startswith("   ") and line.rstrip().endswith(":"):
+            found.append(line.strip())
+            if not lines[index - 1].strip().startswith("#"):
+                missing.append(line.strip())
+    assert len(found) == len(TEMPLATE["Resources"])
+    assert missing == []
+
+
+# ------------------------------------------------------------------ the checks can fail
+
+
+def test_checker_catches_a_visibility_timeout_that_is_too_short(template):
+    # Given a template whose 300 s row gives the queue only 5 x the timeout
+    template["Mappings"]["IndexerTimeouts"]["300"]["QueueVisibilityTimeout"] = 1500
+    # Then the invariant check names the broken combination
+    problems = check_visibility_timeout(template)
+    assert problems
+    assert all("IndexerTimeout=300" in p for p in problems)
+
+
+def test_checker_catches_a_timeout_without_a_mapping_row(template):
+    template["Parameters"]["IndexerTimeout"]["AllowedValues"].append("450")
+    assert any("IndexerTimeout=450" in p for p in check_visibility_timeout(template))
+
+
+def test_checker_catches_both_notification_paths_at_once(template):
+    # Given the incident's mistake: the rule exists in s3 mode too
+    template["Resources"]["IngestRule"]["Condition"] = "CreateBucket"
+    problems = check_notification_paths(Scenario(template, {"NotificationMode": "s3"}))
+    assert any("2 notification paths" in p for p in problems)
+
+
+def test_checker_catches_a_notification_created_before_the_queue_policy(template):
+    del template["Resources"]["DocumentsBucket"]["DependsOn"]
+    problems = check_notification_paths(Scenario(template))
+    assert any("does not depend on the ingest queue policy" in p for p in problems)
+
+
+def test_checker_catches_a_low_max_receive_count_and_short_dlq_retention(template):
+    template["Mappings"]["Queues"]["Settings"]["MaxReceiveCount"] = 3
+    template["Mappings"]["Queues"]["Settings"]["DlqRetentionSeconds"] = 604800
+    problems = check_dead_letter_queues(Scenario(template))
+    assert any("maxReceiveCount 3 < 5" in p for p in problems)
+    assert any("not longer than" in p for p in problems)
+
+
+def test_checker_catches_a_dlq_that_does_not_name_its_source(template):
+    template["Resources"]["OcrDlq"]["Properties"]["RedriveAllowPolicy"]["sourceQueueArns"] = ["arn:aws:sqs:x:1:other"]
+    assert any("does not name OcrQueue" in p for p in check_dead_letter_queues(Scenario(template)))
+
+
+def test_checker_catches_an_unencrypted_queue_and_a_missing_tls_deny(template):
+    del template["Resources"]["OcrDlq"]["Properties"]["SqsManagedSseEnabled"]
+    template["Resources"]["OcrQueuePolicy"]["Properties"]["PolicyDocument"]["Statement"] = []
+    problems = check_queue_protection(Scenario(template))
+    assert any("OcrDlq: not encrypted" in p for p in problems)
+    assert any("OcrQueue: no policy statement denies" in p for p in problems)
+
+
+def test_checker_catches_a_sender_without_source_conditions(template):
+    statement = template["Resources"]["IngestQueuePolicy"]["Properties"]["PolicyDocument"]["Statement"][0]
+    del statement["Fn::If"][1]["Condition"]["StringEquals"]
+    problems = check_queue_protection(Scenario(template))
+    assert any("without aws:SourceArn and aws:SourceAccount" in p for p in problems)
+
+
+def test_checker_catches_wildcards_and_queue_urls_in_iam(template):
+    statements = template["Resources"]["IndexerRole"]["Properties"]["Policies"][0]["PolicyDocument"]["Statement"]
+    statements.append({"Sid": "Lazy", "Effect": "Allow", "Action": "s3:*", "Resource": "*"})
+    statements.append({"Sid": "Url", "Effect": "Allow", "Action": "sqs:SendMessage", "Resource": {"Ref": "OcrQueue"}})
+    problems = check_least_privilege(Scenario(template))
+    assert any("wildcard action s3:*" in p for p in problems)
+    assert any("Resource '*'" in p for p in problems)
+    assert any("given by URL" in p for p in problems)
+
+
+def test_checker_catches_a_function_without_its_log_group(template):
+    del template["Resources"]["RedriveFunction"]["Properties"]["LoggingConfig"]
+    assert any("RedriveFunction" in p for p in check_log_groups(Scenario(template)))
+
+
+# ------------------------------------------------------------------ samconfig.toml
+
+
+def _samconfig() -> dict[str, Any]:
+    config = tomllib.loads((TEMPLATE_PATH.parent / "samconfig.toml").read_text(encoding="utf-8"))
+    for environment in config.values():
+        if isinstance(environment, dict) and "deploy" in environment:
+            overrides = environment["deploy"]["parameters"].get("parameter_overrides", "")
+            environment["deploy"]["overrides"] = dict(pair.split("=", 1) for pair in shlex.split(overrides))
+    return config
+
+
+def test_samconfig_has_default_dev_and_prod_deployable_environments():
+    config = _samconfig()
+    stages = {}
+    for name in ("default", "dev", "prod"):
+        deploy = config[name]["deploy"]
+        assert config[name]["global"]["parameters"]["stack_name"].startswith("docindex-")
+        assert deploy["parameters"]["resolve_s3"] is True
+        assert "CAPABILITY_IAM" in deploy["parameters"]["capabilities"]
+        overrides = deploy["overrides"]
+        # Every override names a template parameter and is a value that parameter accepts.
+        for key, value in overrides.items():
+            spec = TEMPLATE["Parameters"][key]
+            if "AllowedValues" in spec:
+                assert value in [str(v) for v in spec["AllowedValues"]], (name, key)
+            if "MaxValue" in spec:
+                assert spec.get("MinValue", 0) <= int(value) <= spec["MaxValue"], (name, key)
+        stages[name] = overrides["Stage"]
+        Scenario(TEMPLATE, overrides).resources()  # the conditions evaluate for these values
+    assert stages["dev"] == "dev"
+    assert stages["prod"] == "prod"
+    assert len(set(stages.values())) == 3  # Stage names resources: environments must not collide
+    assert config["prod"]["deploy"]["parameters"]["confirm_changeset"] is True
+
+
+def test_functions_join_the_vpc_only_when_asked():
+    assert "VpcConfig" not in default_resources()["IndexerFunction"]["Properties"]
+    resources = default_resources(FunctionsInVpc="true")
+    for function in ("IndexerFunction", "RedriveFunction"):
+        vpc = resources[function]["Properties"]["VpcConfig"]
+        assert vpc["SubnetIds"] == ["subnet-0123456789abcdef0", "subnet-0123456789abcdef1"]
+    for role in ("IndexerRole", "RedriveRole"):
+        assert "VpcNetworkInterfaces" in _statements_of(resources, role)
+        assert "VpcNetworkInterfaces" not in _statements_of(default_resources(), role)
+
+
+# ------------------------------------------------------------------ the existing-bucket custom resource
+
+
+@pytest.fixture
+def notification_handler(monkeypatch):
+    """The custom resource's inline code, run against moto's in-process S3 and SQS."""
+    from moto import mock_aws
+
+    for key, value in {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": "us-east-1",
+    }.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+    code = TEMPLATE["Resources"]["BucketNotificationFunction"]["Properties"]["Code"]["ZipFile"]
+    with mock_aws():
+        import boto3
+
+        s3 = boto3.client("s3")
+        sqs = boto3.client("sqs")
+        s3.create_bucket(Bucket=EXISTING_BUCKET)
+
+        def queue_arn(name: str) -> str:
+            url = sqs.create_queue(QueueName=name)["QueueUrl"]
+            return sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+
+        namespace: dict[str, Any] = {}
+        exec(compile(code, "index.py", "exec"), namespace)
+        responses: list[dict[str, Any]] = []
+        monkeypatch.setattr(
+            namespace["urllib"].request,
+            "urlopen",
+            lambda request, timeout: responses.append(json.loads(request.data)),
+        )
+        ingest = queue_arn("docindex-dev-ingest")
+
+        def invoke(request_type: str, bucket: str = EXISTING_BUCKET) -> dict[str, Any]:
+            namespace["handler"](
+                {
+                    "RequestType": request_type,
+                    "ResourceProperties": {
+                        "Bucket": bucket,
+                        "ConfigurationId": "docindex-test",
+                        "AccountId": "123456789012",
+                        "QueueArn": ingest,
+                        "Events": ["s3:ObjectCreated:*", "s3:ObjectRemoved:*"],
+                    },
+                    "StackId": "stack",
+                    "RequestId": "request",
+                    "LogicalResourceId": "ExistingBucketNotification",
+                    "ResponseURL": "https://cloudformation-response.invalid/",
+                },
+                None,
+            )
+            return responses[-1]
+
+        def queue_configurations() -> list[dict[str, Any]]:
+            return s3.get_bucket_notification_configuration(Bucket=EXISTING_BUCKET).get("QueueConfigurations", [])
+
+        yield types.SimpleNamespace(
+            invoke=invoke,
+            s3=s3,
+            queue_arn=queue_arn,
+            ingest=ingest,
+            queue_configurations=queue_configurations,
+        )
+
+
+def test_custom_resource_adds_its_notification_and_keeps_the_others(notification_handler):
+    # Given a bucket that already notifies someone else's queue
+    theirs = {
+        "Id": "theirs",
+        "QueueArn": notification_handler.queue_arn("someone-else"),
+        "Events": ["s3:ObjectCreated:Put"],
+        "Filter": {"Key": {"FilterRules": [{"Name": "prefix", "Value": "exports/"}]}},
+    }
+    notification_handler.s3.put_bucket_notification_configuration(
+        Bucket=EXISTING_BUCKET, NotificationConfiguration={"QueueConfigurations": [theirs]}
+    )
+    # When the stack is created, then deleted
+    created = notification_handler.invoke("Create")
+    after_create = notification_handler.queue_configurations()
+    deleted = notification_handler.invoke("Delete")
+    # Then ours was added next to theirs, and only ours was removed again
+    assert created["Status"] == "SUCCESS"
+    assert created["PhysicalResourceId"] == f"{EXISTING_BUCKET}/docindex-test"
+    assert [c["Id"] for c in after_create] == ["theirs", "docindex-test"]
+    assert after_create[1]["QueueArn"] == notification_handler.ingest
+    assert deleted["Status"] == "SUCCESS"
+    assert notification_handler.queue_configurations() == [theirs]
+
+
+def test_custom_resource_refuses_a_second_path_into_the_ingest_queue(notification_handler):
+    # Given someone already pointed the bucket at the ingest queue by hand
+    notification_handler.s3.put_bucket_notification_configuration(
+        Bucket=EXISTING_BUCKET,
+        NotificationConfiguration={
+            "QueueConfigurations": [
+                {"Id": "manual", "QueueArn": notification_handler.ingest, "Events": ["s3:ObjectCreated:*"]}
+            ]
+        },
+    )
+    # When the stack is created, then the deploy fails instead of doubling every notification
+    response = notification_handler.invoke("Create")
+    assert response["Status"] == "FAILED"
+    assert "one path only" in response["Reason"]
+    assert [c["Id"] for c in notification_handler.queue_configurations()] == ["manual"]
+
+
+def test_custom_resource_update_is_idempotent_and_delete_tolerates_a_gone_bucket(notification_handler):
+    notification_handler.invoke("Create")
+    assert notification_handler.invoke("Update")["Status"] == "SUCCESS"
+    assert [c["Id"] for c in notification_handler.queue_configurations()] == ["docindex-test"]
+    assert notification_handler.invoke("Delete", bucket="bucket-that-is-gone")["Status"] == "SUCCESS"
+    assert notification_handler.invoke("Create", bucket="bucket-that-is-gone")["Status"] == "FAILED"
