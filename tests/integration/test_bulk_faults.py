@@ -87,3 +87,25 @@ def test_bulk_failing_past_the_deadline_fails_the_records(stack: Stack, proxied)
     faults.bulk_statuses = []
     assert invoke(indexer, event) == set()
     assert stack.count() == 2
+
+
+def test_change_failing_across_redrives_is_quarantined(stack: Stack) -> None:
+    # Given a document OpenSearch rejects every time (full and metadata-only writes)
+    with fault_proxy(stack.osmem_url) as (url, faults):
+        indexer = build_indexer(
+            stack,
+            OPENSEARCH_ENDPOINT=url,
+            opensearch=OpenSearch(hosts=[url], timeout=10),
+            QUARANTINE_AFTER_FAILURES="3",
+        )
+        (body,) = upload(stack, 1)
+        faults.item_errors = {doc_id(stack.bucket, "fault/doc-0.txt"): [400] * 6}
+        # When the same change keeps coming back (receives, then DLQ redrives: new messageIds)
+        results = [invoke(indexer, sqs_event(body)) for _ in range(4)]
+    # Then it fails three times, and the fourth attempt indexes it by name as quarantined
+    assert [len(r) for r in results] == [1, 1, 1, 0]
+    doc = stack.doc("fault/doc-0.txt")
+    assert doc is not None
+    assert doc["_source"]["extraction_error"] == "quarantined"
+    assert doc["_source"]["filename"] == "doc-0.txt"
+    assert emitted("ChangesQuarantined") == 1

@@ -216,14 +216,37 @@ class Indexer:
             count(Metric.STALE_EVENTS_SKIPPED)
             logger.info("stale change skipped: a newer change of this object was applied")
             return {"outcome": Outcome.STALE.value}
-        if change.action is Action.REMOVED:
-            result = self._remove(change, claim, run)
+        if claim.failures >= self.settings.quarantine_after_failures and change.action is Action.CREATED:
+            result = self._quarantine(change, claim, run)
         else:
-            result = self._index(change, claim, run, version_id=change.version_id)
+            try:
+                if change.action is Action.REMOVED:
+                    result = self._remove(change, claim, run)
+                else:
+                    result = self._index(change, claim, run, version_id=change.version_id)
+            except Exception:
+                failures = self.ledger.record_failure(change)
+                logger.warning("change failed", extra={"failures": failures})
+                raise
         result["generation"] = claim.generation
         result["ms"] = round((time.perf_counter() - started) * 1000, 1)
         logger.info("change applied", extra=result)
         return result
+
+    def _quarantine(self, change: ObjectChange, claim: Claim, run: _BatchRun) -> dict[str, Any]:
+        """Stop retrying a change that keeps failing: index it by name, say why."""
+        doc = metadata_document(change, None, content_type=None)
+        doc["extraction_error"] = "quarantined"
+        outcome = self._write(change, claim, run, doc)
+        if outcome is WriteOutcome.CONFLICT:
+            count(Metric.STALE_EVENTS_SKIPPED)
+            return {"outcome": Outcome.STALE.value}
+        count(Metric.CHANGES_QUARANTINED)
+        logger.error(
+            "change quarantined after repeated failures; indexed by name only",
+            extra={"failures": claim.failures},
+        )
+        return {"outcome": "quarantined", "failures": claim.failures}
 
     def _is_noncurrent_version_delete(self, change: ObjectChange) -> bool:
         if change.delete_marker or not change.version_id:

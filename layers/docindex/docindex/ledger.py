@@ -34,10 +34,15 @@ LEDGER_PREFIX = "object#"
 
 @dataclass(frozen=True)
 class Claim:
-    """The right to apply one change, at ``generation``."""
+    """The right to apply one change, at ``generation``.
+
+    ``failures`` counts earlier failed attempts of this very change (across
+    SQS receives and DLQ redrives, which reset SQS's own receive count).
+    """
 
     generation: int
     retry: bool = False
+    failures: int = 0
 
 
 @dataclass(frozen=True)
@@ -51,6 +56,12 @@ class LedgerEntry:
     version_id: str | None
     etag: str | None
     change_key: str
+
+
+def _failures(item: Mapping[str, Any], change: ObjectChange) -> int:
+    if item.get("failing_change", {}).get("S") != change.dedupe_key:
+        return 0
+    return int(item.get("failures", {}).get("N", "0"))
 
 
 class Ledger:
@@ -111,7 +122,7 @@ class Ledger:
                 ConditionExpression=condition,
                 ExpressionAttributeNames=names,
                 ExpressionAttributeValues=values,
-                ReturnValues="UPDATED_NEW",
+                ReturnValues="ALL_NEW",
                 ReturnValuesOnConditionCheckFailure="ALL_OLD",
             )
         except ClientError as exc:
@@ -119,9 +130,41 @@ class Ledger:
                 raise TransientError(f"ledger update failed: {exc}") from exc
             old = exc.response.get("Item") or self._get_raw(change)
             if old and old.get("change_key", {}).get("S") == change.dedupe_key:
-                return Claim(generation=int(old["generation"]["N"]), retry=True)
+                return Claim(generation=int(old["generation"]["N"]), retry=True, failures=_failures(old, change))
             return None
-        return Claim(generation=int(response["Attributes"]["generation"]["N"]))
+        item = response["Attributes"]
+        return Claim(generation=int(item["generation"]["N"]), failures=_failures(item, change))
+
+    def record_failure(self, change: ObjectChange) -> int:
+        """Count one more failed attempt of ``change``; returns the new count.
+
+        Only the latest failing change of an object is tracked: a different
+        change starts the count again.
+        """
+        try:
+            response = self._ddb.update_item(
+                TableName=self._table,
+                Key=self._key(change),
+                UpdateExpression="SET failing_change = :ck, failures = :n",
+                ConditionExpression="attribute_not_exists(failing_change) OR failing_change <> :ck",
+                ExpressionAttributeValues={":ck": {"S": change.dedupe_key}, ":n": {"N": "1"}},
+                ReturnValues="UPDATED_NEW",
+            )
+            return int(response["Attributes"]["failures"]["N"])
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
+                raise TransientError(f"ledger update failed: {exc}") from exc
+        try:
+            response = self._ddb.update_item(
+                TableName=self._table,
+                Key=self._key(change),
+                UpdateExpression="ADD failures :one",
+                ExpressionAttributeValues={":one": {"N": "1"}},
+                ReturnValues="UPDATED_NEW",
+            )
+        except ClientError as exc:
+            raise TransientError(f"ledger update failed: {exc}") from exc
+        return int(response["Attributes"]["failures"]["N"])
 
     def _get_raw(self, change: ObjectChange) -> Mapping[str, Any] | None:
         try:

@@ -32,6 +32,7 @@ class Metric:
     OCR_JOBS_QUEUED = "OcrJobsQueued"
     EXTRACTION_FAILURES = "ExtractionFailures"
     RECORDS_FAILED = "RecordsFailed"
+    CHANGES_QUARANTINED = "ChangesQuarantined"
     POISON_MESSAGES = "PoisonMessages"
     BYTES_INDEXED = "BytesIndexed"
     BULK_RETRIES = "BulkRetries"
