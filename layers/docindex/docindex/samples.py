@@ -43,6 +43,7 @@ __all__ = [
     "make_corrupt_pdf",
     "make_csv",
     "make_docx",
+    "make_encrypted_office",
     "make_encrypted_pdf",
     "make_html",
     "make_pdf",
@@ -458,22 +459,34 @@ def _biff_string(text: str, length_bytes: int) -> bytes:
     return head + b"\x01" + encoded
 
 
-def _cfb(stream_name: str, stream: bytes) -> bytes:
-    """A minimal OLE2 compound file (version 3, 512-byte sectors) holding one stream.
+def _cfb(streams: Mapping[str, bytes]) -> bytes:
+    """A minimal OLE2 compound file (version 3, 512-byte sectors) holding ``streams`` at the root.
 
-    The stream is padded to 4096 bytes so it lives in regular sectors and no
-    mini stream is needed.
+    Streams are padded to 4096 bytes so they live in regular sectors and no
+    mini stream is needed. The directory is a degenerate (all-right-sibling)
+    tree, which readers accept.
     """
     sector = 512
-    stream = stream.ljust(max(4096, -(-len(stream) // sector) * sector), b"\x00")
-    data_sectors = len(stream) // sector
-    fat_sectors = 1
-    while fat_sectors * 128 < fat_sectors + 1 + data_sectors:
-        fat_sectors += 1
     end, free, fat_mark = 0xFFFFFFFE, 0xFFFFFFFF, 0xFFFFFFFD
-    fat = [fat_mark] * fat_sectors + [end]  # FAT sectors, then the directory sector
-    first_data = fat_sectors + 1
-    fat += [first_data + i + 1 for i in range(data_sectors - 1)] + [end]
+    padded = [
+        (name, data.ljust(max(4096, -(-len(data) // sector) * sector), b"\x00"))
+        for name, data in streams.items()
+    ]
+    entries = 1 + len(padded)
+    dir_sectors = -(-entries // 4)
+    data_sectors = sum(len(data) // sector for _, data in padded)
+    fat_sectors = 1
+    while fat_sectors * 128 < fat_sectors + dir_sectors + data_sectors:
+        fat_sectors += 1
+    fat = [fat_mark] * fat_sectors
+    fat += [fat_sectors + i + 1 for i in range(dir_sectors - 1)] + [end]
+    starts = []
+    next_sector = fat_sectors + dir_sectors
+    for _, data in padded:
+        count = len(data) // sector
+        starts.append(next_sector)
+        fat += [next_sector + i + 1 for i in range(count - 1)] + [end]
+        next_sector += count
     fat += [free] * (fat_sectors * 128 - len(fat))
     difat = list(range(fat_sectors)) + [free] * (109 - fat_sectors)
     header = (
@@ -485,22 +498,33 @@ def _cfb(stream_name: str, stream: bytes) -> bytes:
         + struct.pack("<109I", *difat)
     )
 
-    def entry(name: str, kind: int, child: int, start: int, size: int) -> bytes:
+    def entry(name: str, kind: int, *, right: int, child: int, start: int, size: int) -> bytes:
         encoded = (name + "\x00").encode("utf-16-le") if name else b""
         return (
             encoded.ljust(64, b"\x00")
             + struct.pack("<HBB", len(encoded), kind, 1)
-            + struct.pack("<III", free, free, child)
+            + struct.pack("<III", free, right, child)
             + bytes(16 + 4 + 8 + 8)
             + struct.pack("<IQ", start, size)
         )
 
-    directory = (
-        entry("Root Entry", 5, 1, end, 0)
-        + entry(stream_name, 2, free, first_data, len(stream))
-        + entry("", 0, free, 0, 0) * 2
-    )
-    return header + struct.pack(f"<{len(fat)}I", *fat) + directory + stream
+    directory = entry("Root Entry", 5, right=free, child=1 if padded else free, start=end, size=0)
+    for index, ((name, data), start) in enumerate(zip(padded, starts, strict=True)):
+        right = index + 2 if index + 1 < len(padded) else free
+        directory += entry(name, 2, right=right, child=free, start=start, size=len(data))
+    directory = directory.ljust(dir_sectors * sector, b"\x00")
+    body = b"".join(data for _, data in padded)
+    return header + struct.pack(f"<{len(fat)}I", *fat) + directory + body
+
+
+def make_encrypted_office() -> bytes:
+    """What Office saves for a password-protected DOCX/XLSX/PPTX: an OLE2 file with an ``EncryptedPackage``.
+
+    The streams hold deterministic noise, not a real encryption; type
+    detection only needs the container's directory.
+    """
+    noise = bytes((i * 131 + 7) % 256 for i in range(8192))
+    return _cfb({"EncryptionInfo": b"\x04\x00\x04\x00" + noise[:1024], "EncryptedPackage": noise})
 
 
 def make_xls(sheets: Mapping[str, Sequence[Sequence[Any]]]) -> bytes:
@@ -536,7 +560,7 @@ def make_xls(sheets: Mapping[str, Sequence[Sequence[Any]]]) -> bytes:
         boundsheets.append(_biff(0x0085, struct.pack("<IBB", offset, 0, 0) + _biff_string(name, 1)))
         offset += len(stream)
     workbook = b"".join([bof_globals, codepage, *boundsheets, _biff(0x000A, b""), *sheet_streams])
-    return _cfb("Workbook", workbook)
+    return _cfb({"Workbook": workbook})
 
 
 # --------------------------------------------------------------------------- PPTX

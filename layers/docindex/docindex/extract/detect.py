@@ -182,14 +182,14 @@ def detect_type(data: bytes, filename: str) -> FileType:  # noqa: PLR0911 - one 
 
 
 def looks_like_text(head: bytes) -> bool:
-    """No NUL bytes (except UTF-16/32 text) and under 1% control characters."""
+    """No NUL bytes (except UTF-16/32 text) and few control characters (1%, at least 2 allowed)."""
     if head.startswith(_BOMS):
         return True
     if b"\x00" in head:
         from docindex.extract.encoding import bomless_utf16
 
         return bomless_utf16(head) is not None
-    return len(_CONTROL.findall(head)) <= len(head) // 100
+    return len(_CONTROL.findall(head)) <= max(2, len(head) // 100)
 
 
 def _detect_text(head: bytes, ext: str) -> FileType:

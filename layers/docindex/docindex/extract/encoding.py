@@ -1,9 +1,10 @@
 """Decode bytes of unknown encoding, tuned for Japanese Windows file servers.
 
 The cascade (EXTRACTION.md measured it at 17/17 where charset-normalizer got
-14/17): BOM -> ISO-2022-JP escape sequences -> strict UTF-8 -> strict CP932 vs
-EUC-JP, ranked by how Japanese the result looks -> charset-normalizer only as
-the fallback.
+14/17): BOM -> ISO-2022-JP escape sequences -> (BOM-less UTF-16 by its NUL
+pattern) -> strict UTF-8 -> strict CP932 vs EUC-JP, ranked by how Japanese
+the result looks -> windows-1252 when high bytes come singly (accents) ->
+charset-normalizer only as the fallback.
 
 Shift_JIS is always decoded as ``cp932``: files written on Windows use its
 extensions (①, 髙, 﨑, ～) and the strict ``shift_jis`` codec either fails on
@@ -59,6 +60,7 @@ _LABELS = {
 _ISO2022_ESCAPES = (b"\x1b$B", b"\x1b$@", b"\x1b(J", b"\x1b(I", b"\x1b$(D", b"\x1b$(Q", b"\x1b$(O")
 _WESTERN = frozenset({"cp1252", "latin_1", "iso8859-15", "ascii"})
 _HIGH_BYTE = re.compile(rb"[\x80-\xff]")
+_HIGH_RUN = re.compile(rb"[\x80-\xff]+")
 
 
 @dataclass(frozen=True)
@@ -99,10 +101,17 @@ def strip_bom(data: bytes) -> tuple[bytes, str | None]:
 
 
 def decode(data: bytes, declared: str | None = None) -> DecodedText:
-    """Decode ``data``: BOM, then the declared label if it decodes strictly, then the cascade."""
+    """Decode ``data``: BOM, strict UTF-8, the declared label if it decodes strictly, then the cascade."""
     body, bom_encoding = strip_bom(data)
     if bom_encoding:
         return DecodedText(body.decode(bom_encoding, errors="replace"), bom_encoding)
+    if declared and _HIGH_BYTE.search(data):
+        # Valid UTF-8 with non-ASCII bytes is almost never anything else, and
+        # pages converted to UTF-8 often keep their old Shift_JIS label.
+        try:
+            return DecodedText(data.decode("utf-8"), "utf-8")
+        except UnicodeDecodeError:
+            pass
     if declared:
         codec = normalize_label(declared)
         if codec in _WESTERN and _HIGH_BYTE.search(data):
@@ -119,7 +128,7 @@ def decode(data: bytes, declared: str | None = None) -> DecodedText:
     return sniff_decode(data)
 
 
-def sniff_decode(data: bytes) -> DecodedText:
+def sniff_decode(data: bytes) -> DecodedText:  # noqa: PLR0911 - one return per cascade step
     """Decode bytes that carry no BOM and no trustworthy label."""
     if b"\x1b" in data and not _HIGH_BYTE.search(data) and any(e in data for e in _ISO2022_ESCAPES):
         return _decode_iso2022jp(data)
@@ -135,6 +144,9 @@ def sniff_decode(data: bytes) -> DecodedText:
     japanese = _best_japanese(data)
     if japanese:
         return japanese
+    western = _western(data)
+    if western:
+        return western
     return _fallback(data)
 
 
@@ -212,6 +224,22 @@ def _best_japanese(data: bytes) -> DecodedText | None:
         if non_ascii and bad <= max(1, non_ascii // 100) and japanese_score(text) >= 0.6:
             return DecodedText(text, codec)
     return None
+
+
+def _western(data: bytes) -> DecodedText | None:
+    """windows-1252 when high bytes come alone, as accents in Western words do.
+
+    Double-byte encodings (GBK, Big5, EUC-KR) put high bytes in pairs, and
+    charset-normalizer labels short Western text oddly (cp1006 for
+    "café résumé"), so this simple shape test goes first.
+    """
+    runs = [len(run) for run in _HIGH_RUN.findall(data)]
+    if not runs or sum(1 for n in runs if n == 1) < 0.8 * len(runs):
+        return None
+    try:
+        return DecodedText(data.decode("cp1252"), "cp1252")
+    except UnicodeDecodeError:
+        return None
 
 
 def _fallback(data: bytes) -> DecodedText:

@@ -243,10 +243,17 @@ class _Walker:
         self.skip = 0
         self.paragraphs = 0
         self.first = True
+        # Whether text was added since the last line end, and where the last
+        # paragraph's newline and cell's tab sit (so a cell end can turn its
+        # paragraph's newline into a tab, and a row end its last tab into a newline).
+        self.line_open = False
+        self.paragraph_newline = -1
+        self.cell_tab = -1
 
     def flush(self) -> bool:
         chunk = "".join(self.parts)
         self.parts.clear()
+        self.paragraph_newline = self.cell_tab = -1
         return self.ctx.text.append(chunk)
 
     def _skipped(self, element: Any) -> bool:
@@ -254,18 +261,22 @@ class _Walker:
         vocab = self.vocab
         return tag in vocab.skip or (tag in vocab.field and element.get("type") in vocab.skip_field_types)
 
+    def _add(self, text: str) -> None:
+        self.parts.append(text)
+        self.line_open = True
+
     def start(self, element: Any) -> None:
         if self._skipped(element):
             self.skip += 1
         elif self.skip:
             return
         elif element.tag in self.vocab.line_break:
-            self.parts.append("\n")
+            self._add("\n")
         elif element.tag in self.vocab.tab:
             # w:tab is a tab character inside a run, a tab stop inside w:tabs.
             parent = element.getparent()
             if parent is not None and parent.tag in self.vocab.run:
-                self.parts.append("\t")
+                self._add("\t")
 
     def end(self, element: Any) -> bool:
         """Handle an end tag; False when the text buffer is full."""
@@ -275,30 +286,38 @@ class _Walker:
         if self.skip:
             return True
         tag = element.tag
-        parts = self.parts
-        if tag in self.vocab.text:
+        vocab = self.vocab
+        if tag in vocab.text:
             if element.text:
-                parts.append(element.text)
-        elif tag in self.vocab.paragraph:
-            parts.append("\n")
+                self._add(element.text)
+        elif tag in vocab.paragraph:
+            # Empty paragraphs (spacing, a skipped slide-number field) add no blank line.
+            if self.line_open:
+                self.parts.append("\n")
+                self.paragraph_newline = len(self.parts) - 1
+                self.line_open = False
             _release(element)
             self.paragraphs += 1
             if self.paragraphs % _FLUSH_EVERY == 0:
                 if not self.flush():
                     return False
                 self.ctx.check_deadline()
-        elif tag in self.vocab.cell:
-            # The cell's last paragraph break becomes the cell separator.
-            self._end_with("\n", "\t")
-        elif tag in self.vocab.row:
-            self._end_with("\t", "\n")
+        elif tag in vocab.cell:
+            self._close(self.paragraph_newline, "\t")
+            self.cell_tab = len(self.parts) - 1
+            self.line_open = True
+        elif tag in vocab.row:
+            self._close(self.cell_tab, "\n")
+            self.line_open = False
         return True
 
-    def _end_with(self, old: str, new: str) -> None:
-        if self.parts and self.parts[-1] == old:
-            self.parts[-1] = new
+    def _close(self, replaceable: int, separator: str) -> None:
+        """End a cell or row: reuse the separator just before it, or add one."""
+        if replaceable == len(self.parts) - 1 >= 0:
+            self.parts[-1] = separator
         else:
-            self.parts.append(new)
+            self.parts.append(separator)
+        self.paragraph_newline = -1
 
 
 def _release(element: Any) -> None:
