@@ -10,7 +10,7 @@ from datetime import date, datetime
 
 import pytest
 from docindex.extract import Deadline, ExtractionLimits, extract
-from docindex.extract.spreadsheet import MAX_SHEET_CELLS, sheet_area
+from docindex.extract.spreadsheet import sheet_area
 from docindex.samples import make_xls, make_xlsx
 
 SHEETS = {
@@ -62,23 +62,45 @@ def test_deadline_within_a_long_sheet(limits: ExtractionLimits) -> None:
     assert len(doc.text.splitlines()) == 1 + 1000  # checked every 1000 rows
 
 
-def test_sheet_area_bounds() -> None:
-    assert sheet_area(b'<row r="1"><c r="A1"/><c r="C1"/></row><row r="20"><c r="B20"/></row>') <= 20 * 26
+def test_sheet_area() -> None:
+    assert sheet_area(b'<row r="2"><c r="B2"/><c r="D2"/></row><row r="20"><c r="C20"/></row>') == 19 * 3
     far = b'<row r="1"><c r="A1"/></row><row r="1048576"><c r="XFD1048576"/></row>'
     assert sheet_area(far) == 1048576 * 16384
-    wide_but_short = b'<row r="5"><c r="A5"/><c r="XFD5"/></row>'
-    assert sheet_area(wide_but_short) <= MAX_SHEET_CELLS
+    # A cell's own reference counts even when its row says otherwise.
+    assert sheet_area(b'<row r="1"><c r="A1"/><c r="XFD1048576"/></row>') == 1048576 * 16384
+    assert sheet_area(b"<sheetData/>") == 0
 
 
-def test_sparse_sheet_is_refused_before_calamine_allocates_it(tmp_path: object) -> None:
+def test_sheet_area_without_references_is_bounded_by_position() -> None:
+    # Rows and cells without r are placed one after another.
+    rows = b"".join(b"<row>" + b"<c><v>1</v></c>" * 3 + b"</row>" for _ in range(4))
+    assert sheet_area(rows) >= 4 * 3
+    wide = b'<row r="1"><c r="A1"/></row><row>' + b"<c/>" * 500 + b"</row>"
+    assert sheet_area(wide) >= 2 * 500
+
+
+@pytest.mark.parametrize(
+    "reference",
+    # Spellings calamine accepts for the same cell.
+    ['r="XFD1048576"', "r='XFD1048576'", 'r = "xfd1048576"', '\tr="XFD1048576"'],
+)
+def test_sparse_sheet_is_refused_before_calamine_allocates_it(reference: str) -> None:
     # calamine would allocate A1:XFD1048576 densely (512 GiB) and abort the
     # process; run in a child so a regression fails this test, not the suite.
     script = textwrap.dedent(
-        """
+        f"""
+        import io, zipfile
         from docindex.extract import ExtractionLimits, extract
         from docindex.samples import make_xlsx
-        data = make_xlsx({"S": [["東京都"]]}, cells={"S": {"XFD1048576": "far"}})
-        doc = extract(data, "sparse.xlsx", ExtractionLimits())
+        data = make_xlsx({{"S": [["東京都"]]}}, cells={{"S": {{"XFD1048576": "far"}}}})
+        src, buf = zipfile.ZipFile(io.BytesIO(data)), io.BytesIO()
+        with zipfile.ZipFile(buf, "w") as out:
+            for name in src.namelist():
+                part = src.read(name)
+                if name == "xl/worksheets/sheet1.xml":
+                    part = part.replace(b' r="XFD1048576"', {(" " + reference).encode()!r})
+                out.writestr(name, part)
+        doc = extract(buf.getvalue(), "sparse.xlsx", ExtractionLimits())
         print(doc.error)
         """
     )

@@ -8,8 +8,9 @@ empty cells dropped). ``page_count`` stays None: sheets are not pages.
 calamine builds each sheet as a dense rectangle in Rust, and a failed
 allocation aborts the whole process (no Python exception): a 2 KB XLSX with
 cells in A1 and XFD1048576 asks for 512 GiB. So before calamine sees an
-XLSX, each worksheet's cell references are scanned and a sheet spanning
-more than ``MAX_SHEET_CELLS`` cells is refused as ``too_large``. Legacy XLS
+XLSX, each worksheet's row and cell references are scanned (regular
+expressions over the XML, ~10 ms per MB) and a sheet spanning more than
+``MAX_SHEET_CELLS`` cells is refused as ``too_large``. Legacy XLS
 is bounded by the format itself (65536 x 256 cells). XLSB and ODS are not
 accepted for the same reason: their extents cannot be checked cheaply.
 """
@@ -33,12 +34,14 @@ from docindex.extract.safezip import SafeZip
 MAX_SHEET_CELLS = 10_000_000
 _ROWS_PER_FLUSH = 1000
 
-_ROW_REF = re.compile(rb'<(?:\w+:)?row\b[^>]*?\sr="(\d+)"')
-_CELL_REF = re.compile(rb'<(?:\w+:)?c\b[^>]*?\sr="([A-Z]+)(\d+)"')
-_WIDE_COLUMN = {
-    3: re.compile(rb'<(?:\w+:)?c\b[^>]*?\sr="[A-Z]{3}'),
-    2: re.compile(rb'<(?:\w+:)?c\b[^>]*?\sr="[A-Z]{2}'),
-}
+# calamine accepts single quotes, spaces around "=", lowercase column letters
+# and namespace prefixes (it rejects character references), so these do too.
+_ROW_TAG = re.compile(rb"<(?:[\w.-]+:)?row[\s/>]")
+_CELL_TAG = re.compile(rb"<(?:[\w.-]+:)?c[\s/>]")
+_ROW_REF = re.compile(rb"""<(?:[\w.-]+:)?row\b[^>]*?\sr\s*=\s*["']\s*(\d+)""")
+# Only cell references have letters after r= (row numbers are digits only).
+_CELL_COLUMN = re.compile(rb"""\sr\s*=\s*["']\s*([A-Za-z]+)\d""")
+_CELL_ROW = re.compile(rb"""\sr\s*=\s*["']\s*[A-Za-z]+(\d+)""")
 
 
 def extract_spreadsheet(data: bytes, ftype: FileType, ctx: ExtractionContext) -> None:
@@ -66,33 +69,33 @@ def _worksheet_parts(zf: SafeZip) -> list[str]:
 
 def _column_number(letters: bytes) -> int:
     number = 0
-    for ch in letters:
+    for ch in letters.upper():
         number = number * 26 + (ch - 64)
     return number
 
 
 def sheet_area(xml: bytes) -> int:
-    """How many cells calamine will allocate for a worksheet, as an upper bound.
+    """How many cells calamine will allocate for a worksheet (exact, or an upper bound).
 
-    Rows come from ``<row r>``; columns are bounded by the widest reference
-    (1, 2 or 3 letters) and only computed exactly when that bound is too big.
+    With every row and cell carrying its ``r`` reference the rectangle is
+    exact. Rows and cells without one are placed after the previous one, so
+    they extend the bound by their count (rows) or by the longest row (cells).
     """
-    rows = [int(r) for r in _ROW_REF.findall(xml)]
-    if not rows:
-        rows = [int(r) for _, r in _CELL_REF.findall(xml)]
-    if not rows:
+    cell_tags = len(_CELL_TAG.findall(xml))
+    if not cell_tags:
         return 0
-    height = max(rows) - min(rows) + 1
-    width_bound = 16384 if _WIDE_COLUMN[3].search(xml) else 702 if _WIDE_COLUMN[2].search(xml) else 26
-    if height * width_bound <= MAX_SHEET_CELLS:
-        return height * width_bound
-    cells = _CELL_REF.findall(xml)
-    if not cells:
-        return height
-    columns = [_column_number(letters) for letters, _ in cells]
-    all_rows = rows + [int(r) for _, r in cells]
-    height = max(all_rows) - min(all_rows) + 1
-    return height * (max(columns) - min(columns) + 1)
+    row_tags = len(_ROW_TAG.findall(xml))
+    row_refs = _ROW_REF.findall(xml)
+    cell_rows = _CELL_ROW.findall(xml)
+    rows = {int(r) for r in set(row_refs) | set(cell_rows)}
+    columns = {_column_number(letters) for letters in set(_CELL_COLUMN.findall(xml))}
+    if len(row_refs) == row_tags and len(cell_rows) == cell_tags:
+        return (max(rows) - min(rows) + 1) * (max(columns) - min(columns) + 1)
+    height = max(rows, default=0) + max(row_tags - len(row_refs), 0)
+    width = max(columns, default=0)
+    if len(cell_rows) < cell_tags:
+        width += max(len(_CELL_TAG.findall(row)) for row in _ROW_TAG.split(xml))
+    return max(height, 1) * max(width, 1)
 
 
 def _read_workbook(data: bytes, ctx: ExtractionContext) -> None:
@@ -144,13 +147,13 @@ def _read_rows(sheet: Any, ctx: ExtractionContext) -> bool:
 
 def _cell_text(value: Any) -> str:  # noqa: PLR0911 - one return per cell type
     """A cell as a person would type it into a search box."""
+    if type(value) is float:  # the common case first: calamine gives numbers as floats
+        return str(int(value)) if value.is_integer() and -1e15 < value < 1e15 else f"{value:.15g}"
     if value is None or value == "":
         return ""
     if isinstance(value, bool):
         return "TRUE" if value else "FALSE"
     if isinstance(value, float):
-        if value.is_integer() and abs(value) < 1e15:
-            return str(int(value))
         return f"{value:.15g}"
     if isinstance(value, datetime):
         return (
