@@ -9,8 +9,9 @@ import textwrap
 from datetime import date, datetime
 
 import pytest
+from docindex.exceptions import ExtractionError
 from docindex.extract import Deadline, ExtractionLimits, extract
-from docindex.extract.spreadsheet import sheet_area
+from docindex.extract.spreadsheet import MAX_SHEET_CELLS, _exact_area, _loose_bound, sheet_area
 from docindex.samples import make_xls, make_xlsx
 
 SHEETS = {
@@ -62,21 +63,59 @@ def test_deadline_within_a_long_sheet(limits: ExtractionLimits) -> None:
     assert len(doc.text.splitlines()) == 1 + 1000  # checked every 1000 rows
 
 
+def _sheet(rows: bytes) -> bytes:
+    return (
+        b'<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>'
+        + rows
+        + (b"</sheetData></worksheet>")
+    )
+
+
 def test_sheet_area() -> None:
-    assert sheet_area(b'<row r="2"><c r="B2"/><c r="D2"/></row><row r="20"><c r="C20"/></row>') == 19 * 3
-    far = b'<row r="1"><c r="A1"/></row><row r="1048576"><c r="XFD1048576"/></row>'
+    assert (
+        sheet_area(_sheet(b'<row r="2"><c r="B2"/><c r="D2"/></row><row r="20"><c r="C20"/></row>')) == 19 * 3
+    )
+    far = _sheet(b'<row r="1"><c r="A1"/></row><row r="1048576"><c r="XFD1048576"/></row>')
     assert sheet_area(far) == 1048576 * 16384
     # A cell's own reference counts even when its row says otherwise.
-    assert sheet_area(b'<row r="1"><c r="A1"/><c r="XFD1048576"/></row>') == 1048576 * 16384
-    assert sheet_area(b"<sheetData/>") == 0
+    assert sheet_area(_sheet(b'<row r="1"><c r="A1"/><c r="XFD1048576"/></row>')) == 1048576 * 16384
+    assert sheet_area(_sheet(b"")) == 0
 
 
-def test_sheet_area_without_references_is_bounded_by_position() -> None:
-    # Rows and cells without r are placed one after another.
+def test_cells_without_references_are_placed_after_the_previous_one() -> None:
     rows = b"".join(b"<row>" + b"<c><v>1</v></c>" * 3 + b"</row>" for _ in range(4))
-    assert sheet_area(rows) >= 4 * 3
+    assert sheet_area(_sheet(rows)) == 4 * 3
     wide = b'<row r="1"><c r="A1"/></row><row>' + b"<c/>" * 500 + b"</row>"
-    assert sheet_area(wide) >= 2 * 500
+    assert sheet_area(_sheet(wide)) == 2 * 500
+    assert sheet_area(_sheet(b'<row r="10"><c r="C10"/><c/></row>')) == 2
+
+
+def test_fake_references_in_text_do_not_hide_positional_cells() -> None:
+    # Text that looks like r="A1" must not stand in for the missing
+    # references of 16384 positional cells in a sheet that also reaches row 1048576.
+    rows = (
+        b'<row r="1">'
+        + b'<c t="inlineStr"><is><t> r="A1"</t></is></c>' * 16384
+        + b'</row><row r="1048576"><c r="A1048576"/></row>'
+    )
+    assert sheet_area(_sheet(rows)) > MAX_SHEET_CELLS
+
+
+def test_malformed_sheet_is_corrupt() -> None:
+    with pytest.raises(ExtractionError) as caught:
+        sheet_area(b'<row r="1"><c r="A1"/></row><row r="2">')
+    assert caught.value.code == "corrupt"
+
+
+@pytest.mark.parametrize("rows", [200, 3000])
+def test_loose_bound_is_an_upper_bound(rows: int) -> None:
+    body = _sheet(
+        b"".join(
+            f'<row r="{r}"><c r="B{r}"/><c/><c r="E{r}"/></row><row><c/></row>'.encode()
+            for r in range(1, rows * 2, 2)
+        )
+    )
+    assert _loose_bound(body) >= _exact_area(body) == rows * 2 * 5
 
 
 @pytest.mark.parametrize(

@@ -296,7 +296,7 @@ class _Walker:
                 self.parts.append("\n")
                 self.paragraph_newline = len(self.parts) - 1
                 self.line_open = False
-            _release(element)
+            release(element)
             self.paragraphs += 1
             if self.paragraphs % _FLUSH_EVERY == 0:
                 if not self.flush():
@@ -320,7 +320,7 @@ class _Walker:
         self.paragraph_newline = -1
 
 
-def _release(element: Any) -> None:
+def release(element: Any) -> None:
     """Free a finished paragraph and the finished siblings before it."""
     element.clear(keep_tail=False)
     parent = element.getparent()
