@@ -96,6 +96,20 @@ def test_deadline_between_paragraph_chunks(limits: ExtractionLimits) -> None:
     assert doc.text.splitlines() == paragraphs[:256]
 
 
+def test_one_giant_paragraph_is_bounded(limits: ExtractionLimits) -> None:
+    # 20000 runs in a single paragraph: text is flushed (and the deadline
+    # checked) by pending size, not only at paragraph ends.
+    runs = "".join(f'<w:r><w:t xml:space="preserve">語{i} </w:t></w:r>' for i in range(20000))
+    data = make_docx([], body_xml=f"<w:p>{runs}</w:p>")
+    full = extract(data, "giant.docx", limits)
+    assert (full.error, full.text.count("語")) == (None, 20000)
+    timed_out = extract(data, "giant.docx", limits, deadline=Deadline(0))
+    assert (timed_out.error, timed_out.truncated) == ("timeout", True)
+    assert 0 < timed_out.text.count("語") < 20000
+    short = extract(data, "giant.docx", dataclasses.replace(limits, max_chars=100))
+    assert (len(short.text), short.truncated) == (100, True)
+
+
 @pytest.mark.parametrize("count", [2000])
 def test_large_document(limits: ExtractionLimits, count: int) -> None:
     paragraphs = [f"第{i}段落 東京都の四半期売上報告について記載する。" for i in range(count)]

@@ -79,6 +79,7 @@ def extract(
         error, detail = _run(extractor, data, ftype, ctx)
 
     text = clean_text(ctx.text.getvalue())
+    title = clean_text(ctx.title or "") or None
     truncated = ctx.text.truncated or ctx.incomplete or error == "timeout"
     if error is None and not text and ctx.ocr_reason is None:
         error, detail = "empty", "no text in the document"
@@ -86,7 +87,7 @@ def extract(
         kind=ftype.kind,
         content_type=ftype.mime,
         text=text,
-        title=clean_text(ctx.title) or None if ctx.title else None,
+        title=title,
         page_count=ctx.page_count,
         truncated=truncated,
         error=error,

@@ -40,8 +40,10 @@ _REL_NS = (
     "http://purl.oclc.org/ooxml/package/relationships",  # unlikely, but Strict mirrors every namespace
 )
 _DC_TITLE = "{http://purl.org/dc/elements/1.1/}title"
-# Text is flushed to the buffer (and the deadline checked) every this many paragraphs.
+# Text is flushed to the buffer (and the deadline checked) every this many
+# paragraphs, or when this many pieces are pending (one giant paragraph).
 _FLUSH_EVERY = 256
+_MAX_PENDING = 4096
 
 
 def _ns(*pairs: tuple[str, str]) -> frozenset[str]:
@@ -227,6 +229,10 @@ def walk_text(stream: io.RawIOBase, vocab: Vocabulary, ctx: ExtractionContext, p
                     walker.start(element)
                 elif not walker.end(element):
                     return False
+                if len(walker.parts) >= _MAX_PENDING:
+                    if not walker.flush():
+                        return False
+                    ctx.check_deadline()
     except etree.XMLSyntaxError as exc:
         walker.flush()
         raise ExtractionError("corrupt", f"{part}: {exc}") from None
@@ -290,6 +296,7 @@ class _Walker:
         if tag in vocab.text:
             if element.text:
                 self._add(element.text)
+            _release_text(element)
         elif tag in vocab.paragraph:
             # Empty paragraphs (spacing, a skipped slide-number field) add no blank line.
             if self.line_open:
@@ -318,6 +325,25 @@ class _Walker:
         else:
             self.parts.append(separator)
         self.paragraph_newline = -1
+
+
+def _release_text(element: Any) -> None:
+    """Free a finished text element and the finished runs before its run.
+
+    Paragraphs are released when they end; this keeps one huge paragraph
+    (millions of runs) from holding the whole part in memory meanwhile.
+    Only finished elements are touched: the run and paragraph are still open.
+    """
+    element.clear(keep_tail=False)
+    run = element.getparent()
+    if run is None:
+        return
+    while element.getprevious() is not None:
+        del run[0]
+    holder = run.getparent()
+    if holder is not None:
+        while run.getprevious() is not None:
+            del holder[0]
 
 
 def release(element: Any) -> None:
