@@ -60,7 +60,6 @@ __all__ = [
 ]
 
 _ZIP_TIME = (2024, 4, 1, 9, 0, 0)
-_PDF_TIME = datetime(2024, 4, 1, 9, 0, 0)
 _JA_FONT_PACKAGE = "fonts-ipafont-gothic"
 _JA_FONT_CANDIDATES = (
     "/usr/share/fonts/opentype/ipafont-gothic/ipag.ttf",
@@ -1130,18 +1129,29 @@ def make_scan_png(lines: Sequence[str], dpi: int = 300) -> bytes:
 
 
 def make_scan_pdf(pages: Sequence[Sequence[str]], dpi: int = 300, *, title: str | None = None) -> bytes:
-    """An image-only PDF (no text layer), one scanned A4 page per entry, JPEG-compressed like a scanner's."""
-    images = [_render_page(lines, dpi, 10.5) for lines in pages]
-    if not images:
+    """An image-only PDF (no text layer), one scanned A4 page per entry, JPEG-compressed like a scanner's.
+
+    Pages are rendered one at a time (an A4 page at 300 dpi is 8.7 MB of
+    pixels), so long scans for soak tests stay small in memory.
+    """
+    from reportlab.lib.pagesizes import A4
+    from reportlab.lib.utils import ImageReader
+    from reportlab.pdfgen import canvas
+
+    if not pages:
         raise ValueError("a PDF needs at least one page")
     buf = io.BytesIO()
-    fixed = _PDF_TIME.timetuple()
-    options: dict[str, Any] = {"creationDate": fixed, "modDate": fixed, "producer": "docindex samples"}
-    if title:
-        options["title"] = title
-    images[0].save(
-        buf, format="PDF", resolution=float(dpi), save_all=True, append_images=images[1:], **options
-    )
+    pdf = canvas.Canvas(buf, pagesize=A4, invariant=1)
+    pdf.setCreator("docindex samples")
+    pdf.setTitle(title or "")
+    for lines in pages:
+        jpeg = io.BytesIO()
+        _render_page(lines, dpi, 10.5).save(jpeg, format="JPEG", quality=85, dpi=(dpi, dpi))
+        jpeg.seek(0)
+        # reportlab embeds JPEG data as is (DCTDecode), like a scanner driver.
+        pdf.drawImage(ImageReader(jpeg), 0, 0, width=A4[0], height=A4[1])
+        pdf.showPage()
+    pdf.save()
     return buf.getvalue()
 
 
