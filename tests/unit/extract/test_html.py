@@ -52,6 +52,11 @@ def test_iso_8859_1_label_on_a_japanese_page(limits: ExtractionLimits) -> None:
     assert doc.text == "東京都の会議議事録"
 
 
+def test_iso_2022_jp_page_labelled_utf8(limits: ExtractionLimits) -> None:
+    doc = extract(make_html("会議", ["①東京都～"], "iso-2022-jp", charset_label="utf-8"), "a.html", limits)
+    assert (doc.encoding, doc.title, doc.text) == ("iso-2022-jp", "会議", "①東京都～")
+
+
 def test_blocks_lines_and_table_cells(limits: ExtractionLimits) -> None:
     data = make_html("t", ["一行目", "二行目 &amp; <b>"], table=[["品名", "数量"], ["ノートPC", "10"]])
     doc = extract(data, "a.html", limits)

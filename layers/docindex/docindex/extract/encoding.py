@@ -108,6 +108,10 @@ def decode(data: bytes, declared: str | None = None) -> DecodedText:
     body, bom_encoding = strip_bom(data)
     if bom_encoding:
         return DecodedText(body.decode(bom_encoding, errors="replace"), bom_encoding)
+    if _is_iso2022(data):
+        # 7-bit with JIS escapes: any ASCII-compatible label would "succeed"
+        # and leave the escape sequences in the text.
+        return _decode_iso2022jp(data)
     if declared and _HIGH_BYTE.search(data):
         # Valid UTF-8 with non-ASCII bytes is almost never anything else, and
         # pages converted to UTF-8 often keep their old Shift_JIS label.
@@ -133,7 +137,7 @@ def decode(data: bytes, declared: str | None = None) -> DecodedText:
 
 def sniff_decode(data: bytes) -> DecodedText:  # noqa: PLR0911 - one return per cascade step
     """Decode bytes that carry no BOM and no trustworthy label."""
-    if b"\x1b" in data and not _HIGH_BYTE.search(data) and any(e in data for e in _ISO2022_ESCAPES):
+    if _is_iso2022(data):
         return _decode_iso2022jp(data)
     utf16 = bomless_utf16(data)
     if utf16:
@@ -151,6 +155,10 @@ def sniff_decode(data: bytes) -> DecodedText:  # noqa: PLR0911 - one return per 
     if western:
         return western
     return _fallback(data)
+
+
+def _is_iso2022(data: bytes) -> bool:
+    return b"\x1b" in data and not _HIGH_BYTE.search(data) and any(e in data for e in _ISO2022_ESCAPES)
 
 
 def _try_decode(data: bytes, codec: str) -> str | None:
