@@ -18,8 +18,10 @@ Error codes:
   owner password (print/copy restrictions) is extracted normally.
 - ``zip_bomb``: a zip-based file whose directory declares more than
   ``max_zip_uncompressed_bytes`` in total, a member above 1 MiB compressed
-  more than ``max_zip_ratio``:1, too many members, or a member that inflates
-  past its declared size. Rejected before decompressing anything.
+  more than ``max_zip_ratio``:1, or too many members: rejected from the zip
+  directory before anything is inflated. Members are then read against a
+  byte budget and never past their declared size (a member whose data does
+  not match its declared size fails its CRC check: ``corrupt``).
 - ``too_large``: a spreadsheet sheet spanning more than
   ``spreadsheet.MAX_SHEET_CELLS`` cells, or the extractor ran out of memory.
 - ``timeout``: ``limits.timeout_seconds`` (or the given deadline) passed;
@@ -30,6 +32,13 @@ Error codes:
 Not errors: ``truncated=True`` alone means ``max_chars`` was reached or only
 the first ``max_pages`` pages/slides were read; ``ocr_reason`` (``image``,
 ``scanned_pdf``) means the text must come from the OCR worker.
+
+Kinds with an extractor: ``pdf``, ``docx`` (also DOCM/DOTX), ``pptx``
+(also PPTM/PPSX/POTX), ``xlsx`` (also XLSM/XLTX), ``xls``, ``html``, ``text``
+(plain, CSV, TSV, Markdown, JSON, XML...). ``image`` (PNG, JPEG, TIFF, GIF,
+BMP, WebP) goes to OCR. Recognised but ``unsupported``: ``doc``, ``ppt``,
+``msg``, ``ole``, ``rtf``, ``odt``, ``ods``, ``odp``, ``xlsb``, ``epub``,
+``zip``, ``media``, ``binary``, ``unknown``.
 
 Heavy libraries (pypdfium2, calamine, lxml, selectolax, charset-normalizer,
 filetype) load only when a file of that kind arrives, so the Lambda's cold
