@@ -30,7 +30,7 @@ from docindex.batch import ConcurrentBatchProcessor
 from docindex.bulk_writer import BulkWriter, WriteOutcome
 from docindex.events import Action, ObjectChange, parse_body
 from docindex.exceptions import IndexRejectedError, PoisonMessageError, TransientError
-from docindex.extract import ExtractionLimits, extract
+from docindex.extract import Deadline, ExtractionLimits, extract
 from docindex.handoff import OcrJob, OcrQueue
 from docindex.ledger import Claim, Ledger
 from docindex.observability import Metric, count, logger
@@ -44,6 +44,10 @@ if TYPE_CHECKING:
     from opensearchpy import OpenSearch
 
     from docindex.settings import Settings
+
+
+# Time kept back from extraction for the bulk write and the batch response.
+EXTRACTION_MARGIN_SECONDS = 10.0
 
 
 class Outcome(StrEnum):
@@ -61,6 +65,7 @@ class _BatchRun:
     """State shared by the records of one invocation."""
 
     writer: BulkWriter
+    time_left: Callable[[], float]
     index_error: str | None = None
     _locks: defaultdict[str, threading.Lock] = field(default_factory=lambda: defaultdict(threading.Lock))
     _guard: threading.Lock = field(default_factory=threading.Lock)
@@ -125,7 +130,7 @@ class Indexer:
             max_actions=self.settings.bulk_max_actions,
             time_left=time_left,
         ) as writer:
-            run = _BatchRun(writer=writer, index_error=self._prepare_index())
+            run = _BatchRun(writer=writer, time_left=time_left, index_error=self._prepare_index())
 
             def record_handler(record: SQSRecord) -> list[dict[str, Any]]:
                 return self._handle_record(record, run)
@@ -280,7 +285,10 @@ class Indexer:
         if fetched.data is None:
             return self._hand_off(change, claim, run, fetched, reason="too_large", content_type=None)
         filename, _ = file_name_parts(change.key)
-        extracted = extract(fetched.data, filename, self.limits)
+        # Stop extracting while there is still time to write what we have
+        # and report the record; never beyond EXTRACTION_TIMEOUT_SECONDS.
+        budget = min(self.limits.timeout_seconds, max(1.0, run.time_left() - EXTRACTION_MARGIN_SECONDS))
+        extracted = extract(fetched.data, filename, self.limits, deadline=Deadline(budget))
         if extracted.ocr_reason:
             return self._hand_off(
                 change,
@@ -294,7 +302,10 @@ class Indexer:
         doc = document_for(change, fetched, extracted)
         if extracted.error:
             count(Metric.EXTRACTION_FAILURES)
-            logger.warning("content not extracted; indexed by name", extra={"extraction_error": extracted.error})
+            logger.warning(
+                "content not extracted; indexed by name",
+                extra={"extraction_error": extracted.error, "detail": extracted.error_detail},
+            )
         outcome = self._write(change, claim, run, doc)
         if outcome is WriteOutcome.CONFLICT:
             count(Metric.STALE_EVENTS_SKIPPED)

@@ -45,10 +45,16 @@ class Deadline:
 
 @dataclass(frozen=True)
 class FileType:
-    """What the bytes are, detected from content first and the name second."""
+    """What the bytes are, detected from content first and the name second.
 
-    kind: str  # pdf, docx, xlsx, xls, pptx, html, text, image, unknown, ...
+    ``encrypted`` is set when the container itself says the content is
+    password-protected (an encrypted OOXML file is an OLE2 file holding an
+    ``EncryptedPackage`` stream), so no extractor needs to be tried.
+    """
+
+    kind: str  # pdf, docx, xlsx, xlsb, xls, ods, pptx, html, text, image, empty, unknown, ...
     mime: str
+    encrypted: bool = False
 
 
 @dataclass
@@ -68,3 +74,7 @@ class ExtractedDocument:
     truncated: bool = False
     error: str | None = None
     ocr_reason: str | None = None
+    # The character encoding the text was decoded from (text and HTML only).
+    encoding: str | None = None
+    # A short human-readable explanation of ``error`` for logs; never indexed.
+    error_detail: str | None = None

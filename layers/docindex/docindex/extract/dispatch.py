@@ -2,20 +2,122 @@
 
 from __future__ import annotations
 
-from docindex.extract.base import ExtractedDocument, ExtractionLimits
+import importlib
+import logging
+import re
+from collections.abc import Callable
+from typing import cast
+
+from docindex.exceptions import ExtractionError
+from docindex.extract.base import Deadline, ExtractedDocument, ExtractionLimits, FileType
+from docindex.extract.context import ExtractionContext
 from docindex.extract.detect import detect_type
 
+logger = logging.getLogger(__name__)
 
-def extract(data: bytes, filename: str, limits: ExtractionLimits) -> ExtractedDocument:
+Extractor = Callable[[bytes, FileType, ExtractionContext], None]
+
+# Kinds whose text comes from the OCR worker, not from here.
+_OCR_KINDS = {"image": "image"}
+# C0 controls other than tab and newline, DEL, and lone surrogates: noise in
+# a search index, and surrogates cannot even be encoded as UTF-8 JSON.
+_CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\ud800-\udfff]")
+_BLANK_LINES = re.compile(r"\n[ \t\u3000]*(?:\n[ \t\u3000]*){2,}")
+_TRAILING_SPACE = re.compile(r"[ \t]+\n")
+
+
+# kind -> (module, function). Modules are imported on first use: each pulls
+# its heavy library, which a Lambda that never sees that format never loads.
+_EXTRACTORS: dict[str, tuple[str, str]] = {
+    "pdf": ("docindex.extract.pdf", "extract_pdf"),
+    "docx": ("docindex.extract.docx", "extract_docx"),
+    "pptx": ("docindex.extract.pptx", "extract_pptx"),
+    "xlsx": ("docindex.extract.spreadsheet", "extract_spreadsheet"),
+    "xls": ("docindex.extract.spreadsheet", "extract_spreadsheet"),
+    "html": ("docindex.extract.html", "extract_html"),
+    "text": ("docindex.extract.text", "extract_text"),
+}
+
+
+def _extractor(kind: str) -> Extractor | None:
+    target = _EXTRACTORS.get(kind)
+    if target is None:
+        return None
+    module, function = target
+    return cast(Extractor, getattr(importlib.import_module(module), function))
+
+
+def extract(
+    data: bytes,
+    filename: str,
+    limits: ExtractionLimits,
+    *,
+    deadline: Deadline | None = None,
+) -> ExtractedDocument:
     """Extract text and metadata from one file's bytes.
 
-    Problems with the document itself are reported in ``ExtractedDocument.error``.
+    Problems with the document itself are reported in
+    ``ExtractedDocument.error`` (see :mod:`docindex.extract` for the codes);
+    this function does not raise for any input. ``deadline`` defaults to
+    ``limits.timeout_seconds`` from now; pass one to share a budget with the
+    caller (e.g. the Lambda's remaining time).
     """
     ftype = detect_type(data, filename)
-    if ftype.kind == "image":
-        return ExtractedDocument(ftype.kind, ftype.mime, ocr_reason="image")
-    if ftype.kind == "text":
-        text = data.decode("utf-8", errors="replace")
-        truncated = len(text) > limits.max_chars
-        return ExtractedDocument(ftype.kind, ftype.mime, text=text[: limits.max_chars], truncated=truncated)
-    return ExtractedDocument(ftype.kind, ftype.mime, error="unsupported")
+    ctx = ExtractionContext(limits, deadline or Deadline(limits.timeout_seconds))
+    error: str | None = None
+    detail: str | None = None
+    extractor = _extractor(ftype.kind)
+    if not data:
+        error, detail = "empty", "the file has 0 bytes"
+    elif ftype.encrypted:
+        error, detail = "encrypted", "password-protected Office file"
+    elif ftype.kind in _OCR_KINDS:
+        ctx.ocr_reason = _OCR_KINDS[ftype.kind]
+    elif extractor is None:
+        error, detail = "unsupported", f"no text extractor for {ftype.mime}"
+    else:
+        error, detail = _run(extractor, data, ftype, ctx)
+
+    text = clean_text(ctx.text.getvalue())
+    title = clean_text(ctx.title or "") or None
+    truncated = ctx.text.truncated or ctx.incomplete or error == "timeout"
+    if error is None and not text and ctx.ocr_reason is None:
+        error, detail = "empty", "no text in the document"
+    return ExtractedDocument(
+        kind=ftype.kind,
+        content_type=ftype.mime,
+        text=text,
+        title=title,
+        page_count=ctx.page_count,
+        truncated=truncated,
+        error=error,
+        ocr_reason=ctx.ocr_reason,
+        encoding=ctx.encoding,
+        error_detail=detail,
+    )
+
+
+def _run(extractor: Extractor, data: bytes, ftype: FileType, ctx: ExtractionContext) -> tuple[str | None, str | None]:
+    try:
+        extractor(data, ftype, ctx)
+    except ExtractionError as exc:
+        return exc.code, exc.detail or None
+    except MemoryError:
+        return "too_large", "ran out of memory"
+    except RecursionError:
+        return "corrupt", "structure nested too deeply"
+    except Exception as exc:
+        logger.warning("extractor for %s failed", ftype.kind, exc_info=True)
+        return "extractor_failed", f"{type(exc).__name__}: {exc}"[:500]
+    return None, None
+
+
+def clean_text(text: str) -> str:
+    """Normalise line ends, drop control characters, squeeze blank lines, trim."""
+    if not text:
+        return ""
+    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\f", "\n")
+    text = _CONTROL_CHARS.sub("", text)
+    text = _TRAILING_SPACE.sub("\n", text)
+    text = _BLANK_LINES.sub("\n\n", text)
+    return text.strip()

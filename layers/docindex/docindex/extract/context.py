@@ -1,0 +1,77 @@
+"""What one extraction run carries: limits, deadline and the text collected so far.
+
+Extractors write into an :class:`ExtractionContext` as they go instead of
+returning a finished result, so that when they stop early (deadline, a corrupt
+part half-way through) the dispatcher still has the partial text, the title and
+the page count to index.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from docindex.exceptions import ExtractionError
+from docindex.extract.base import Deadline, ExtractionLimits
+
+
+class TextBuffer:
+    """Collects text up to ``max_chars``; remembers whether anything was cut off."""
+
+    def __init__(self, max_chars: int) -> None:
+        self.max_chars = max_chars
+        self.truncated = False
+        self._parts: list[str] = []
+        self._size = 0
+
+    @property
+    def full(self) -> bool:
+        """True once no more text fits (extractors stop reading then)."""
+        return self.truncated or self._size >= self.max_chars
+
+    def __len__(self) -> int:
+        return self._size
+
+    def append(self, text: str) -> bool:
+        """Add ``text``; return False when the buffer is full and the caller should stop."""
+        if not text:
+            return not self.full
+        room = self.max_chars - self._size
+        if len(text) <= room:
+            self._parts.append(text)
+            self._size += len(text)
+            return True
+        # Dropping only whitespace (a trailing separator) is not a truncation.
+        if text[room:].strip():
+            self.truncated = True
+        if room > 0:
+            self._parts.append(text[:room])
+            self._size += room
+        return False
+
+    def getvalue(self) -> str:
+        """The text collected so far."""
+        return "".join(self._parts)
+
+
+@dataclass
+class ExtractionContext:
+    """Shared state of one extraction; extractors fill in what they learn."""
+
+    limits: ExtractionLimits
+    deadline: Deadline
+    text: TextBuffer = field(init=False)
+    title: str | None = None
+    page_count: int | None = None
+    ocr_reason: str | None = None
+    encoding: str | None = None
+    # Set when the extractor stopped before the end for a reason other than
+    # ``max_chars`` (e.g. ``max_pages``); the text is then marked truncated.
+    incomplete: bool = False
+
+    def __post_init__(self) -> None:
+        self.text = TextBuffer(self.limits.max_chars)
+
+    def check_deadline(self) -> None:
+        """Raise ``ExtractionError('timeout')``; the text collected so far is kept."""
+        if self.deadline.expired():
+            raise ExtractionError("timeout", f"stopped after {len(self.text)} characters")

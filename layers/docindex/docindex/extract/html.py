@@ -1,0 +1,82 @@
+"""HTML: decode the bytes ourselves, then take the visible text with selectolax (lexbor).
+
+EXTRACTION.md: parsers that decode for themselves lose the rest of a page at
+the first byte that does not fit the declared charset; decoding first (BOM,
+``<meta charset>``/http-equiv, XML declaration, then the cascade) and parsing
+text kept every line of a Shift_JIS-labelled page holding CP932 characters.
+"""
+
+from __future__ import annotations
+
+import re
+
+from docindex.extract.base import FileType
+from docindex.extract.context import ExtractionContext
+from docindex.extract.encoding import decode
+from docindex.extract.text import prefix_at_line_end
+
+# Browsers look for the declaration in the first 1024 bytes; Japanese pages
+# with long comments before <meta> are common enough to look a little further.
+_DECLARATION_WINDOW = 4096
+_META_CHARSET = re.compile(rb"""<meta\b[^>]*?charset\s*=\s*["']?\s*([A-Za-z0-9_:.\-]+)""", re.IGNORECASE)
+_XML_ENCODING = re.compile(rb"""<\?xml\b[^>]*?encoding\s*=\s*["']([A-Za-z0-9_:.\-]+)""", re.IGNORECASE)
+
+# Never visible: code, styles, fallbacks for disabled scripting, inert templates.
+_INVISIBLE = ["script", "style", "noscript", "template", "head", "svg", "object", "iframe"]
+_BLOCKS = (
+    "address, article, aside, blockquote, caption, dd, details, dialog, div, dl, dt, fieldset, "
+    "figcaption, figure, footer, form, h1, h2, h3, h4, h5, h6, header, hgroup, hr, li, main, nav, "
+    "ol, p, pre, section, summary, table, tr, ul, option, legend"
+)
+# Unicode noncharacters as markers: they cannot occur in real text, and they
+# survive the whitespace collapsing that turns source newlines into spaces.
+_BLOCK_MARK = "\ufdd0"
+_CELL_MARK = "\ufdd1"
+_HTML_SPACE = re.compile(r"[ \t\n\r\f]+")
+_SPACED_TAB = re.compile(r" *\t *")
+
+
+def declared_charset(data: bytes) -> str | None:
+    """The charset an HTML/XHTML document declares near its start, if any."""
+    head = data[:_DECLARATION_WINDOW]
+    match = _META_CHARSET.search(head) or _XML_ENCODING.search(head)
+    return match.group(1).decode("ascii") if match else None
+
+
+def extract_html(data: bytes, ftype: FileType, ctx: ExtractionContext) -> None:
+    """Visible text and ``<title>`` of an HTML document into ``ctx``."""
+    from selectolax.lexbor import LexborHTMLParser
+
+    # Markup roughly doubles the byte count; more than this cannot fit anyway.
+    budget = ctx.limits.max_chars * 8 + 16
+    if len(data) > budget:
+        data = prefix_at_line_end(data, budget)
+        ctx.incomplete = True
+    decoded = decode(data, declared_charset(data))
+    ctx.encoding = decoded.encoding
+
+    tree = LexborHTMLParser(decoded.text)
+    title_node = tree.css_first("title")
+    if title_node is not None:
+        title = _HTML_SPACE.sub(" ", title_node.text()).strip()
+        ctx.title = title or None
+    tree.strip_tags(_INVISIBLE, recursive=True)
+    root = tree.body or tree.root
+    if root is None:
+        return
+    for node in root.css(_BLOCKS):
+        node.insert_before(_BLOCK_MARK)
+        node.insert_after(_BLOCK_MARK)
+    for node in root.css("br"):
+        node.insert_after(_BLOCK_MARK)
+    for node in root.css("td, th"):
+        node.insert_after(_CELL_MARK)
+    ctx.text.append(visible_text(root.text(deep=True)))
+
+
+def visible_text(raw: str) -> str:
+    """Collapse HTML whitespace the way a browser renders it, one block per line."""
+    text = _HTML_SPACE.sub(" ", raw).replace(_CELL_MARK, "\t").replace(_BLOCK_MARK, "\n")
+    text = _SPACED_TAB.sub("\t", text)
+    lines = (line.strip(" \t") for line in text.split("\n"))
+    return "\n".join(line for line in lines if line)

@@ -1,0 +1,22 @@
+"""Shared fixtures: limits and a Japanese-font check for scan samples."""
+
+from __future__ import annotations
+
+import pytest
+
+from docindex.extract import ExtractionLimits
+from docindex.samples import find_japanese_font
+
+
+@pytest.fixture
+def limits() -> ExtractionLimits:
+    return ExtractionLimits()
+
+
+@pytest.fixture(scope="session")
+def japanese_font() -> str:
+    """Scan samples need a Japanese TrueType font (Debian: fonts-ipafont-gothic, `make system-deps`)."""
+    try:
+        return find_japanese_font()
+    except RuntimeError as exc:
+        pytest.skip(str(exc))
