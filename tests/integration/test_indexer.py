@@ -142,8 +142,47 @@ def test_corrupt_pdf_is_indexed_by_name_with_extraction_error(stack: Stack, inde
     doc = stack.doc(key)
     assert doc is not None
     assert doc["_source"]["filename"] == "請求書.pdf"
-    assert doc["_source"]["extraction_error"]
+    assert doc["_source"]["extraction_error"] == "corrupt"
+    assert doc["_source"]["content_type"] == "application/pdf"
     assert "content" not in doc["_source"]
+
+
+def test_image_only_pdf_is_queued_for_ocr(stack: Stack, indexer) -> None:
+    from docindex.samples import make_scan_pdf
+
+    key = "スキャン/契約書.pdf"
+    put(stack, key, make_scan_pdf([["業務委託契約書"], ["署名欄"]], dpi=100))
+    assert invoke(indexer, sqs_event(s3_notification(stack.bucket, key, sequencer=SEQ1))) == set()
+    doc = stack.doc(key)
+    assert doc is not None
+    assert doc["_source"]["ocr_status"] == "pending"
+    assert doc["_source"]["ocr_reason"] == "scanned_pdf"
+    assert doc["_source"]["page_count"] == 2
+    jobs = [OcrJob.from_json(m["Body"]) for m in stack.messages("OCR_QUEUE_URL")]
+    assert [(j.key, j.reason) for j in jobs] == [(key, "scanned_pdf")]
+
+
+def test_office_documents_are_indexed_with_japanese_content(stack: Stack, indexer) -> None:
+    from docindex.samples import make_docx, make_pdf, make_pptx, make_xlsx
+
+    files = {
+        "a/議事録.docx": make_docx(["本文"], textbox="テキストボックスの決定事項", footer="社外秘"),
+        "a/見積.xlsx": make_xlsx({"見積": [["品名", "単価"], ["ノートPC", 128000]], "備考": [["納期", "二週間"]]}),
+        "a/計画.pptx": make_pptx(["事業計画"], notes=["発表者ノートの補足"]),
+        "a/報告.pdf": make_pdf(["四半期売上報告", "二ページ目"], "報告書タイトル"),
+    }
+    for key, data in files.items():
+        put(stack, key, data)
+    event = sqs_event(*(s3_notification(stack.bucket, k, sequencer=SEQ1) for k in files))
+    assert invoke(indexer, event) == set()
+    docs = {k: stack.doc(k)["_source"] for k in files}  # type: ignore[index]
+    assert "テキストボックスの決定事項" in docs["a/議事録.docx"]["content"]
+    assert "社外秘" in docs["a/議事録.docx"]["content"]
+    assert "二週間" in docs["a/見積.xlsx"]["content"]
+    assert "発表者ノートの補足" in docs["a/計画.pptx"]["content"]
+    assert docs["a/報告.pdf"]["title"] == "報告書タイトル"
+    assert docs["a/報告.pdf"]["page_count"] == 2
+    assert docs["a/見積.xlsx"]["content_type"] == "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 
 
 def test_image_is_handed_to_the_ocr_queue(stack: Stack, indexer) -> None:

@@ -96,11 +96,25 @@ MAPPINGS: dict[str, Any] = {
 }
 
 
-def index_body(*, japanese: bool = True) -> dict[str, Any]:
-    """Settings and mappings for a new index."""
-    analysis = _JA_ANALYSIS if japanese else _CJK_FALLBACK_ANALYSIS
+# Tried in order when creating an index: the best analysis the cluster supports.
+ANALYSIS_TIERS = ("icu+kuromoji", "kuromoji", "cjk")
+
+
+def index_body(*, tier: str = "kuromoji") -> dict[str, Any]:
+    """Settings and mappings for a new index with the given analysis tier.
+
+    ``icu+kuromoji`` adds NFKC normalization *before* tokenizing (analysis-icu,
+    bundled with Amazon OpenSearch Service), so full-width digits and
+    half-width katakana with voiced marks become one token; ``kuromoji``
+    normalizes width after tokenizing; ``cjk`` is bigrams for clusters
+    without the Japanese plugin.
+    """
+    analysis = copy.deepcopy(_CJK_FALLBACK_ANALYSIS if tier == "cjk" else _JA_ANALYSIS)
+    if tier == "icu+kuromoji":
+        for name in ("docindex_text", "docindex_ngram"):
+            analysis["analyzer"][name]["char_filter"] = ["icu_normalizer"]
     return {
-        "settings": {"index": {"analysis": copy.deepcopy(analysis)}},
+        "settings": {"index": {"analysis": analysis}},
         "mappings": copy.deepcopy(MAPPINGS),
     }
 
@@ -117,25 +131,25 @@ def ensure_index(client: OpenSearch, name: str) -> str:
     if client.indices.exists(index=name):
         return name
     concrete = f"{name}-v{INDEX_VERSION}"
-    body = index_body(japanese=True)
-    body["aliases"] = {name: {"is_write_index": True}}
-    try:
-        client.indices.create(index=concrete, body=body)
-    except RequestError as exc:
-        error_text = str(exc.info) if exc.info else str(exc)
-        if "resource_already_exists" in error_text:
-            return concrete
-        if "kuromoji" not in error_text and "analyz" not in error_text:
-            raise
-        logger.warning(
-            "kuromoji is not available on this cluster; using CJK bigrams for Japanese text",
-            extra={"index": concrete, "error": error_text[:300]},
-        )
-        body = index_body(japanese=False)
+    for tier in ANALYSIS_TIERS:
+        body = index_body(tier=tier)
         body["aliases"] = {name: {"is_write_index": True}}
-        client.indices.create(index=concrete, body=body)
-    logger.info("created index", extra={"index": concrete, "alias": name})
-    return concrete
+        try:
+            client.indices.create(index=concrete, body=body)
+        except RequestError as exc:
+            error_text = str(exc.info) if exc.info else str(exc)
+            if "resource_already_exists" in error_text:
+                return concrete
+            if not any(word in error_text for word in ("icu", "kuromoji", "analyz", "char_filter", "tokenizer")):
+                raise
+            logger.warning(
+                "analysis not available on this cluster; trying the next tier",
+                extra={"index": concrete, "tier": tier, "error": error_text[:300]},
+            )
+            continue
+        logger.info("created index", extra={"index": concrete, "alias": name, "analysis": tier})
+        return concrete
+    raise RuntimeError(f"could not create index {concrete} with any analysis tier")
 
 
 def now_iso() -> str:
