@@ -91,3 +91,16 @@ sam-build: $(SAM) ## sam build (needs python3.13 on PATH, or add SAM_BUILD_ARGS=
 .PHONY: clean-sam
 clean-sam: ## Remove the SAM CLI venv and sam build output
 	rm -rf $(SAM_VENV) .aws-sam
+
+# ---- security review (own venv: checkov and pip-audit pull in many packages)
+AUDIT_VENV := .venv-audit
+$(AUDIT_VENV)/bin/checkov:
+	$(PYTHON) -m venv $(AUDIT_VENV)
+	$(AUDIT_VENV)/bin/pip install --quiet --upgrade pip
+	$(AUDIT_VENV)/bin/pip install --quiet checkov==3.3.30 pip-audit==2.10.1 bandit==1.9.4
+
+.PHONY: audit
+audit: $(AUDIT_VENV)/bin/checkov ## Security review: bandit (code), checkov (template), pip-audit (pinned deps)
+	$(AUDIT_VENV)/bin/bandit -q -r layers/docindex/docindex functions worker
+	$(AUDIT_VENV)/bin/checkov -f template.yaml --config-file .checkov.yaml --skip-download
+	scripts/audit_dependencies.sh $(AUDIT_VENV)/bin/pip-audit

@@ -216,7 +216,7 @@ class BulkWriter:
                 return
             attempt += 1
             delay = min(self._backoff_cap, self._backoff_base * (2 ** (attempt - 1)))
-            delay = delay / 2 + random.uniform(0, delay / 2)  # noqa: S311 - jitter, not crypto
+            delay = delay / 2 + random.uniform(0, delay / 2)  # noqa: S311  # jitter, not crypto  # nosec B311
             # Keep a margin so the record can still be reported as failed
             # before the invocation ends.
             if self._time_left() - delay < 2.0:

@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 DEFAULT_STATE_DIR = Path(".docindex")
-EMBEDDED_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local"}  # moto accepts any keys
+# moto accepts any keys; these are not secrets and never reach AWS.
+EMBEDDED_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local"}  # nosec B105
 
 
 def default_env_file(state_dir: Path) -> Path:

@@ -12,7 +12,7 @@ import json
 import os
 import signal
 import socket
-import subprocess
+import subprocess  # starts the local servers with fixed argv  # nosec B404
 import sys
 import time
 import urllib.error
@@ -40,8 +40,10 @@ def free_port() -> int:
 
 def responds(url: str, path: str = "/", timeout: float = 2.0) -> bool:
     """True when something answers HTTP at ``url`` (any status)."""
+    if not url.startswith(("http://", "https://")):
+        raise ValueError(f"not an http(s) URL: {url!r}")
     try:
-        with urllib.request.urlopen(url.rstrip("/") + path, timeout=timeout):  # noqa: S310 - local http only
+        with urllib.request.urlopen(url.rstrip("/") + path, timeout=timeout):  # noqa: S310  # scheme checked  # nosec B310
             return True
     except urllib.error.HTTPError:
         return True
@@ -76,7 +78,7 @@ def start_moto(state_dir: Path, port: int | None = None) -> ServerInfo:
     port = port or free_port()
     log = state_dir / "moto.log"
     with log.open("ab") as out:
-        process = subprocess.Popen(  # noqa: S603 - fixed argv, our own interpreter
+        process = subprocess.Popen(  # noqa: S603  # fixed argv, our own interpreter  # nosec B603
             [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
             stdout=out,
             stderr=subprocess.STDOUT,
@@ -95,7 +97,7 @@ def start_osmem(state_dir: Path, port: int | None = None) -> ServerInfo:
     port = port or free_port()
     log = state_dir / "osmem.log"
     with log.open("ab") as out:
-        process = subprocess.Popen(  # noqa: S603 - the binary shipped in the osmem-server wheel
+        process = subprocess.Popen(  # noqa: S603  # the binary shipped in the osmem-server wheel  # nosec B603
             [resolve_binary(), "--addr", f"127.0.0.1:{port}", "--no-stdin-watch"],
             stdout=out,
             stderr=subprocess.STDOUT,
