@@ -263,9 +263,9 @@ def process_page(path: str, kind: Kind, index: int, options: OcrOptions) -> Page
     except Exception as exc:  # noqa: BLE001 - a broken page is reported, the other pages still count
         return PageResult(index, error="corrupt", detail=f"{type(exc).__name__}: {exc}"[:300])
     if isinstance(text_or_image, str):
-        return PageResult(
-            index, text=tidy_text(text_or_image), source="text_layer", seconds=time.perf_counter() - started
-        )
+        # The text layer's own spacing is the author's: only line ends are normalized.
+        text = "\n".join(line.rstrip() for line in text_or_image.replace("\r\n", "\n").split("\n")).strip()
+        return PageResult(index, text=text, source="text_layer", seconds=time.perf_counter() - started)
     image, dpi = text_or_image
     try:
         return _recognize(image, dpi, index, options, started)
@@ -408,10 +408,17 @@ def _scale_to(image: Image.Image, dpi: float, options: OcrOptions) -> tuple[Imag
 # -- Tesseract ---------------------------------------------------------------
 
 
+# Below this mean word confidence the automatic page segmentation has likely
+# cut the page wrong (sparse pages, forms, a lone line): read it again as
+# sparse text and keep the more confident reading.
+LOW_CONFIDENCE = 60
+
+
 def _recognize(image: Image.Image, dpi: int, index: int, options: OcrOptions, started: float) -> PageResult:
     import tesserocr
 
     tessdata = find_tessdata(options.tessdata_dir)
+    timeout_ms = int(options.page_timeout_seconds * 1000)
     api = _engine(options.languages, tesserocr.PSM.AUTO, tessdata)
     api.SetImage(image)
     api.SetSourceResolution(dpi)
@@ -419,24 +426,22 @@ def _recognize(image: Image.Image, dpi: int, index: int, options: OcrOptions, st
     if vertical:
         api.Clear()
         api = _engine(options.vertical_languages, tesserocr.PSM.SINGLE_BLOCK_VERT_TEXT, tessdata)
-        api.SetImage(image)
-        api.SetSourceResolution(dpi)
-    try:
-        finished = api.Recognize(timeout=int(options.page_timeout_seconds * 1000))
-        if not finished:
-            return PageResult(
-                index,
-                source="ocr",
-                seconds=time.perf_counter() - started,
-                dpi=dpi,
-                vertical=vertical,
-                error="timeout",
-                detail=f"page {index + 1} took over {options.page_timeout_seconds:g} s",
-            )
-        text = api.GetUTF8Text()
-        confidence = int(api.MeanTextConf())
-    finally:
-        api.Clear()
+    reading = _read(api, image, dpi, timeout_ms, analysed=not vertical)
+    if reading is not None and reading[1] < LOW_CONFIDENCE and not vertical:
+        sparse = _read(_engine(options.languages, tesserocr.PSM.SPARSE_TEXT, tessdata), image, dpi, timeout_ms)
+        if sparse is not None and sparse[1] > reading[1]:
+            reading = sparse
+    if reading is None:
+        return PageResult(
+            index,
+            source="ocr",
+            seconds=time.perf_counter() - started,
+            dpi=dpi,
+            vertical=vertical,
+            error="timeout",
+            detail=f"page {index + 1} took over {options.page_timeout_seconds:g} s",
+        )
+    text, confidence = reading
     return PageResult(
         index,
         text=tidy_text(text),
@@ -446,6 +451,19 @@ def _recognize(image: Image.Image, dpi: int, index: int, options: OcrOptions, st
         vertical=vertical,
         confidence=confidence,
     )
+
+
+def _read(api: Any, image: Image.Image, dpi: int, timeout_ms: int, *, analysed: bool = False) -> tuple[str, int] | None:
+    """Recognize with ``api``: the text and mean confidence, or None on timeout."""
+    try:
+        if not analysed:  # AnalyseLayout already ran on this image: Recognize reuses it
+            api.SetImage(image)
+            api.SetSourceResolution(dpi)
+        if not api.Recognize(timeout=timeout_ms):
+            return None
+        return api.GetUTF8Text(), int(api.MeanTextConf())
+    finally:
+        api.Clear()
 
 
 def _mostly_vertical(api: Any, tesserocr: Any) -> bool:
