@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 import pytest
 
@@ -21,19 +22,12 @@ from tests.unit.test_ocr_samples import CARD_INCHES, REPORT_LINES, accuracy, mak
 SEQ = ["0062A1B2C3D4E5F6%02d" % i for i in range(10)]  # noqa: UP031 - sequencer-shaped
 
 
-@pytest.fixture(scope="module")
-def shared_pool() -> Iterator[OcrPool]:
-    """One pool for the tests that do not kill theirs: spawning and loading models once saves seconds."""
-    pool = OcrPool(2)
-    yield pool
-    pool.close()
-
-
 WorkerFactory = Callable[..., Worker]
 
 
-@pytest.fixture
-def make_worker(shared_pool: OcrPool) -> Iterator[WorkerFactory]:
+@contextmanager
+def worker_factory(default_pool: OcrPool) -> Iterator[WorkerFactory]:
+    """Builds workers on a stack's clients (closed at the end), on ``default_pool`` unless given one."""
     workers: list[Worker] = []
 
     def make(stack: Stack, *, pool: OcrPool | None = None, **env: str) -> Worker:
@@ -45,15 +39,31 @@ def make_worker(shared_pool: OcrPool) -> Iterator[WorkerFactory]:
             sqs=stack.aws.sqs,
             dynamodb=stack.aws.dynamodb,
             opensearch=stack.opensearch,
-            pool=pool or shared_pool,
+            pool=pool or default_pool,
             flush_metrics=False,
         )
         workers.append(worker)
         return worker
 
-    yield make
-    for worker in workers:
-        worker.close()
+    try:
+        yield make
+    finally:
+        for worker in workers:
+            worker.close()
+
+
+@pytest.fixture(scope="module")
+def shared_pool() -> Iterator[OcrPool]:
+    """One pool for the module: spawning processes and loading models once saves seconds."""
+    pool = OcrPool(2)
+    yield pool
+    pool.close()
+
+
+@pytest.fixture
+def make_worker(shared_pool: OcrPool) -> Iterator[WorkerFactory]:
+    with worker_factory(shared_pool) as make:
+        yield make
 
 
 def upload_and_index(stack: Stack, key: str, body: bytes, *, sequencer: str = SEQ[1], **indexer_env: str) -> None:

@@ -30,6 +30,17 @@ REPORT_LINES = [
     "Quarterly revenue report for fiscal year 2026.",
 ]
 
+# About 770 characters: a typical full A4 page of a Japanese business letter.
+DENSE_PAGE = [
+    "株式会社サンプルは、二〇二六年度第三四半期の業績を以下のとおり報告いたします。",
+    "売上高は前年同期比で大幅に増加し、営業利益も計画を上回りました。",
+    "東京本社と大阪支店では経費削減の取り組みが順調に進んでいます。",
+    "新製品の出荷は来月から開始する予定であり、受注残高は過去最高です。",
+    "海外事業については、為替の影響を受けたものの堅調に推移しました。",
+    "今後とも株主の皆様のご支援を賜りますようお願い申し上げます。",
+] * 4
+DENSE_PAGE = [*DENSE_PAGE[:22], "Quarterly revenue report for fiscal year 2026."]
+
 
 @functools.cache
 def japanese_font() -> str:

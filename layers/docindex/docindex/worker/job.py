@@ -111,11 +111,20 @@ class Downloaded:
     last_modified: str | None
 
 
+def lock_seconds(lease_seconds: int) -> int:
+    """How long an idempotency lock lives unrenewed: a second less than the message's lease.
+
+    So when a dead worker's message reappears, its lock has already expired
+    and the next worker runs the job instead of deferring it.
+    """
+    return max(1, lease_seconds - 1)
+
+
 class LeaseContext:
     """What Powertools idempotency reads from a Lambda context: the time a lock may be held unrenewed."""
 
-    def __init__(self, lease_seconds: int) -> None:
-        self._millis = lease_seconds * 1000
+    def __init__(self, seconds: int) -> None:
+        self._millis = seconds * 1000
 
     def get_remaining_time_in_millis(self) -> int:
         return self._millis
@@ -142,9 +151,9 @@ class RenewableDynamoDBPersistence(DynamoDBPersistenceLayer):
         if lease is not None and data_record.status == "INPROGRESS":
             lease.idempotency_key = data_record.idempotency_key
 
-    def renew(self, leases: list[Lease], lease_seconds: int) -> None:
-        """Push the in-progress expiry of these jobs' records one lease ahead (only while INPROGRESS)."""
-        until_ms = int((time.time() + lease_seconds) * 1000)
+    def renew(self, leases: list[Lease], seconds: int) -> None:
+        """Push the in-progress expiry of these jobs' records ``seconds`` ahead (only while INPROGRESS)."""
+        until_ms = int((time.time() + seconds) * 1000)
         for lease in leases:
             key = lease.idempotency_key
             if not key:
@@ -174,7 +183,6 @@ class JobRunner:
         dynamodb: Any,
         opensearch: OpenSearch,
         pool: OcrPool,
-        commit_margin: float = 5.0,
     ) -> None:
         self.settings = settings
         self.common = settings.common
@@ -184,7 +192,8 @@ class JobRunner:
         self.options = settings.ocr_options()
         self.limits = ExtractionLimits.from_settings(settings.common)
         self.ledger = Ledger(dynamodb, settings.common.ledger_table_name)
-        self.commit_margin = commit_margin
+        # A job commits only with at least one heartbeat interval of lease left.
+        self.commit_margin = min(settings.heartbeat_seconds, 5.0)
         self.persistence = RenewableDynamoDBPersistence(
             table_name=settings.common.idempotency_table, boto3_client=dynamodb
         )
@@ -194,7 +203,8 @@ class JobRunner:
             raise_on_no_idempotency_key=True,
             response_hook=self._on_duplicate,
         )
-        self.idempotency_config.register_lambda_context(cast("LambdaContext", LeaseContext(settings.lease_seconds)))
+        self._lock_seconds = lock_seconds(settings.lease_seconds)
+        self.idempotency_config.register_lambda_context(cast("LambdaContext", LeaseContext(self._lock_seconds)))
         self._run_once = idempotent_function(
             data_keyword_argument="job",
             persistence_store=self.persistence,
@@ -212,7 +222,7 @@ class JobRunner:
             return self._run_once(job=job, lease=lease)
 
     def renew_locks(self, leases: list[Lease]) -> None:
-        self.persistence.renew(leases, self.settings.lease_seconds)
+        self.persistence.renew(leases, self._lock_seconds)
 
     def _on_duplicate(self, response: Any, idempotent_data: DataRecord) -> Any:
         count(Metric.OCR_JOBS_DUPLICATE)
