@@ -158,3 +158,12 @@ def test_missing_model_directory_is_a_clear_error(tmp_path: Path, monkeypatch: p
     monkeypatch.delenv("TESSDATA_PREFIX", raising=False)
     with pytest.raises(RuntimeError, match="OCR_TESSDATA_DIR"):
         ocr.find_tessdata(str(tmp_path / "nowhere"))
+
+
+def test_pdf_is_reopened_every_few_pages_to_bound_memory(tmp_path: Path) -> None:
+    # PDFium keeps what it parsed until the document closes; the cache reopens it periodically.
+    path = write(tmp_path, "long.pdf", make_scan_pdf([["頁"]] * 2, dpi=50, page_inches=CARD_INCHES))
+    first = ocr._document(path, "pdf")
+    handles = {id(ocr._document(path, "pdf")) for _ in range(ocr._PDF_REOPEN_EVERY * 2)}
+    assert id(first) in handles
+    assert len(handles) >= 2

@@ -147,7 +147,13 @@ def init_process() -> None:
 
 _ENGINES: dict[tuple[str, int, str], Any] = {}
 _DOCUMENTS: OrderedDict[tuple[str, str], Any] = OrderedDict()
+_USES: dict[tuple[str, str], int] = {}
 _MAX_OPEN_DOCUMENTS = 4
+# PDFium keeps every object it has parsed for as long as the document is open
+# (for a scan: each page's compressed image), so memory would grow with the
+# pages read. Reopening the file every few pages keeps a process's memory flat
+# (measured: 199 MiB after 300 pages without, 31 MiB with reopening every 16).
+_PDF_REOPEN_EVERY = 16
 
 
 def _engine(languages: str, psm: int, tessdata: str) -> Any:
@@ -173,11 +179,17 @@ def _document(path: str, kind: Kind) -> Any:
     # to deleted files so their disk space is given back.
     for cached_key in [k for k in _DOCUMENTS if not os.path.exists(k[1])]:
         _close(_DOCUMENTS.pop(cached_key))
+        _USES.pop(cached_key, None)
     key = (kind, path)
     handle = _DOCUMENTS.get(key)
+    if handle is not None and kind == "pdf" and _USES.get(key, 0) >= _PDF_REOPEN_EVERY:
+        _close(_DOCUMENTS.pop(key))
+        handle = None
     if handle is not None:
         _DOCUMENTS.move_to_end(key)
+        _USES[key] = _USES.get(key, 0) + 1
         return handle
+    _USES[key] = 1
     if kind == "pdf":
         import pypdfium2 as pdfium
 
@@ -188,13 +200,15 @@ def _document(path: str, kind: Kind) -> Any:
         handle = Image.open(path)
     _DOCUMENTS[key] = handle
     while len(_DOCUMENTS) > _MAX_OPEN_DOCUMENTS:
-        _, old = _DOCUMENTS.popitem(last=False)
+        old_key, old = _DOCUMENTS.popitem(last=False)
+        _USES.pop(old_key, None)
         _close(old)
     return handle
 
 
 def forget_documents() -> None:
     """Close every cached file handle of this process."""
+    _USES.clear()
     while _DOCUMENTS:
         _, handle = _DOCUMENTS.popitem()
         _close(handle)
@@ -310,7 +324,7 @@ def _embedded_scan(page: Any, options: OcrOptions) -> tuple[Image.Image, int] | 
         if found is None:
             return None
         image, dpi = found
-        pil = image.get_bitmap(render=False).to_pil()
+        pil = _to_pil(image.get_bitmap(render=False))
     except Exception:  # noqa: BLE001 - unusual image encodings: rendering always works
         return None
     return _scale_to(_ocr_ready(pil), dpi, options)
@@ -346,7 +360,16 @@ def _render(page: Any, options: OcrOptions) -> tuple[Image.Image, int]:
     if width_pt * height_pt * scale * scale > options.max_pixels:
         scale = math.sqrt(options.max_pixels / (width_pt * height_pt))
     bitmap = page.render(scale=scale, grayscale=True, may_draw_forms=True)
-    return bitmap.to_pil(), round(scale * 72)
+    return _to_pil(bitmap), round(scale * 72)
+
+
+def _to_pil(bitmap: Any) -> Image.Image:
+    """A PIL copy of a PDFium bitmap: ``to_pil`` shares the bitmap's memory, freed with the bitmap."""
+    image = bitmap.to_pil()
+    try:
+        return image.copy()
+    finally:
+        image.close()
 
 
 # -- image files -------------------------------------------------------------
