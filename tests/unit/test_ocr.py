@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -26,7 +27,9 @@ OPTIONS = ocr.OcrOptions()
 
 
 @pytest.fixture(autouse=True)
-def _close_cached_documents() -> None:
+def _close_cached_documents() -> Iterator[None]:
+    ocr.forget_documents()
+    yield
     ocr.forget_documents()
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pytest
 
@@ -118,3 +119,13 @@ def test_extension_moves_the_end_forward_only() -> None:
     lease.extended(now + 10)
     assert lease.visible_at == pytest.approx(now + 30)
     assert lease.receive_count == 3
+
+
+def test_cpu_quota_of_the_container_caps_the_default_concurrency(tmp_path: Path) -> None:
+    from docindex.worker.config import _cgroup_cpu_quota
+
+    (tmp_path / "cpu.max").write_text("150000 100000\n")
+    assert _cgroup_cpu_quota(str(tmp_path)) == 1.5
+    (tmp_path / "cpu.max").write_text("max 100000\n")
+    assert _cgroup_cpu_quota(str(tmp_path)) is None
+    assert _cgroup_cpu_quota(str(tmp_path / "missing")) is None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -17,11 +18,35 @@ SQS_MAX_VISIBILITY_SECONDS = 12 * 3600
 
 
 def available_cpus() -> int:
-    """CPUs this process may run on (the task's vCPUs in a container), at least one."""
+    """CPUs this process may use, at least one: its CPU affinity, capped by a cgroup CPU quota.
+
+    In a container with a CPU limit (ECS task or container ``cpu`` enforced as
+    a quota) the affinity still lists every host CPU; the quota is the truth.
+    """
     try:
-        return max(1, len(os.sched_getaffinity(0)))
+        cpus = len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
-        return max(1, os.cpu_count() or 1)
+        cpus = os.cpu_count() or 1
+    quota = _cgroup_cpu_quota()
+    if quota is not None:
+        cpus = min(cpus, max(1, math.ceil(quota)))
+    return max(1, cpus)
+
+
+def _cgroup_cpu_quota(root: str = "/sys/fs/cgroup") -> float | None:
+    """CPUs allowed by the cgroup (v2 ``cpu.max`` or v1 CFS quota), None when unlimited or unknown."""
+    base = Path(root)
+    try:
+        quota, period = (base / "cpu.max").read_text().split()[:2]
+        return None if quota == "max" else int(quota) / int(period)
+    except (OSError, ValueError):
+        pass
+    try:
+        quota_us = int((base / "cpu" / "cpu.cfs_quota_us").read_text())
+        period_us = int((base / "cpu" / "cpu.cfs_period_us").read_text())
+    except (OSError, ValueError):
+        return None
+    return quota_us / period_us if quota_us > 0 and period_us > 0 else None
 
 
 class WorkerSettings(BaseModel):

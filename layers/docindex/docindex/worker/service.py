@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from aws_lambda_powertools.utilities.idempotency.exceptions import IdempotencyAlreadyInProgressError
 from botocore.exceptions import BotoCoreError, ClientError
 
-from docindex.exceptions import PoisonMessageError
+from docindex.exceptions import PoisonMessageError, TransientError
 from docindex.handoff import OcrJob
 from docindex.observability import Metric, count, flush, logger
 from docindex.ocr import SetupReport, check_setup
@@ -219,7 +219,8 @@ class Worker:
             logger.warning(
                 "OCR job failed; its message will be retried",
                 extra={"error": f"{type(exc).__name__}: {exc}", "retry_in_s": self._retry_delay(lease)},
-                exc_info=not isinstance(exc, PoisonMessageError),
+                # Dependencies failing is expected now and then; anything else gets its traceback.
+                exc_info=not isinstance(exc, TransientError),
             )
             self._retry_later(lease, self._retry_delay(lease))
         finally:
