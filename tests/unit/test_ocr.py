@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,13 +23,6 @@ from tests.unit.test_ocr_samples import (
 os.environ["OMP_THREAD_LIMIT"] = "1"
 
 OPTIONS = ocr.OcrOptions()
-
-
-@pytest.fixture(autouse=True)
-def _close_cached_documents() -> Iterator[None]:
-    ocr.forget_documents()
-    yield
-    ocr.forget_documents()
 
 
 def write(tmp_path: Path, name: str, data: bytes) -> str:
@@ -163,10 +155,18 @@ def test_missing_model_directory_is_a_clear_error(tmp_path: Path, monkeypatch: p
         ocr.find_tessdata(str(tmp_path / "nowhere"))
 
 
-def test_pdf_is_reopened_every_few_pages_to_bound_memory(tmp_path: Path) -> None:
-    # PDFium keeps what it parsed until the document closes; the cache reopens it periodically.
-    path = write(tmp_path, "long.pdf", make_scan_pdf([["頁"]] * 2, dpi=50, page_inches=CARD_INCHES))
-    first = ocr._document(path, "pdf")
-    handles = {id(ocr._document(path, "pdf")) for _ in range(ocr._PDF_REOPEN_EVERY * 2)}
-    assert id(first) in handles
-    assert len(handles) >= 2
+def open_files() -> set[str]:
+    fds = Path("/proc/self/fd")
+    return {os.readlink(fd) for fd in fds.iterdir() if fd.is_symlink()} if fds.exists() else set()
+
+
+def test_no_file_stays_open_after_a_page(tmp_path: Path) -> None:
+    # An open PDFium document keeps every object it parsed (memory grows with each page read), and an
+    # open handle would keep a finished job's deleted temporary file on disk: files are opened per page.
+    pdf = write(tmp_path, "long.pdf", make_scan_pdf([["頁"]] * 3, dpi=50, page_inches=CARD_INCHES))
+    tif = write(tmp_path, "long.tif", make_scan_tiff([["頁"]] * 3, dpi=50, page_inches=CARD_INCHES))
+    for path, kind in ((pdf, "pdf"), (tif, "image")):
+        assert ocr.probe(path, kind, OPTIONS).page_count == 3
+        for index in range(3):
+            ocr.process_page(path, kind, index, OPTIONS)
+    assert not {pdf, tif} & open_files()

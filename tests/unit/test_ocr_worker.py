@@ -129,3 +129,22 @@ def test_cpu_quota_of_the_container_caps_the_default_concurrency(tmp_path: Path)
     (tmp_path / "cpu.max").write_text("max 100000\n")
     assert _cgroup_cpu_quota(str(tmp_path)) is None
     assert _cgroup_cpu_quota(str(tmp_path / "missing")) is None
+
+
+def test_pool_recovers_after_a_process_dies() -> None:
+    import os
+    from concurrent.futures.process import BrokenProcessPool
+
+    from docindex.worker.pool import OcrPool
+
+    pool = OcrPool(1)
+    try:
+        # A native crash (segfault, OOM kill) looks like this to the executor.
+        with pytest.raises(BrokenProcessPool):
+            pool.submit(os._exit, 1).result(timeout=60)
+        # The next job gets a fresh process instead of a broken pool.
+        assert pool.submit(abs, -3).result(timeout=60) == 3
+    finally:
+        pool.close()
+    with pytest.raises(RuntimeError, match="shut down"):
+        pool.submit(abs, -1)

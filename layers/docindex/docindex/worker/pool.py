@@ -61,13 +61,6 @@ class OcrPool:
                 self._executor = None
         broken.shutdown(wait=False, cancel_futures=True)
 
-    def recover(self) -> None:
-        """Called after a task failed with ``BrokenProcessPool``: start afresh on next submit."""
-        with self._lock:
-            executor = self._executor
-        if executor is not None and getattr(executor, "_broken", False):
-            self._replace(executor)
-
     def terminate(self) -> None:
         """Stop every pool process now, running pages included (shutdown after the grace period)."""
         with self._lock:
