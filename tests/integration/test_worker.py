@@ -189,3 +189,10 @@ def test_poison_message_on_the_ocr_queue_is_not_deleted(
     assert worker.poll_once(wait_seconds=1) == 1
     assert worker.poll_once(wait_seconds=1) == 0
     assert [m["Body"] for m in stack.messages("OCR_DLQ_URL")] == ['{"hello": "world"}']
+
+
+def test_worker_refuses_to_start_on_a_missing_queue(stack: Stack, make_worker: WorkerFactory) -> None:
+    missing = stack.env["OCR_QUEUE_URL"] + "-missing"
+    worker = make_worker(stack, OCR_QUEUE_URL=missing)
+    with pytest.raises(RuntimeError, match="not usable"):
+        worker.start()

@@ -93,6 +93,7 @@ class Worker:
                 "(install tesseract-ocr-<lang> or fix OCR_LANGUAGES / OCR_TESSDATA_DIR)"
             )
         self.setup = report
+        self._check_queue()
         self.keeper.start()
         if self._flush_metrics:
             threading.Thread(target=self._flush_loop, name="ocr-metrics", daemon=True).start()
@@ -109,6 +110,20 @@ class Worker:
                 "tesseract": report.tesseract,
             },
         )
+
+    def _check_queue(self) -> None:
+        """Fail at start on a wrong queue; report a queue without a DLQ (failed jobs would cycle forever)."""
+        try:
+            attributes = self.sqs.get_queue_attributes(
+                QueueUrl=self.queue_url, AttributeNames=["RedrivePolicy", "VisibilityTimeout"]
+            )["Attributes"]
+        except ClientError as exc:
+            raise RuntimeError(f"OCR queue {self.queue_url} is not usable: {exc}") from exc
+        if "RedrivePolicy" not in attributes:
+            logger.warning(
+                "the OCR queue has no redrive policy: a job that keeps failing is retried forever",
+                extra={"queue_url": self.queue_url},
+            )
 
     def stop(self) -> None:
         """Ask the worker to shut down (safe from a signal handler): stop receiving, start the grace period."""
