@@ -307,3 +307,22 @@ def test_a_job_whose_commit_was_not_followed_by_its_write_is_completed(
     assert "再開" in doc["_source"]["content"]
     assert doc["_version"] == generation + 1
     assert ledger.commit_ocr(doc_id(stack.bucket, key), generation, when="x") is OcrCommit.ALREADY
+
+
+def test_a_job_whose_heartbeat_is_refused_stops_without_writing(stack: Stack, make_worker: WorkerFactory) -> None:
+    # Given a long job running with a 1 s heartbeat
+    key = "scans/横取り.pdf"
+    upload_and_index(stack, key, long_scan(4), **HAND_OVER)
+    worker = make_worker(stack, WORKER_CONCURRENCY="1", WORKER_HEARTBEAT_SECONDS="1")
+    worker.start()
+    runner = threading.Thread(target=worker.poll_once, kwargs={"wait_seconds": 1})
+    runner.start()
+    wait_until(lambda: len(worker.keeper.active()) == 1)
+    # When its message stops being its own (here: deleted under it, so SQS refuses the extension)
+    lease = worker.keeper.active()[0]
+    stack.aws.sqs.delete_message(QueueUrl=stack.env["OCR_QUEUE_URL"], ReceiptHandle=lease.receipt_handle)
+    runner.join(timeout=120)
+    # Then the job is given up at the next beat: nothing is written, nothing completed
+    assert metric_total("OcrLeasesLost") == 1
+    assert metric_total("OcrJobsCompleted") == 0
+    assert stack.doc(key)["_source"]["ocr_status"] == "pending"
