@@ -19,6 +19,7 @@ Lambdas racing on one object cannot let the older change's write land last.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
@@ -56,6 +57,16 @@ class LedgerEntry:
     version_id: str | None
     etag: str | None
     change_key: str
+    # The generation an OCR result was committed for (this entry's generation - 1).
+    ocr_of: int | None = None
+
+
+class OcrCommit(StrEnum):
+    """What ``Ledger.commit_ocr`` found."""
+
+    COMMITTED = "committed"  # the ledger moved from the job's generation to the next one now
+    ALREADY = "already"  # an earlier attempt of this job moved it; nothing changed since
+    STALE = "stale"  # the object changed or was deleted after the job was queued
 
 
 def _failures(item: Mapping[str, Any], change: ObjectChange) -> int:
@@ -195,4 +206,46 @@ class Ledger:
             version_id=s("version_id"),
             etag=s("etag"),
             change_key=s("change_key") or "",
+            ocr_of=int(raw["ocr_of"]["N"]) if "ocr_of" in raw else None,
         )
+
+    def commit_ocr(self, doc_id: str, generation: int, *, when: str) -> OcrCommit:
+        """Take the next generation for the OCR result of the job queued at ``generation``.
+
+        Succeeds only while the ledger still holds ``generation`` for a present
+        object: any newer change (or a delete) has bumped it, and then the job
+        is stale. ``ocr_of`` records which job took the new generation, so a
+        retry of the same job after a crash recognizes its own commit.
+        """
+        names = {"#generation": "generation", "#state": "state", "#ocr_of": "ocr_of", "#ocr_at": "ocr_at"}
+        values = {
+            ":generation": {"N": str(generation)},
+            ":next": {"N": str(generation + 1)},
+            ":present": {"S": "present"},
+            ":when": {"S": when},
+        }
+        try:
+            self._ddb.update_item(
+                TableName=self._table,
+                Key=self._key(doc_id),
+                UpdateExpression="SET #generation = :next, #ocr_of = :generation, #ocr_at = :when",
+                ConditionExpression="#generation = :generation AND #state = :present",
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues=values,
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
+            )
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
+                raise TransientError(f"ledger update failed: {exc}") from exc
+            old = exc.response.get("Item")
+            current: int | None
+            ocr_of: int | None
+            if old:
+                current, ocr_of = int(old["generation"]["N"]), int(old["ocr_of"]["N"]) if "ocr_of" in old else None
+            else:
+                entry = self.get(doc_id)
+                current, ocr_of = (entry.generation, entry.ocr_of) if entry else (None, None)
+            if current == generation + 1 and ocr_of == generation:
+                return OcrCommit.ALREADY
+            return OcrCommit.STALE
+        return OcrCommit.COMMITTED

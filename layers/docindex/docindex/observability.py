@@ -39,6 +39,15 @@ class Metric:
     OCR_PAGES_PROCESSED = "OcrPagesProcessed"
     OCR_JOBS_COMPLETED = "OcrJobsCompleted"
     OCR_JOBS_FAILED = "OcrJobsFailed"
+    # The OCR worker's own (beyond the contract's three above).
+    OCR_SECONDS_PER_PAGE = "OcrSecondsPerPage"
+    OCR_TEXT_LAYER_PAGES = "OcrTextLayerPages"
+    OCR_JOBS_STALE = "OcrJobsStale"
+    OCR_JOBS_DUPLICATE = "OcrJobsDuplicate"
+    OCR_JOBS_RETRIED = "OcrJobsRetried"
+    OCR_JOBS_DEFERRED = "OcrJobsDeferred"
+    OCR_JOBS_RELEASED = "OcrJobsReleased"
+    OCR_LEASES_LOST = "OcrLeasesLost"
 
 
 _metrics_lock = threading.Lock()
@@ -50,4 +59,21 @@ def count(name: str, value: float = 1) -> None:
         metrics.add_metric(name=name, unit=MetricUnit.Count, value=value)
 
 
-__all__ = ["Metric", "MetricUnit", "count", "logger", "metrics", "tracer"]
+def measure(name: str, value: float, unit: MetricUnit) -> None:
+    """Record one value of a non-count metric (seconds, bytes...); thread-safe."""
+    with _metrics_lock:
+        metrics.add_metric(name=name, unit=unit, value=value)
+
+
+def flush() -> None:
+    """Print the metrics gathered so far as EMF (stdout) and start over.
+
+    Outside Lambda nothing flushes at the end of an invocation: the long-running
+    OCR worker calls this periodically and at shutdown.
+    """
+    with _metrics_lock:
+        if metrics.metric_set:
+            metrics.flush_metrics()
+
+
+__all__ = ["Metric", "MetricUnit", "count", "flush", "logger", "measure", "metrics", "tracer"]

@@ -167,3 +167,15 @@ def test_extension_helper() -> None:
     assert extension("README") == ""
     assert extension(".bashrc") == ""
     assert extension("dir.d/file") == ""
+
+
+def test_damaged_image_with_a_valid_signature_is_still_an_image() -> None:
+    from docindex.extract import detect_type
+
+    for head, mime in [
+        (b"\x89PNG\r\n\x1a\n", "image/png"),
+        (b"\xff\xd8\xff\xe0", "image/jpeg"),
+        (b"II*\x00", "image/tiff"),
+    ]:
+        detected = detect_type(head + b"not really an image" * 20, "x.bin")
+        assert (detected.kind, detected.mime) == ("image", mime)

@@ -153,6 +153,16 @@ def extension(filename: str) -> str:
     return base.rsplit(".", 1)[-1].lower() if "." in base.strip(".") else ""
 
 
+_IMAGE_MAGICS: tuple[tuple[bytes, str], ...] = (
+    (b"\x89PNG\r\n\x1a\n", "image/png"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"GIF87a", "image/gif"),
+    (b"GIF89a", "image/gif"),
+    (b"II*\x00", "image/tiff"),
+    (b"MM\x00*", "image/tiff"),
+)
+
+
 def detect_type(data: bytes, filename: str) -> FileType:  # noqa: PLR0911 - one return per outcome
     """Detect the file's type from its bytes; the extension only breaks ties."""
     ext = extension(filename)
@@ -164,6 +174,11 @@ def detect_type(data: bytes, filename: str) -> FileType:  # noqa: PLR0911 - one 
         return _detect_zip(data, ext)
     if data.startswith(_CFB_MAGIC):
         return _detect_cfb(data, ext)
+    # Image signatures are unambiguous: a damaged image is a damaged image
+    # (the OCR worker reports it corrupt), never text in some 8-bit encoding.
+    for magic, mime in _IMAGE_MAGICS:
+        if data.startswith(magic):
+            return FileType("image", mime)
     head = data[:_SNIFF_BYTES]
     if looks_like_text(head):
         return _detect_text(head, ext)

@@ -1,0 +1,118 @@
+"""The OCR worker's settings: the common ``Settings`` plus the worker's own variables."""
+
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from docindex.ocr import OcrOptions
+from docindex.settings import Settings, SettingsError
+
+GiB = 1024 * 1024 * 1024
+# SQS keeps a received message invisible for at most 12 hours in total.
+SQS_MAX_VISIBILITY_SECONDS = 12 * 3600
+
+
+def available_cpus() -> int:
+    """CPUs this process may use, at least one: its CPU affinity, capped by a cgroup CPU quota.
+
+    In a container with a CPU limit (ECS task or container ``cpu`` enforced as
+    a quota) the affinity still lists every host CPU; the quota is the truth.
+    """
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cpus = os.cpu_count() or 1
+    quota = _cgroup_cpu_quota()
+    if quota is not None:
+        cpus = min(cpus, max(1, math.ceil(quota)))
+    return max(1, cpus)
+
+
+def _cgroup_cpu_quota(root: str = "/sys/fs/cgroup") -> float | None:
+    """CPUs allowed by the cgroup (v2 ``cpu.max`` or v1 CFS quota), None when unlimited or unknown."""
+    base = Path(root)
+    try:
+        quota, period = (base / "cpu.max").read_text().split()[:2]
+        return None if quota == "max" else int(quota) / int(period)
+    except (OSError, ValueError):
+        pass
+    try:
+        quota_us = int((base / "cpu" / "cpu.cfs_quota_us").read_text())
+        period_us = int((base / "cpu" / "cpu.cfs_period_us").read_text())
+    except (OSError, ValueError):
+        return None
+    return quota_us / period_us if quota_us > 0 and period_us > 0 else None
+
+
+class WorkerSettings(BaseModel):
+    """Field aliases are the environment variable names (listed in docs/WORKER.md)."""
+
+    model_config = ConfigDict(populate_by_name=True, frozen=True, extra="ignore")
+
+    common: Settings
+    queue_url: str = Field(alias="OCR_QUEUE_URL", min_length=1)
+
+    ocr_languages: str = Field("jpn+eng", alias="OCR_LANGUAGES", pattern=r"^[A-Za-z0-9_]+(\+[A-Za-z0-9_]+)*$")
+    ocr_vertical_languages: str = Field(
+        "jpn_vert", alias="OCR_VERTICAL_LANGUAGES", pattern=r"^[A-Za-z0-9_]+(\+[A-Za-z0-9_]+)*$"
+    )
+    # auto: pages whose layout is mostly top-to-bottom are read with the vertical model.
+    ocr_vertical: Literal["auto", "always", "never"] = Field("auto", alias="OCR_VERTICAL")
+    ocr_dpi: int = Field(300, alias="OCR_DPI", ge=70, le=1200)
+    ocr_tessdata_dir: str | None = Field(None, alias="OCR_TESSDATA_DIR")
+    ocr_page_timeout_seconds: float = Field(300.0, alias="OCR_PAGE_TIMEOUT_SECONDS", gt=0)
+    ocr_max_pixels: int = Field(80_000_000, alias="OCR_MAX_PIXELS", ge=1_000_000)
+
+    # Jobs at once, and processes in the OCR pool (OCR is CPU-bound).
+    concurrency: int = Field(default_factory=available_cpus, alias="WORKER_CONCURRENCY", ge=1, le=256)
+    heartbeat_seconds: float = Field(30.0, alias="WORKER_HEARTBEAT_SECONDS", ge=1, le=3600)
+    # ECS sends SIGKILL stopTimeout (max 120 s) after SIGTERM: stay below it.
+    shutdown_grace_seconds: float = Field(100.0, alias="WORKER_SHUTDOWN_GRACE_SECONDS", ge=0)
+    wait_seconds: int = Field(20, alias="WORKER_WAIT_SECONDS", ge=0, le=20)
+    # A job still running after this is finished with what it has (extraction_error "timeout").
+    job_timeout_seconds: float = Field(3 * 3600.0, alias="WORKER_JOB_TIMEOUT_SECONDS", gt=0)
+    # A failed job's message becomes visible again after this (times 2^(receives-1), at most 15 min).
+    retry_delay_seconds: int = Field(30, alias="WORKER_RETRY_DELAY_SECONDS", ge=0, le=900)
+    max_object_bytes: int = Field(20 * GiB, alias="WORKER_MAX_OBJECT_BYTES", gt=0)
+    tmp_dir: str | None = Field(None, alias="WORKER_TMP_DIR")
+    metrics_flush_seconds: float = Field(60.0, alias="WORKER_METRICS_FLUSH_SECONDS", gt=0)
+
+    @property
+    def lease_seconds(self) -> int:
+        """How long each heartbeat (and the receive itself) makes a message invisible: 3 beats."""
+        return min(SQS_MAX_VISIBILITY_SECONDS, max(2, math.ceil(3 * self.heartbeat_seconds)))
+
+    @model_validator(mode="after")
+    def _fits_sqs_limits(self) -> WorkerSettings:
+        if self.job_timeout_seconds + self.lease_seconds > SQS_MAX_VISIBILITY_SECONDS:
+            raise ValueError(
+                "WORKER_JOB_TIMEOUT_SECONDS plus 3 heartbeats must stay under SQS's 12-hour visibility limit"
+            )
+        return self
+
+    def ocr_options(self) -> OcrOptions:
+        return OcrOptions(
+            languages=self.ocr_languages,
+            vertical_languages=self.ocr_vertical_languages,
+            vertical=self.ocr_vertical,
+            dpi=self.ocr_dpi,
+            tessdata_dir=self.ocr_tessdata_dir,
+            min_text_chars=self.common.ocr_min_chars_per_page,
+            page_timeout_seconds=self.ocr_page_timeout_seconds,
+            max_pixels=self.ocr_max_pixels,
+        )
+
+    @classmethod
+    def from_env(cls, environ: dict[str, str] | None = None) -> WorkerSettings:
+        env: dict[str, Any] = dict(os.environ if environ is None else environ)
+        common = Settings.from_env(env)
+        try:
+            return cls.model_validate({**env, "common": common})
+        except ValidationError as exc:
+            problems = "; ".join(f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors())
+            raise SettingsError(f"invalid OCR worker configuration: {problems}") from None

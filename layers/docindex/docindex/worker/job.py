@@ -1,0 +1,578 @@
+"""One OCR job: S3 object → pages → text → the document, applied at most once.
+
+Data flows one way: ``OcrJob`` (handoff.py) → ledger check → object streamed
+to a temporary file → pages (pool processes, ``docindex.ocr``) →
+``JobContent`` → ledger commit → full document at the next generation.
+
+Two guards, for two different things:
+
+- **The ledger** decides whether the result may be applied at all. The job
+  carries the generation the indexer wrote the pending document with; the
+  result is applied only while the ledger still holds it. Any newer change or
+  a delete has bumped the generation, and the job is *stale*: dropped, never
+  written over newer content or a deletion.
+- **Powertools idempotency** (keyed on bucket, key and generation) keeps a
+  job from being *run* twice: a second delivery while the first runs is
+  deferred (``IdempotencyAlreadyInProgressError``), a delivery after it
+  finished returns the stored outcome. Outside Lambda the in-progress lock
+  would never expire on its own (Powertools derives ``in_progress_expiry``
+  from a Lambda context), so a worker killed mid-job would block the job until
+  the record's TTL. Here the "remaining time" registered is one lease (three
+  heartbeats) and every heartbeat pushes the lock's expiry one lease further:
+  the lock lives exactly as long as a live worker holds the job, and a killed
+  worker's lock expires together with its message's invisibility.
+"""
+
+from __future__ import annotations
+
+import random
+import tempfile
+import threading
+import time
+from collections import deque
+from collections.abc import Iterator
+from concurrent.futures import CancelledError, Future
+from concurrent.futures import TimeoutError as FutureTimeout
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+from aws_lambda_powertools.utilities.idempotency import (
+    DynamoDBPersistenceLayer,
+    IdempotencyConfig,
+    idempotent_function,
+)
+from botocore.exceptions import BotoCoreError, ClientError
+
+from docindex.events import doc_id as make_doc_id
+from docindex.exceptions import DocIndexError, IndexRejectedError, TransientError
+from docindex.extract import ExtractionLimits, detect_type
+from docindex.ledger import Ledger, OcrCommit
+from docindex.observability import Metric, MetricUnit, count, logger, measure
+from docindex.ocr import DocumentInfo, PageResult, extract_file, probe, process_page
+from docindex.search_index import ensure_index, file_name_parts, now_iso
+
+if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.idempotency.persistence.datarecord import DataRecord
+    from aws_lambda_powertools.utilities.typing import LambdaContext
+    from opensearchpy import OpenSearch
+
+    from docindex.extract import ExtractedDocument
+    from docindex.handoff import OcrJob
+    from docindex.worker.config import WorkerSettings
+    from docindex.worker.leases import Lease
+    from docindex.worker.pool import OcrPool
+
+T = TypeVar("T")
+MiB = 1024 * 1024
+_GONE = {"NoSuchKey", "NoSuchVersion", "404", "NotFound", "MethodNotAllowed", "405"}
+_RETRYABLE_STATUS = {429, 500, 502, 503, 504}
+
+
+class JobAbandoned(DocIndexError):
+    """The job's message is no longer ours (heartbeat lost, or released at shutdown): stop, write nothing."""
+
+
+class Outcome(StrEnum):
+    DONE = "done"
+    FAILED = "failed"  # permanent: the document says ocr_status failed + extraction_error
+    STALE = "stale"  # the object changed or was deleted after the job was queued
+    DUPLICATE = "duplicate"  # this job already ran to completion
+
+
+@dataclass
+class JobContent:
+    """What the job produced for the document."""
+
+    status: str  # "done" or "failed" (ocr_status)
+    text: str = ""
+    title: str | None = None
+    page_count: int | None = None
+    content_type: str | None = None
+    truncated: bool = False
+    error: str | None = None
+    detail: str = ""
+    ocr_pages: int = 0
+    text_layer_pages: int = 0
+    ocr_seconds: float = 0.0
+    vertical_pages: int = 0
+    confidences: list[int] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Downloaded:
+    path: Path
+    size: int
+    etag: str | None
+    version_id: str | None
+    last_modified: str | None
+
+
+def lock_seconds(lease_seconds: int) -> int:
+    """How long an idempotency lock lives unrenewed: a second less than the message's lease.
+
+    So when a dead worker's message reappears, its lock has already expired
+    and the next worker runs the job instead of deferring it.
+    """
+    return max(1, lease_seconds - 1)
+
+
+class LeaseContext:
+    """What Powertools idempotency reads from a Lambda context: the time a lock may be held unrenewed."""
+
+    def __init__(self, seconds: int) -> None:
+        self._millis = seconds * 1000
+
+    def get_remaining_time_in_millis(self) -> int:
+        return self._millis
+
+
+class RenewableDynamoDBPersistence(DynamoDBPersistenceLayer):
+    """Powertools' DynamoDB store, remembering each job's in-progress record so heartbeats can renew it."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._bound = threading.local()
+
+    @contextmanager
+    def bound_to(self, lease: Lease) -> Iterator[None]:
+        self._bound.lease = lease
+        try:
+            yield
+        finally:
+            self._bound.lease = None
+
+    def _put_record(self, data_record: DataRecord) -> None:
+        super()._put_record(data_record)
+        lease = getattr(self._bound, "lease", None)
+        if lease is not None and data_record.status == "INPROGRESS":
+            lease.idempotency_key = data_record.idempotency_key
+
+    def renew(self, leases: list[Lease], seconds: int) -> None:
+        """Push the in-progress expiry of these jobs' records ``seconds`` ahead (only while INPROGRESS)."""
+        until_ms = int((time.time() + seconds) * 1000)
+        for lease in leases:
+            key = lease.idempotency_key
+            if not key:
+                continue
+            try:
+                self.client.update_item(
+                    TableName=self.table_name,
+                    Key=self._get_key(key),
+                    UpdateExpression="SET #expiry = :until",
+                    ConditionExpression="#status = :inprogress",
+                    ExpressionAttributeNames={"#expiry": self.in_progress_expiry_attr, "#status": self.status_attr},
+                    ExpressionAttributeValues={":until": {"N": str(until_ms)}, ":inprogress": {"S": "INPROGRESS"}},
+                )
+            except ClientError as exc:
+                if exc.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
+                    raise
+
+
+class JobRunner:
+    """Runs jobs; one instance per worker, called from several job threads."""
+
+    def __init__(
+        self,
+        settings: WorkerSettings,
+        *,
+        s3: Any,
+        dynamodb: Any,
+        opensearch: OpenSearch,
+        pool: OcrPool,
+    ) -> None:
+        self.settings = settings
+        self.common = settings.common
+        self.s3 = s3
+        self.opensearch = opensearch
+        self.pool = pool
+        self.options = settings.ocr_options()
+        self.limits = ExtractionLimits.from_settings(settings.common)
+        self.ledger = Ledger(dynamodb, settings.common.ledger_table_name)
+        # A job commits only with at least one heartbeat interval of lease left.
+        self.commit_margin = min(settings.heartbeat_seconds, 5.0)
+        self.persistence = RenewableDynamoDBPersistence(
+            table_name=settings.common.idempotency_table, boto3_client=dynamodb
+        )
+        self.idempotency_config = IdempotencyConfig(
+            event_key_jmespath="join('#', [bucket, key, to_string(generation)])",
+            expires_after_seconds=settings.common.idempotency_ttl_seconds,
+            raise_on_no_idempotency_key=True,
+            response_hook=self._on_duplicate,
+        )
+        self._lock_seconds = lock_seconds(settings.lease_seconds)
+        self.idempotency_config.register_lambda_context(cast("LambdaContext", LeaseContext(self._lock_seconds)))
+        self._run_once = idempotent_function(
+            data_keyword_argument="job",
+            persistence_store=self.persistence,
+            config=self.idempotency_config,
+            key_prefix="docindex-ocr-job",
+        )(self._process)
+        self._index_ready = False
+        self._index_lock = threading.Lock()
+
+    # -- entry -------------------------------------------------------------
+
+    def run(self, job: OcrJob, lease: Lease) -> dict[str, Any]:
+        """Run ``job`` unless it already ran; returns its outcome (raises to leave the message for a retry)."""
+        with self.persistence.bound_to(lease):
+            return self._run_once(job=job, lease=lease)
+
+    def renew_locks(self, leases: list[Lease]) -> None:
+        self.persistence.renew(leases, self._lock_seconds)
+
+    def _on_duplicate(self, response: Any, idempotent_data: DataRecord) -> Any:
+        count(Metric.OCR_JOBS_DUPLICATE)
+        first = dict(response or {})
+        return {**first, "outcome": Outcome.DUPLICATE.value, "first_outcome": first.get("outcome")}
+
+    # -- one job (runs under idempotency) -----------------------------------
+
+    def _process(self, job: OcrJob, lease: Lease) -> dict[str, Any]:
+        started = time.monotonic()
+        doc_id = make_doc_id(job.bucket, job.key)
+        entry = self.ledger.get(doc_id)
+        if entry is None or entry.state != "present":
+            return self._stale(job, "the object was deleted")
+        if entry.generation == job.generation + 1 and entry.ocr_of == job.generation:
+            # This job committed to the ledger before, but the process died
+            # before (or while) writing the document. Nothing changed since.
+            current = self._current(doc_id)
+            if current and current[0] >= job.generation + 1 and current[1].get("ocr_status") in ("done", "failed"):
+                return {"outcome": Outcome.DONE.value, "note": "already written"}
+            logger.info("resuming a job whose ledger commit was not followed by its write")
+        elif entry.generation != job.generation:
+            return self._stale(job, f"the ledger holds generation {entry.generation}")
+        self._ensure_index()
+        deadline = started + self.settings.job_timeout_seconds
+        with tempfile.TemporaryDirectory(prefix="docindex-ocr-", dir=self.settings.tmp_dir) as tmp:
+            downloaded = self._download(job, Path(tmp) / "object", lease)
+            if downloaded is None:
+                return self._stale(job, "the object version is gone or was replaced")
+            content = self._content(job, downloaded, lease, deadline)
+        return self._commit(job, doc_id, downloaded=downloaded, content=content, lease=lease, started=started)
+
+    def _stale(self, job: OcrJob, why: str) -> dict[str, Any]:
+        count(Metric.OCR_JOBS_STALE)
+        logger.info("stale OCR job dropped", extra={"why": why})
+        return {"outcome": Outcome.STALE.value, "why": why}
+
+    # -- S3 ----------------------------------------------------------------
+
+    def _download(self, job: OcrJob, path: Path, lease: Lease) -> Downloaded | None:
+        """Stream the job's object version to ``path``; None when it no longer exists or changed."""
+        params: dict[str, Any] = {"Bucket": job.bucket, "Key": job.key}
+        if job.version_id:
+            params["VersionId"] = job.version_id
+        try:
+            response = self.s3.get_object(**params)
+        except ClientError as exc:
+            code = str(exc.response.get("Error", {}).get("Code", ""))
+            if code in _GONE:
+                return None
+            raise TransientError(f"GetObject s3://{job.bucket}/{job.key} failed: {code or exc}") from exc
+        except BotoCoreError as exc:
+            raise TransientError(f"GetObject s3://{job.bucket}/{job.key} failed: {exc}") from exc
+        body = response["Body"]
+        try:
+            etag = (response.get("ETag") or "").strip('"') or None
+            if not job.version_id and job.etag and etag and etag != job.etag:
+                return None  # overwritten since the job was queued: its own event brings a new job
+            size = int(response.get("ContentLength") or 0)
+            if size > self.settings.max_object_bytes:
+                path.write_bytes(b"")
+            else:
+                with path.open("wb") as out:
+                    for chunk in body.iter_chunks(8 * MiB):
+                        out.write(chunk)
+                        if not lease.usable(0):
+                            raise JobAbandoned(lease.reason or "lease ended during download")
+        except (BotoCoreError, OSError) as exc:
+            raise TransientError(f"reading s3://{job.bucket}/{job.key} failed: {exc}") from exc
+        finally:
+            body.close()
+        last_modified = response.get("LastModified")
+        version_id = response.get("VersionId")
+        return Downloaded(
+            path=path,
+            size=size,
+            etag=etag,
+            version_id=version_id if version_id and version_id != "null" else None,
+            last_modified=last_modified.strftime("%Y-%m-%dT%H:%M:%S.%fZ") if last_modified else None,
+        )
+
+    # -- content -----------------------------------------------------------
+
+    def _content(self, job: OcrJob, downloaded: Downloaded, lease: Lease, deadline: float) -> JobContent:
+        filename, _ = file_name_parts(job.key)
+        if downloaded.size > self.settings.max_object_bytes:
+            return JobContent(status="failed", error="too_large", detail=f"{downloaded.size} bytes")
+        with downloaded.path.open("rb") as handle:
+            head = handle.read(64 * 1024)
+        ftype = detect_type(head, filename)
+        if ftype.kind in ("pdf", "image"):
+            content = self._pages(str(downloaded.path), cast("Any", ftype.kind), lease, deadline)
+            content.content_type = ftype.mime
+            return content
+        extracted: ExtractedDocument = self._await(
+            self.pool.submit(extract_file, str(downloaded.path), filename, self.limits), lease
+        )
+        return JobContent(
+            status="failed" if extracted.error and not extracted.text else "done",
+            text=extracted.text,
+            title=extracted.title,
+            page_count=extracted.page_count,
+            content_type=extracted.content_type,
+            truncated=extracted.truncated,
+            error=extracted.error,
+        )
+
+    def _pages(self, path: str, kind: Any, lease: Lease, deadline: float) -> JobContent:
+        """Every page in order, at most ``pool.processes`` in flight: bounded memory for any page count."""
+        info: DocumentInfo = self._await(self.pool.submit(probe, path, kind, self.options), lease)
+        if info.error:
+            return JobContent(status="failed", error=info.error, detail=info.detail)
+        content = JobContent(status="done", title=info.title, page_count=info.page_count)
+        wanted = min(info.page_count, self.common.max_pages)
+        content.truncated = wanted < info.page_count
+        parts: list[str] = []
+        chars = 0
+        errors: list[PageResult] = []
+        in_flight: deque[Future[PageResult]] = deque()
+        next_page = 0
+        try:
+            while next_page < wanted or in_flight:
+                while next_page < wanted and len(in_flight) < self.pool.processes:
+                    in_flight.append(self.pool.submit(process_page, path, kind, next_page, self.options))
+                    next_page += 1
+                page = self._await(in_flight.popleft(), lease)
+                self._tally(content, page, errors)
+                if page.text:
+                    parts.append(page.text)
+                    chars += len(page.text) + 2
+                if chars >= self.common.max_content_chars:
+                    content.truncated = True
+                    break
+                if time.monotonic() >= deadline:
+                    content.truncated = True
+                    content.error = "timeout"
+                    content.detail = f"stopped after page {page.index + 1} of {info.page_count}"
+                    break
+        finally:
+            for future in in_flight:
+                future.cancel()
+        content.text = "\n\n".join(parts)[: self.common.max_content_chars]
+        if errors and content.error is None:
+            content.error = errors[0].error
+            content.detail = errors[0].detail
+            if len(errors) >= wanted:
+                content.status = "failed"
+        return content
+
+    @staticmethod
+    def _tally(content: JobContent, page: PageResult, errors: list[PageResult]) -> None:
+        if page.error:
+            errors.append(page)
+            logger.warning("page not read", extra={"page": page.index + 1, "error": page.error, "detail": page.detail})
+        elif page.source == "ocr":
+            content.ocr_pages += 1
+            content.ocr_seconds += page.seconds
+            content.vertical_pages += int(page.vertical)
+            if page.confidence is not None:
+                content.confidences.append(page.confidence)
+        elif page.source == "text_layer":
+            content.text_layer_pages += 1
+
+    def _await(self, future: Future[T], lease: Lease) -> T:
+        """The future's result, giving up as soon as the lease is lost or released."""
+        while True:
+            try:
+                return future.result(timeout=0.25)
+            except FutureTimeout:
+                if not lease.usable(0):
+                    future.cancel()
+                    raise JobAbandoned(lease.reason or "lease ended") from None
+            except (BrokenProcessPool, CancelledError) as exc:
+                if not lease.usable(0):
+                    raise JobAbandoned(lease.reason or "lease ended") from None
+                raise TransientError(f"an OCR process died: {type(exc).__name__}: {exc}") from exc
+
+    # -- commit ------------------------------------------------------------
+
+    def _commit(
+        self,
+        job: OcrJob,
+        doc_id: str,
+        *,
+        downloaded: Downloaded,
+        content: JobContent,
+        lease: Lease,
+        started: float,
+    ) -> dict[str, Any]:
+        # Order matters. The ledger moves first (generation g → g+1, only if it
+        # still holds g), the document is written second at version g+1:
+        # - written first instead, a change claimed between our check and our
+        #   write would hold g+1 too, and external_gte would let our stale
+        #   text replace it;
+        # - a crash between the two leaves the ledger at g+1 marked ocr_of=g
+        #   and the pending document at g; the message comes back, the retry
+        #   recognizes its own commit (ALREADY) and writes. Any newer change
+        #   takes g+2 and wins over our g+1 in the index (409).
+        if not lease.begin_commit(self.commit_margin):
+            raise JobAbandoned(lease.reason or "lease too close to its end to commit")
+        committed = self.ledger.commit_ocr(doc_id, job.generation, when=now_iso())
+        if committed is OcrCommit.STALE:
+            return self._stale(job, "the object changed while the job ran")
+        version = job.generation + 1
+        document = self._document(doc_id, job, downloaded, content)
+        if not self._write(doc_id, version, document):
+            return self._stale(job, "a newer version is already indexed")
+        self._record_metrics(content)
+        result: dict[str, Any] = {
+            "outcome": Outcome.DONE.value if content.status == "done" else Outcome.FAILED.value,
+            "version": version,
+            "pages": content.page_count,
+            "ocr_pages": content.ocr_pages,
+            "text_layer_pages": content.text_layer_pages,
+            "chars": len(content.text),
+            "seconds": round(time.monotonic() - started, 2),
+        }
+        if content.ocr_pages:
+            result["seconds_per_page"] = round(content.ocr_seconds / content.ocr_pages, 3)
+        if content.confidences:
+            result["mean_confidence"] = round(sum(content.confidences) / len(content.confidences))
+        if content.vertical_pages:
+            result["vertical_pages"] = content.vertical_pages
+        if content.error:
+            result["extraction_error"] = content.error
+            result["detail"] = content.detail
+        return result
+
+    def _record_metrics(self, content: JobContent) -> None:
+        count(Metric.OCR_JOBS_COMPLETED if content.status == "done" else Metric.OCR_JOBS_FAILED)
+        if content.ocr_pages:
+            count(Metric.OCR_PAGES_PROCESSED, content.ocr_pages)
+            measure(Metric.OCR_SECONDS_PER_PAGE, content.ocr_seconds / content.ocr_pages, MetricUnit.Seconds)
+        if content.text_layer_pages:
+            count(Metric.OCR_TEXT_LAYER_PAGES, content.text_layer_pages)
+
+    def _document(self, doc_id: str, job: OcrJob, downloaded: Downloaded, content: JobContent) -> dict[str, Any]:
+        """The pending document's fields plus the job's content (a full document: external versions need one)."""
+        current = self._current(doc_id)
+        if current and current[0] in (job.generation, job.generation + 1):
+            base = dict(current[1])
+        else:
+            filename, extension = file_name_parts(job.key)
+            base = {
+                "bucket": job.bucket,
+                "key": job.key,
+                "filename": filename,
+                "extension": extension,
+                "size": downloaded.size,
+                "etag": downloaded.etag or job.etag,
+                "version_id": downloaded.version_id or job.version_id,
+                "sequencer": job.sequencer,
+                "last_modified": downloaded.last_modified,
+            }
+        for stale_field in ("content", "page_count", "content_truncated", "extraction_error"):
+            base.pop(stale_field, None)
+        doc = {k: v for k, v in base.items() if v is not None}
+        doc["ocr_status"] = content.status
+        doc["ocr_reason"] = job.reason
+        doc["indexed_at"] = now_iso()
+        if not doc.get("content_type") and content.content_type:
+            doc["content_type"] = content.content_type
+        if content.text:
+            doc["content"] = content.text
+        if content.title and not doc.get("title"):
+            doc["title"] = content.title
+        if content.page_count is not None:
+            doc["page_count"] = content.page_count
+        if content.truncated:
+            doc["content_truncated"] = True
+        if content.error:
+            doc["extraction_error"] = content.error
+        return doc
+
+    # -- OpenSearch --------------------------------------------------------
+
+    def _ensure_index(self) -> None:
+        # Never let the first write auto-create an index without the mapping.
+        if self._index_ready:
+            return
+        with self._index_lock:
+            if not self._index_ready:
+                self._call(lambda: ensure_index(self.opensearch, self.common.opensearch_index))
+                self._index_ready = True
+
+    def _current(self, doc_id: str) -> tuple[int, dict[str, Any]] | None:
+        """The indexed document's external version and source, if any."""
+        from opensearchpy.exceptions import NotFoundError
+
+        def get() -> dict[str, Any] | None:
+            try:
+                return cast("dict[str, Any]", self.opensearch.get(index=self.common.opensearch_index, id=doc_id))
+            except NotFoundError:
+                return None
+
+        found = self._call(get)
+        if not found or not found.get("found"):
+            return None
+        return int(found.get("_version", 0)), dict(found.get("_source") or {})
+
+    def _write(self, doc_id: str, version: int, doc: dict[str, Any]) -> bool:
+        """Index ``doc`` at external ``version``; False when the index already holds a newer one (409)."""
+        from opensearchpy.exceptions import ConflictError, RequestError
+
+        def index(body: dict[str, Any]) -> Any:
+            return self.opensearch.index(
+                index=self.common.opensearch_index,
+                id=doc_id,
+                body=body,
+                version=version,
+                version_type="external_gte",
+            )
+
+        try:
+            self._call(lambda: index(doc))
+        except ConflictError:
+            return False
+        except RequestError as exc:
+            # Refused for the document itself (mapping, size): keep the file
+            # findable by name, like the indexer does.
+            logger.warning("document rejected by OpenSearch; indexing metadata only", extra={"error": str(exc)})
+            slim = {k: v for k, v in doc.items() if k not in ("content", "title")}
+            slim["extraction_error"] = "index_rejected"
+            try:
+                self._call(lambda: index(slim))
+            except ConflictError:
+                return False
+            except RequestError as again:
+                raise IndexRejectedError(str(again)) from again
+        return True
+
+    def _call(self, operation: Any, *, budget: float = 120.0) -> Any:
+        """Run an OpenSearch call, retrying throttling, 5xx and connection errors with backoff."""
+        from opensearchpy.exceptions import ConnectionError as OSConnectionError
+        from opensearchpy.exceptions import TransportError
+
+        give_up = time.monotonic() + budget
+        attempt = 0
+        while True:
+            try:
+                return operation()
+            except TransportError as exc:
+                status = exc.status_code if isinstance(exc.status_code, int) else None
+                retryable = isinstance(exc, OSConnectionError) or status in _RETRYABLE_STATUS
+                if not retryable:
+                    raise
+                attempt += 1
+                delay = min(10.0, 0.2 * 2**attempt)
+                delay = delay / 2 + random.uniform(0, delay / 2)  # noqa: S311 - jitter
+                if time.monotonic() + delay > give_up:
+                    raise TransientError(f"OpenSearch unavailable: {exc}") from exc
+                logger.warning("OpenSearch call failed; retrying", extra={"status": status, "attempt": attempt})
+                time.sleep(delay)

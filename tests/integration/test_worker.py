@@ -1,0 +1,198 @@
+"""The OCR worker against moto server, osmem-server and real Tesseract: jobs queued by the real indexer."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+import pytest
+
+from docindex.handoff import OcrJob
+from docindex.observability import metrics
+from docindex.search_index import search
+from docindex.worker.config import WorkerSettings
+from docindex.worker.pool import OcrPool
+from docindex.worker.service import Worker
+from tests.conftest import Stack
+from tests.integration.conftest import build_indexer, invoke, sqs_event
+from tests.messages import s3_notification
+from tests.unit.test_ocr_samples import CARD_INCHES, REPORT_LINES, accuracy, make_scan_pdf, make_scan_png
+
+SEQ = ["0062A1B2C3D4E5F6%02d" % i for i in range(10)]  # noqa: UP031 - sequencer-shaped
+
+
+WorkerFactory = Callable[..., Worker]
+
+
+@contextmanager
+def worker_factory(default_pool: OcrPool) -> Iterator[WorkerFactory]:
+    """Builds workers on a stack's clients (closed at the end), on ``default_pool`` unless given one."""
+    workers: list[Worker] = []
+
+    def make(stack: Stack, *, pool: OcrPool | None = None, **env: str) -> Worker:
+        defaults = {"WORKER_CONCURRENCY": "2", "WORKER_HEARTBEAT_SECONDS": "5", "WORKER_RETRY_DELAY_SECONDS": "0"}
+        settings = WorkerSettings.from_env(stack.settings_env(**{**defaults, **env}))
+        worker = Worker(
+            settings,
+            s3=stack.aws.s3,
+            sqs=stack.aws.sqs,
+            dynamodb=stack.aws.dynamodb,
+            opensearch=stack.opensearch,
+            pool=pool or default_pool,
+            flush_metrics=False,
+        )
+        workers.append(worker)
+        return worker
+
+    try:
+        yield make
+    finally:
+        for worker in workers:
+            worker.close()
+
+
+@pytest.fixture(scope="module")
+def shared_pool() -> Iterator[OcrPool]:
+    """One pool for the module: spawning processes and loading models once saves seconds."""
+    pool = OcrPool(2)
+    yield pool
+    pool.close()
+
+
+@pytest.fixture
+def make_worker(shared_pool: OcrPool) -> Iterator[WorkerFactory]:
+    with worker_factory(shared_pool) as make:
+        yield make
+
+
+def upload_and_index(stack: Stack, key: str, body: bytes, *, sequencer: str = SEQ[1], **indexer_env: str) -> None:
+    """Put the object and let the real indexer handle its notification (pending document + OCR job)."""
+    etag = stack.aws.s3.put_object(Bucket=stack.bucket, Key=key, Body=body)["ETag"].strip('"')
+    indexer = build_indexer(stack, **indexer_env)
+    failed = invoke(indexer, sqs_event(s3_notification(stack.bucket, key, sequencer=sequencer, etag=etag)))
+    assert failed == set()
+
+
+def ocr_queue_depth(stack: Stack) -> dict[str, int]:
+    attrs = stack.aws.sqs.get_queue_attributes(
+        QueueUrl=stack.env["OCR_QUEUE_URL"],
+        AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
+    )["Attributes"]
+    return {
+        "visible": int(attrs["ApproximateNumberOfMessages"]),
+        "in_flight": int(attrs["ApproximateNumberOfMessagesNotVisible"]),
+    }
+
+
+def metric_total(name: str) -> float:
+    metric = metrics.metric_set.get(name)
+    return float(sum(metric["Value"])) if metric else 0.0
+
+
+def test_png_scan_becomes_searchable(stack: Stack, make_worker: WorkerFactory) -> None:
+    # Given a scanned PNG the indexer has handed to the OCR queue
+    key = "スキャン/業績報告書.png"
+    upload_and_index(stack, key, make_scan_png(REPORT_LINES, dpi=300, page_inches=(8.27, 3.0)))
+    pending = stack.doc(key)
+    assert pending is not None
+    assert pending["_source"]["ocr_status"] == "pending"
+    # When the worker runs
+    worker = make_worker(stack)
+    assert worker.poll_once(wait_seconds=1) == 1
+    # Then the document holds the text, is marked done, and can be found by its words
+    doc = stack.doc(key)
+    assert doc is not None
+    source = doc["_source"]
+    assert source["ocr_status"] == "done"
+    assert source["page_count"] == 1
+    assert source["filename"] == "業績報告書.png"
+    assert "extraction_error" not in source
+    assert accuracy("".join(REPORT_LINES), source["content"]) >= 0.95
+    assert doc["_version"] == pending["_version"] + 1
+    hits = search(stack.opensearch, stack.index, "経費削減")
+    assert [h["key"] for h in hits] == [key]
+    # And the job's message is gone (not waiting, not in the DLQ)
+    assert ocr_queue_depth(stack) == {"visible": 0, "in_flight": 0}
+    assert stack.messages("OCR_DLQ_URL") == []
+    assert metric_total("OcrJobsCompleted") == 1
+    assert metric_total("OcrPagesProcessed") == 1
+
+
+def test_pdf_scan_pages_are_all_read(stack: Stack, make_worker: WorkerFactory) -> None:
+    # Given a two-page scanned PDF, large enough that
+    # the indexer does not read it and hands it over whole (reason too_large)
+    key = "scans/議事録.pdf"
+    pdf = make_scan_pdf(
+        [["第3回 経営会議 議事録", "売上目標を確認した"], ["次回は大阪支店で開催"]],
+        dpi=200,
+        page_inches=(4.0, 4.0),
+    )
+    upload_and_index(stack, key, pdf, MAX_OBJECT_BYTES="1000")
+    assert stack.doc(key)["_source"]["ocr_reason"] == "too_large"
+    # When the worker runs
+    worker = make_worker(stack)
+    assert worker.poll_once(wait_seconds=1) == 1
+    # Then both pages' words are in the document
+    source = stack.doc(key)["_source"]
+    assert source["ocr_status"] == "done"
+    assert source["page_count"] == 2
+    assert source["content_type"] == "application/pdf"
+    assert "経営会議" in source["content"]
+    assert "大阪支店" in source["content"]
+    assert [h["key"] for h in search(stack.opensearch, stack.index, "議事録 大阪支店")] == [key]
+
+
+def test_corrupt_image_is_marked_failed_and_its_message_deleted(stack: Stack, make_worker: WorkerFactory) -> None:
+    # Given a "PNG" that is not one
+    key = "scans/壊れた画像.png"
+    upload_and_index(stack, key, b"\x89PNG\r\n\x1a\n" + b"not really an image" * 20)
+    # When the worker runs
+    worker = make_worker(stack)
+    assert worker.poll_once(wait_seconds=1) == 1
+    # Then the file is still findable by name, marked failed with the reason; the message is gone
+    source = stack.doc(key)["_source"]
+    assert source["ocr_status"] == "failed"
+    assert source["extraction_error"] == "corrupt"
+    assert "content" not in source
+    assert ocr_queue_depth(stack) == {"visible": 0, "in_flight": 0}
+    assert stack.messages("OCR_DLQ_URL") == []
+    assert metric_total("OcrJobsFailed") == 1
+
+
+def test_transient_failure_leaves_the_message_for_the_redrive_policy(
+    make_stack: Callable[..., Stack], make_worker: WorkerFactory
+) -> None:
+    # Given an OCR queue that dead-letters after 2 receives, and a worker whose ledger table is unreachable
+    stack = make_stack(ocr_max_receive_count=2)
+    key = "scans/retry.png"
+    upload_and_index(stack, key, make_scan_png(["再試行"], dpi=150, page_inches=CARD_INCHES))
+    worker = make_worker(stack, LEDGER_TABLE="no-such-table")
+    # When it fails on every receive
+    assert worker.poll_once(wait_seconds=1) == 1
+    assert ocr_queue_depth(stack)["visible"] == 1  # not deleted: back at once (retry delay 0 here)
+    assert worker.poll_once(wait_seconds=1) == 1
+    assert worker.poll_once(wait_seconds=1) == 0  # the third receive finds it moved
+    # Then SQS's redrive policy moved it to the DLQ, untouched, and the document still says pending
+    dead = stack.messages("OCR_DLQ_URL")
+    assert [OcrJob.from_json(m["Body"]).key for m in dead] == [key]
+    assert stack.doc(key)["_source"]["ocr_status"] == "pending"
+    assert metric_total("OcrJobsRetried") == 2
+
+
+def test_poison_message_on_the_ocr_queue_is_not_deleted(
+    make_stack: Callable[..., Stack], make_worker: WorkerFactory
+) -> None:
+    stack = make_stack(ocr_max_receive_count=1)
+    stack.aws.sqs.send_message(QueueUrl=stack.env["OCR_QUEUE_URL"], MessageBody=json.dumps({"hello": "world"}))
+    worker = make_worker(stack)
+    assert worker.poll_once(wait_seconds=1) == 1
+    assert worker.poll_once(wait_seconds=1) == 0
+    assert [m["Body"] for m in stack.messages("OCR_DLQ_URL")] == ['{"hello": "world"}']
+
+
+def test_worker_refuses_to_start_on_a_missing_queue(stack: Stack, make_worker: WorkerFactory) -> None:
+    missing = stack.env["OCR_QUEUE_URL"] + "-missing"
+    worker = make_worker(stack, OCR_QUEUE_URL=missing)
+    with pytest.raises(RuntimeError, match="not usable"):
+        worker.start()
