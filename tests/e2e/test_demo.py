@@ -26,4 +26,7 @@ def test_demo_indexes_samples_and_finds_japanese_and_english(tmp_path: Path) -> 
     assert "[四半期][売上]" in out
     assert "総務部/古い文書/社員名簿 メモ.txt" in out
     assert "[Quarterly] [revenue]" in out
+    # the scans went through the OCR worker and their text is searchable
+    assert "'done': 2" in out
+    assert "ご[請求]金額" in out
     assert "stopped moto" in out

@@ -83,7 +83,7 @@ def _demo(args: argparse.Namespace) -> int:
     print(f"2. Uploaded {uploaded} sample documents (PDF, DOCX, XLSX, PPTX, HTML, CP932 text, CSV, scans)")
     copies = _redeliver(env, DUPLICATES)
     print(f"   ...and delivered {copies} of their notifications a second time (as SQS and redrives may)")
-    print("3. Running the indexer (and the OCR worker, when this build has one) until the queues drain")
+    print("3. Running the indexer and the OCR worker until the queues drain")
     stats = run_local(default_env_file(args.state_dir), once=True, max_seconds=args.max_seconds)
     metrics = dict(sorted(stats.metrics.items()))
     print(
