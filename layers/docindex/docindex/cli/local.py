@@ -11,7 +11,7 @@ from typing import Any
 
 DEFAULT_STATE_DIR = Path(".docindex")
 # moto accepts any keys; these are not secrets and never reach AWS.
-EMBEDDED_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local"}  # nosec B105
+EMBEDDED_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local"}  # nosec
 
 
 def default_env_file(state_dir: Path) -> Path:

@@ -571,7 +571,7 @@ class JobRunner:
                     raise
                 attempt += 1
                 delay = min(10.0, 0.2 * 2**attempt)
-                delay = delay / 2 + random.uniform(0, delay / 2)  # noqa: S311 - jitter
+                delay = delay / 2 + random.uniform(0, delay / 2)  # noqa: S311  # jitter, not crypto  # nosec B311
                 if time.monotonic() + delay > give_up:
                     raise TransientError(f"OpenSearch unavailable: {exc}") from exc
                 logger.warning("OpenSearch call failed; retrying", extra={"status": status, "attempt": attempt})
