@@ -32,18 +32,19 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from functools import lru_cache
-from typing import Any, Literal, Protocol
+from typing import Any, ClassVar, Literal, Protocol
 
 from aws_lambda_powertools import Logger
 from botocore.exceptions import BotoCoreError, ClientError, EndpointConnectionError, NoCredentialsError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from docindex.settings import EnvSettings, check_endpoint, describe_validation_error
 
 logger = Logger(child=True)
 
@@ -79,19 +80,11 @@ def check_velocity(value: int) -> int:
     return value
 
 
-def _describe(exc: ValidationError) -> str:
-    problems = []
-    for err in exc.errors():
-        where = ".".join(str(p) for p in err["loc"])
-        message = str(err["msg"]).removeprefix("Value error, ")
-        problems.append(f"{where}: {message}" if where else message)
-    return "; ".join(problems)
-
-
-class RedriveSettings(BaseModel):
+class RedriveSettings(EnvSettings):
     """Redrive configuration; field aliases are the environment variable names."""
 
-    model_config = ConfigDict(populate_by_name=True, frozen=True, extra="ignore")
+    config_error: ClassVar[type[ValueError]] = RedriveConfigError
+    config_label: ClassVar[str] = "redrive"
 
     # Comma-separated DLQ ARNs (or URLs). Empty: the ingest and OCR DLQs below.
     dlq_arns: tuple[str, ...] = Field((), alias="REDRIVE_DLQ_ARNS")
@@ -164,21 +157,7 @@ class RedriveSettings(BaseModel):
     @field_validator("opensearch_endpoint")
     @classmethod
     def _endpoint_has_scheme(cls, value: str | None) -> str | None:
-        if not value:
-            return None
-        if not value.startswith(("http://", "https://")):
-            raise ValueError("must start with http:// or https://")
-        return value.rstrip("/")
-
-    @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None) -> RedriveSettings:
-        env = dict(os.environ if environ is None else environ)
-        if "AWS_REGION" not in env and "AWS_DEFAULT_REGION" in env:
-            env["AWS_REGION"] = env["AWS_DEFAULT_REGION"]
-        try:
-            return cls.model_validate(env)
-        except ValidationError as exc:
-            raise RedriveConfigError(f"invalid redrive configuration: {_describe(exc)}") from None
+        return check_endpoint(value)
 
     def configured_dlqs(self) -> tuple[str, ...]:
         """The DLQs a run without ``dlq_arn`` covers, in order."""
@@ -241,7 +220,7 @@ class RedriveRequest(BaseModel):
         try:
             return cls.model_validate(dict(event))
         except ValidationError as exc:
-            raise RedriveConfigError(f"invalid redrive request: {_describe(exc)}") from None
+            raise RedriveConfigError(f"invalid redrive request: {describe_validation_error(exc)}") from None
 
 
 class Outcome(StrEnum):

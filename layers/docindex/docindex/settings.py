@@ -7,8 +7,9 @@ the deployment are required. The README lists each variable.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from functools import lru_cache
-from typing import Literal
+from typing import ClassVar, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -19,10 +20,48 @@ class SettingsError(ValueError):
     """The environment does not describe a usable configuration."""
 
 
-class Settings(BaseModel):
-    """Runtime configuration; field aliases are the environment variable names."""
+def describe_validation_error(exc: ValidationError) -> str:
+    """``FIELD: problem; ...`` with the environment variable names pydantic reports."""
+    problems = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"])
+        message = str(err["msg"]).removeprefix("Value error, ")
+        problems.append(f"{where}: {message}" if where else message)
+    return "; ".join(problems)
+
+
+def check_endpoint(value: str | None) -> str | None:
+    """An http(s) URL without the trailing slash (None stays None)."""
+    if not value:
+        return None
+    if not value.startswith(("http://", "https://")):
+        raise ValueError("must start with http:// or https://")
+    return value.rstrip("/")
+
+
+class EnvSettings(BaseModel):
+    """A settings model read from the environment; field aliases are the variable names."""
 
     model_config = ConfigDict(populate_by_name=True, frozen=True, extra="ignore")
+    # What from_env raises, and how the message names the component.
+    config_error: ClassVar[type[ValueError]] = SettingsError
+    config_label: ClassVar[str] = "docindex"
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Self:
+        env = dict(os.environ if environ is None else environ)
+        if "AWS_REGION" not in env and "AWS_DEFAULT_REGION" in env:
+            env["AWS_REGION"] = env["AWS_DEFAULT_REGION"]
+        try:
+            return cls.model_validate(env)
+        except ValidationError as exc:
+            raise cls.config_error(
+                f"invalid {cls.config_label} configuration: {describe_validation_error(exc)}"
+            ) from None
+
+
+class Settings(EnvSettings):
+    """Runtime configuration of the indexer (and the base of the worker's)."""
 
     opensearch_endpoint: str = Field(alias="OPENSEARCH_ENDPOINT")
     opensearch_index: str = Field("documents", alias="OPENSEARCH_INDEX")
@@ -68,24 +107,14 @@ class Settings(BaseModel):
     @field_validator("opensearch_endpoint")
     @classmethod
     def _endpoint_has_scheme(cls, value: str) -> str:
-        if not value.startswith(("http://", "https://")):
-            raise ValueError("must start with http:// or https://")
-        return value.rstrip("/")
+        checked = check_endpoint(value)
+        if checked is None:
+            raise ValueError("must not be empty")
+        return checked
 
     @property
     def ledger_table_name(self) -> str:
         return self.ledger_table or self.idempotency_table
-
-    @classmethod
-    def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
-        env = dict(os.environ if environ is None else environ)
-        if "AWS_REGION" not in env and "AWS_DEFAULT_REGION" in env:
-            env["AWS_REGION"] = env["AWS_DEFAULT_REGION"]
-        try:
-            return cls.model_validate(env)
-        except ValidationError as exc:
-            problems = "; ".join(f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors())
-            raise SettingsError(f"invalid docindex configuration: {problems}") from None
 
 
 @lru_cache(maxsize=1)
