@@ -307,7 +307,7 @@ def test_resources_named_by_queue_url_are_found() -> None:
     problems = policy_problems(json.dumps(document), "role r inline policy p")
     assert problems == [
         "role r inline policy p statement Dlq: resource 'https://sqs.us-east-1.amazonaws.com/123456789012/"
-        "docindex-dlq' is not an ARN (a queue URL: IAM needs the queue ARN)"
+        "docindex-dlq' is not an ARN (a URL: IAM needs the ARN, arn:aws:sqs:REGION:ACCOUNT:QUEUE for a queue)"
     ]
     assert policy_problems(document["Statement"][0] | {}, "x") == []
 

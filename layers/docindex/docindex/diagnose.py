@@ -729,7 +729,11 @@ def policy_problems(document: Any, where: str) -> list[str]:
         for resource in [resources] if isinstance(resources, str) else resources:
             if resource == "*" or str(resource).startswith("arn:"):
                 continue
-            hint = " (a queue URL: IAM needs the queue ARN)" if "sqs" in str(resource) else ""
+            hint = (
+                " (a URL: IAM needs the ARN, arn:aws:sqs:REGION:ACCOUNT:QUEUE for a queue)"
+                if "://" in str(resource)
+                else ""
+            )
             problems.append(f"{where} statement {statement.get('Sid', i)}: resource {resource!r} is not an ARN{hint}")
     return problems
 
@@ -755,6 +759,21 @@ def mapping_differences(actual: Mapping[str, Any], expected: Mapping[str, Any] =
 
 
 # =========================================================================== gathering
+
+
+def _error_check(check_id: str, title: str, exc: Exception) -> Check:
+    """The verdict when a check's facts could not be gathered."""
+    from opensearchpy.exceptions import OpenSearchException
+
+    if _is_unsupported(exc):
+        return Check(check_id, title, Status.SKIP, f"not supported by this endpoint ({type(exc).__name__})")
+    if isinstance(exc, OpenSearchException):
+        return Check(check_id, title, Status.FAIL, f"OpenSearch: {type(exc).__name__}: {exc}")
+    if isinstance(exc, ClientError):
+        code = _client_code(exc)
+        if any(word in code for word in ("NonExistent", "DoesNotExist", "NoSuch", "NotFound")):
+            return Check(check_id, title, Status.FAIL, f"not found: {code}: {exc}")
+    return Check(check_id, title, Status.WARN, f"could not check: {type(exc).__name__}: {exc}")
 
 
 class Diagnoser:
@@ -868,24 +887,18 @@ class Diagnoser:
         return self._mappings
 
     def _guard(self, check_id: str, title: str, run: Callable[[], Check]) -> Check:
+        """Run one check; a failure to gather its facts becomes its verdict, never a crash."""
         try:
             return run()
         except Unsupported as exc:
             return Check(check_id, title, Status.SKIP, str(exc))
-        except (ClientError, BotoCoreError, OSError, ValueError, KeyError) as exc:
-            if _is_unsupported(exc):
-                return Check(check_id, title, Status.SKIP, f"not supported by this endpoint ({type(exc).__name__})")
-            if isinstance(exc, ClientError):
-                code = _client_code(exc)
-                if any(w in code for w in ("NonExistent", "DoesNotExist", "NoSuch", "NotFound")):
-                    return Check(check_id, title, Status.FAIL, f"not found: {code}: {exc}")
-            return Check(check_id, title, Status.WARN, f"could not check: {type(exc).__name__}: {exc}")
         except Exception as exc:
             from opensearchpy.exceptions import OpenSearchException
 
-            if isinstance(exc, OpenSearchException):
-                return Check(check_id, title, Status.FAIL, f"OpenSearch: {type(exc).__name__}: {exc}")
-            raise
+            known = (ClientError, BotoCoreError, OSError, ValueError, KeyError, OpenSearchException)
+            if not isinstance(exc, known) and not _is_unsupported(exc):
+                raise
+            return _error_check(check_id, title, exc)
 
     # -- the run -------------------------------------------------------------
 
@@ -934,7 +947,7 @@ class Diagnoser:
             rules_checked = False
         subscriptions = self._sns_paths(config, queue_arn)
         shapes: Counter[str] = Counter()
-        if self.sample:
+        if self.sample and int(self.attrs(d.ingest_queue_url).get("ApproximateNumberOfMessages", "0")):
             for message in self.peek(d.ingest_queue_url, self.sample):
                 try:
                     shapes[parse_body(message.get("Body")).shape] += 1
@@ -1141,10 +1154,10 @@ class Diagnoser:
                 problems += policy_problems(policy, f"queue policy of {queue_name(url)}")
         denied, simulated = self._simulate(role_arn)
         problems += denied
-        evidence.append(
-            "policy simulation: "
-            + ("every required action allowed" if simulated and not denied else simulated or "not available")
-        )
+        if simulated != "ran":
+            evidence.append(f"policy simulation: {simulated}")
+        elif not denied:
+            evidence.append("policy simulation: every required action allowed")
         if problems:
             return Check(
                 "permissions",
@@ -1155,7 +1168,7 @@ class Diagnoser:
                 fix="name resources by ARN (arn:aws:sqs:REGION:ACCOUNT:QUEUE, not the queue URL) and grant the "
                 "actions above; the template's IndexerRole has the exact list",
             )
-        if not simulated or simulated.startswith("not available"):
+        if simulated != "ran":
             return Check(
                 "permissions",
                 "function permissions",
@@ -1204,6 +1217,7 @@ class Diagnoser:
         return needs
 
     def _simulate(self, role_arn: str) -> tuple[list[str], str]:
+        """The denied (action, resource) pairs, and "ran" or why the simulation could not run."""
         iam = self.clients.client("iam")
         denied: list[str] = []
         try:
@@ -1216,7 +1230,8 @@ class Diagnoser:
                     for r in results
                     if r.get("EvalDecision") != "allowed"
                 ]
-        except (ClientError, BotoCoreError) as exc:
+        except Exception as exc:
+            # (an emulator without the API answers with what botocore cannot parse: not a BotoCoreError)
             if _is_unsupported(exc):
                 return [], "not available on this endpoint"
             if isinstance(exc, ClientError) and "AccessDenied" in _client_code(exc):
