@@ -105,3 +105,6 @@ def test_backfill_reconcile_diagnose_pause_search(workdir: Path) -> None:
     assert [h["key"] for h in hits] == ["営業部/議事録.md"]
     assert "[商談]" in hits[0]["snippet"]
     assert cli("search", "商談", "--prefix", "経理/", cwd=workdir, ok=(1,)).returncode == 1
+    assert cli("search", "商談", "--bucket", "another-bucket", cwd=workdir, ok=(1,)).returncode == 1
+    human = cli("search", "商談", "--bucket", bucket, cwd=workdir).stdout
+    assert f"s3://{bucket}/営業部/議事録.md" in human

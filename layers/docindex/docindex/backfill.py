@@ -650,7 +650,9 @@ class Backfill:
             self.checkpoint.batches += 1
             self._complete(batch)
         if done:
-            self.checkpoint.save()
+            # Completions are saved with the next batch's write-ahead (or at the end of the run):
+            # one checkpoint write per batch. A hard kill in between leaves them in doubt, which
+            # only means they are resent with identical bodies.
             self._report()
 
     def _complete(self, batch: _Batch) -> None:

@@ -231,12 +231,6 @@ class AwsClients:
             self._clients[service] = self.session.client(service, **kwargs)
         return self._clients[service]
 
-    def __getattr__(self, service: str) -> Any:
-        # clients.s3, clients.sqs, ... (boto3 names with '-' are reached through client()).
-        if service.startswith("_"):
-            raise AttributeError(service)
-        return self.client(service)
-
 
 def opensearch_client_for(deployment: Deployment, *, timeout: float = 30.0) -> Any:
     """An opensearch-py client for the deployment's endpoint (SigV4 unless auth is ``none``)."""

@@ -151,6 +151,12 @@ def _filters(config: Mapping[str, Any]) -> tuple[str, str]:
     return prefix, suffix
 
 
+def _describe_configuration(config: Mapping[str, Any]) -> str:
+    prefix, suffix = _filters(config)
+    where = "".join(f" {name}={value!r}" for name, value in (("prefix", prefix), ("suffix", suffix)) if value)
+    return f"{config.get('Id', '?')} ({', '.join(config.get('Events', []))}{where})"
+
+
 def overlapping_configurations(configs: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
     """Pairs of queue configurations that both match some object change (each sends a message)."""
     pairs = []
@@ -252,7 +258,7 @@ def _paths(facts: NotificationFacts) -> _Paths:
     evidence: list[str] = []
     if queue_configs:
         paths.append("s3")
-        ids = ", ".join(f"{c.get('Id', '?')} {c.get('Events')} {_filters(c)}" for c in queue_configs)
+        ids = ", ".join(_describe_configuration(c) for c in queue_configs)
         evidence.append(f"bucket queue configuration(s) to the ingest queue: {ids}")
     evidence.append(f"bucket EventBridge delivery: {'on' if eventbridge_on else 'off (or not reported)'}")
     if facts.rules:
@@ -278,7 +284,10 @@ def _paths(facts: NotificationFacts) -> _Paths:
 def _duplicate_fix(facts: NotificationFacts, view: _Paths) -> str:
     """Commands that remove every path but the one to keep (the stack's mode, else the S3 one)."""
     keep = facts.expected_mode or ("s3" if "s3" in view.paths or "s3" in view.observed else "eventbridge")
-    lines = [f"keep NotificationMode={keep} (the template creates exactly that one path) and remove the other:"]
+    if facts.expected_mode:
+        lines = [f"keep NotificationMode={keep} (the template creates exactly that one path) and remove the other:"]
+    else:
+        lines = [f"keep the {keep} path and remove the other:"]
     eventbridge_seen = "eventbridge" in view.paths or "eventbridge" in view.observed
     if keep == "s3" and eventbridge_seen:
         lines += [f"aws events remove-targets --rule {r.rule} --ids {r.target_id}" for r in view.live_rules]
@@ -599,6 +608,7 @@ class BacklogFacts:
     net_per_minute: float | None = None  # from two depth samples (no CloudWatch data)
     window: str = ""
     paused: PauseState | None = None
+    local: bool = False
 
 
 def _duration(hours: float) -> str:
@@ -629,12 +639,15 @@ def judge_backlog(facts: BacklogFacts) -> Check:
     status, summary, needs_fix = _backlog_verdict(facts, net, data)
     fix = None
     if needs_fix:
-        fix = (
-            "docindex resume"
-            if facts.paused
-            else "raise the consumer's throughput (IndexerMaxConcurrency / WorkerMaxTasks), or find why it fails: "
-            "see the dlq and event-source checks"
-        )
+        if facts.paused:
+            fix = "docindex resume"
+        elif facts.local:
+            fix = "run the consumers: docindex local run"
+        else:
+            fix = (
+                "raise the consumer's throughput (IndexerMaxConcurrency / WorkerMaxTasks), or find why it fails: "
+                "see the dlq and event-source checks"
+            )
     return Check(check_id, title, status, summary, evidence, fix, data)
 
 
@@ -1078,7 +1091,7 @@ class Diagnoser:
         retention = int(self.attrs(url).get("MessageRetentionPeriod", "345600"))
         paused = self._paused
         if depth == 0:
-            return judge_backlog(BacklogFacts(label, 0, retention, paused=paused))
+            return judge_backlog(BacklogFacts(label, 0, retention, paused=paused, local=self.d.is_local))
         inflow, outflow = self._throughput(queue_name(url))
         if inflow is not None and outflow is not None and (inflow or outflow):
             return judge_backlog(
@@ -1090,6 +1103,7 @@ class Diagnoser:
                     outflow_per_minute=outflow,
                     window=f"CloudWatch, last {self.window_minutes} min",
                     paused=paused,
+                    local=self.d.is_local,
                 )
             )
         # No metrics (a local endpoint, or a queue idle for hours): watch the depth instead.
@@ -1104,6 +1118,7 @@ class Diagnoser:
                 net_per_minute=net,
                 window=f"depth sampled {self.sample_seconds:g} s apart (no CloudWatch data)",
                 paused=paused,
+                local=self.d.is_local,
             )
         )
 

@@ -79,7 +79,7 @@ def add_output_options(parser: argparse.ArgumentParser, *, progress: bool = Fals
 
 
 def _region(args: argparse.Namespace) -> str:
-    if args.region:
+    if getattr(args, "region", None):
         return str(args.region)
     env = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
     if env:
@@ -87,29 +87,32 @@ def _region(args: argparse.Namespace) -> str:
     try:
         import boto3
 
-        return boto3.Session(profile_name=args.profile).region_name or "us-east-1"
+        return boto3.Session(profile_name=getattr(args, "profile", None)).region_name or "us-east-1"
     except Exception:  # noqa: BLE001 - no profile, no config: the default region
         return "us-east-1"
 
 
 def resolve(args: argparse.Namespace) -> tuple[Deployment, AwsClients]:
     """The deployment the flags, the stack or the env file describe, and clients for it."""
-    explicit = {
-        "bucket": args.bucket,
-        "ingest_queue_url": args.queue_url,
-        "ingest_dlq_url": args.dlq_url,
-        "ocr_queue_url": args.ocr_queue_url,
-        "function_name": args.function,
-        "ledger_table": args.ledger_table,
-        "opensearch_endpoint": args.opensearch_endpoint,
-        "opensearch_index": args.index,
-        "ecs_cluster": args.cluster,
-        "ecs_service": args.service,
+    flags = {
+        "bucket": "bucket",
+        "ingest_queue_url": "queue_url",
+        "ingest_dlq_url": "dlq_url",
+        "ocr_queue_url": "ocr_queue_url",
+        "function_name": "function",
+        "ledger_table": "ledger_table",
+        "opensearch_endpoint": "opensearch_endpoint",
+        "opensearch_index": "index",
+        "ecs_cluster": "cluster",
+        "ecs_service": "service",
     }
+    # (commands that take only some of the target options, like search, simply lack the others)
+    explicit = {name: getattr(args, flag, None) for name, flag in flags.items()}
     stack = args.stack or os.environ.get("DOCINDEX_STACK")
+    profile = getattr(args, "profile", None)
     if stack:
         region = _region(args)
-        clients = AwsClients(region, profile=args.profile)
+        clients = AwsClients(region, profile=profile)
         try:
             deployment = Deployment.from_stack(
                 clients.client("cloudformation"),
@@ -132,9 +135,9 @@ def resolve(args: argparse.Namespace) -> tuple[Deployment, AwsClients]:
             apply_env_file(env_file)
             source = f"env file {env_file}"
         deployment = Deployment.from_environment(os.environ, source=source)
-        region = args.region or deployment.region or _region(args)
+        region = getattr(args, "region", None) or deployment.region or _region(args)
         deployment = deployment.with_overrides(region=region)
-        clients = AwsClients(region, profile=args.profile)
+        clients = AwsClients(region, profile=profile)
     return deployment.with_overrides(**explicit), clients
 
 
@@ -203,7 +206,7 @@ class Output:
         from rich.table import Table
         from rich.text import Text
 
-        table = Table(title=title, title_justify="left", show_lines=False)
+        table = Table(title=title, title_justify="left", show_lines=False, show_header=any(columns))
         for column in columns:
             table.add_column(column, overflow="fold")
         for i, row in enumerate(rows):
@@ -255,21 +258,22 @@ class ProgressBar:
                 speed = task.finished_speed or task.speed
                 return Text(f"{speed:,.0f} {unit_name}/s" if speed else f"- {unit_name}/s", style="cyan")
 
+        # Without a total (no object count known) there is no ETA to show, only count and rate.
+        eta = [TextColumn("ETA"), TimeRemainingColumn()] if total else []
         self._progress = Progress(
             SpinnerColumn(),
             TextColumn("{task.description}"),
             BarColumn(),
             MofNCompleteColumn(),
             RateColumn(),
-            TextColumn("ETA"),
-            TimeRemainingColumn(),
+            *eta,
             TimeElapsedColumn(),
             TextColumn("{task.fields[status]}", style="dim"),
             console=output.errors,
             transient=False,
         )
         self._progress.start()
-        self._task = self._progress.add_task(description, total=total, status="")
+        self._task = self._progress.add_task(description, total=total or None, status="")
 
     def update(self, completed: int | None, *, total: int | None = None, status: str = "") -> None:
         """Set the count (None: keep it) and the status text."""
@@ -278,7 +282,7 @@ class ProgressBar:
         completed = self._completed
         if self._progress is not None:
             kwargs: dict[str, Any] = {"completed": completed, "status": status}
-            if total is not None:
+            if total:
                 kwargs["total"] = max(total, completed)
             self._progress.update(self._task, **kwargs)
             return

@@ -156,7 +156,10 @@ def _run(args: argparse.Namespace) -> int:
     with out.progress(f"backfill {source.bucket}", total=total) as bar:
 
         def progress(listed: int, enqueued: int, skipped: int) -> None:
-            bar.update(listed, status=f"{enqueued:,} enqueued" + (f", {skipped:,} already sent" if skipped else ""))
+            # The bar counts objects dealt with (sent, or sent before a resume); the listing runs ahead.
+            bar.update(
+                enqueued + skipped, status=f"{listed:,} listed" + (f", {skipped:,} sent before" if skipped else "")
+            )
 
         backlog = None
         if queue_url and not args.dry_run and args.max_backlog:
@@ -191,7 +194,7 @@ def _render(result: Any, out: _ops.Output) -> None:
     ]
     if result.skipped:
         rows.append(("skipped (sent before this resume)", f"{result.skipped:,}"))
-    if not result.dry_run:
+    if not result.dry_run and result.total_enqueued != result.enqueued:
         rows.append(("enqueued by this run so far", f"{result.total_enqueued:,}"))
     rows += [("time", f"{result.seconds:,.1f} s"), ("rate", f"{result.rate:,.0f} objects/s")]
     if result.backlog_wait_seconds:
