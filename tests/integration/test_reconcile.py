@@ -15,6 +15,9 @@ from tests.integration.conftest import build_indexer
 
 pytestmark = pytest.mark.integration
 
+# Mixed case, Japanese, spaces and '+', and the pair where UTF-16 order (Java's String) and UTF-8 order
+# (S3's listing, OpenSearch's keyword sort) disagree: half-width ｶ (U+FF76) sorts before 𝄞 (U+1D11E) in
+# UTF-8, after it in UTF-16. The merge checks both streams are strictly increasing in one order.
 KEYS = [
     "営業部/週報 第1週.txt",
     "営業部/週報 第2週.txt",

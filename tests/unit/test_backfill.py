@@ -167,6 +167,17 @@ def test_a_batch_in_doubt_is_resent_with_identical_bodies(tmp_path: Path) -> Non
     assert times["k025"] == "2026-11-20T09:00:00.000000Z"
 
 
+def test_a_batch_in_doubt_whose_objects_were_deleted_does_not_block_completion(tmp_path: Path) -> None:
+    path = tmp_path / "cp.json"
+    checkpoint = Checkpoint(path=path, identity=IDENTITY, position="k009")
+    checkpoint.in_doubt.append(BatchRange("k0095", "k0099", "2026-11-20T08:59:59.000000Z"))  # gone since
+    result = run(FakeListing([f"k{i:03d}" for i in range(30)]), FakeSqs(), checkpoint)
+    assert result.completed
+    saved = json.loads(path.read_text())
+    assert saved["completed_at"]
+    assert saved["in_doubt"] == []
+
+
 def test_dry_run_sends_nothing() -> None:
     source = FakeListing(["a", "b", "c"])
     result = Backfill(source, sender=None, checkpoint=Checkpoint(path=None, identity=IDENTITY)).run()

@@ -569,8 +569,12 @@ class Backfill:
         if self._failure is not None:
             stopped = "error"
         if pool is not None:
-            if stopped is None and not self.checkpoint.in_doubt:
+            if stopped is None:
+                # Listed to the end and every batch confirmed: ranges left from an earlier
+                # invocation (objects deleted since) no longer matter.
                 self.checkpoint.completed_at = now_iso()
+                self.checkpoint.in_doubt.clear()
+                self.checkpoint.sent_ahead.clear()
             self.checkpoint.save()
         return BackfillResult(
             source=self.source.describe(),

@@ -266,6 +266,12 @@ def _paths(facts: NotificationFacts) -> _Paths:
             "EventBridge rules targeting the ingest queue and matching the bucket: "
             + ", ".join(f"{r.rule} ({'enabled' if r.enabled else 'disabled'})" for r in facts.rules)
         )
+        # Delivery retries only put the event into SQS; processing retries are SQS's (no stacking).
+        evidence += [
+            f"rule {r.rule} retries delivery to the queue up to {r.retry_attempts} times"
+            for r in facts.rules
+            if r.retry_attempts is not None
+        ]
     elif not facts.rules_checked:
         evidence.append("EventBridge rules: not checked (the endpoint has no EventBridge API)")
     if live_rules and eventbridge_on:

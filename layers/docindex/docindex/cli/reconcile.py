@@ -105,7 +105,7 @@ def _run(args: argparse.Namespace) -> int:
         )
     with ExitStack() as stack:
         report_file = stack.enter_context(args.report.open("w", encoding="utf-8")) if args.report else None
-        bar = stack.enter_context(out.progress(f"reconcile {deployment.bucket}", total=estimate, unit="keys"))
+        bar = stack.enter_context(out.progress(f"reconcile {deployment.bucket}", total=estimate, unit="objects"))
 
         def progress(objects: int, documents: int, differences: int) -> None:
             bar.update(objects, status=f"{documents:,} docs, {differences:,} differences")
