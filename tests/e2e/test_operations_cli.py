@@ -70,7 +70,7 @@ def test_backfill_reconcile_diagnose_pause_search(workdir: Path) -> None:
     report = cli_json("reconcile", cwd=workdir, ok=(1,))
     assert (report["objects"], report["missing"], report["coverage_percent"]) == (4, 4, 0.0)
     # ... backfill enqueues every object once, and a second run has nothing left to do
-    done = cli_json("backfill", "--rate", "0", cwd=workdir)
+    done = cli_json("backfill", "--rate", "0", "--count", cwd=workdir)
     assert (done["completed"], done["enqueued"]) == (True, 4)
     assert cli_json("backfill", cwd=workdir)["already_completed"] is True
     cli("local", "run", "--once", "--no-worker", "--max-seconds", "120", cwd=workdir)

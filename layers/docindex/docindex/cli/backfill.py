@@ -75,6 +75,12 @@ def register(subparsers: Any) -> None:
         metavar="PATH",
         help="checkpoint file (default .docindex/backfill/<bucket>-<hash of bucket, prefix, source>.json)",
     )
+    parser.add_argument(
+        "--count",
+        action="store_true",
+        help="list once first to count the objects, for an ETA where CloudWatch has no object count "
+        "(a prefix, an inventory, the local run); costs one extra listing pass",
+    )
     parser.add_argument("--restart", action="store_true", help="ignore an existing checkpoint and start a new run")
     parser.add_argument("--dry-run", action="store_true", help="list and count; send nothing, write no checkpoint")
     _ops.add_output_options(parser, progress=True)
@@ -143,7 +149,9 @@ def _run(args: argparse.Namespace) -> int:
 
     out = _ops.Output(progress=not (args.json or args.no_progress))
     total = None
-    if not args.inventory and not args.prefix and not deployment.is_local:
+    if args.count:
+        total = sum(1 for _ in source.objects(checkpoint.position))
+    elif not args.inventory and not args.prefix and not deployment.is_local:
         total = estimate_object_count(clients.client("cloudwatch"), source.bucket)
     if not args.json:
         out.line(f"backfill {source.describe()} → {queue_url or '?'}" + (" (dry run)" if args.dry_run else ""))
