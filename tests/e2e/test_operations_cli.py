@@ -88,13 +88,10 @@ def test_backfill_reconcile_diagnose_pause_search(workdir: Path) -> None:
     assert "100.00 %" in human.stdout
     assert "in step with the bucket" in human.stdout
 
-    # diagnose passes the drained local stack, in JSON and in a table
-    diagnosis = cli_json("diagnose", "--sample-seconds", "0.5", cwd=workdir)
-    assert diagnosis["exit_code"] == 0
-    assert {c["status"] for c in diagnosis["checks"]} == {"OK", "SKIP"}
-    table = cli("diagnose", "--check", "visibility", "--check", "notifications", cwd=workdir)
-    assert "exactly one path (s3)" in table.stdout
-    assert "OK: 2 ok, 0 warning(s), 0 failure(s)" in table.stdout
+    # diagnose passes the drained local stack (exit 0), and says what it skipped
+    table = cli("diagnose", "--sample-seconds", "0.5", cwd=workdir).stdout
+    assert "exactly one path (s3)" in table
+    assert "OK: 9 ok, 0 warning(s), 0 failure(s), 3 skipped (exit 0)" in table
 
     # pause has nothing to pause locally but the runner (exit 1, and says so)
     pause = cli("pause", cwd=workdir, ok=(1,))
@@ -105,6 +102,5 @@ def test_backfill_reconcile_diagnose_pause_search(workdir: Path) -> None:
     assert [h["key"] for h in hits] == ["営業部/議事録.md"]
     assert "[商談]" in hits[0]["snippet"]
     assert cli("search", "商談", "--prefix", "経理/", cwd=workdir, ok=(1,)).returncode == 1
-    assert cli("search", "商談", "--bucket", "another-bucket", cwd=workdir, ok=(1,)).returncode == 1
     human = cli("search", "商談", "--bucket", bucket, cwd=workdir).stdout
     assert f"s3://{bucket}/営業部/議事録.md" in human
