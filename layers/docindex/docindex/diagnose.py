@@ -884,9 +884,6 @@ class Diagnoser:
                 )
         return found
 
-    def paused(self) -> PauseState | None:
-        return self._paused
-
     def _load_pause(self) -> None:
         if not self.d.ledger_table:
             return
