@@ -209,6 +209,7 @@ def search(
     size: int = 10,
     prefix: str | None = None,
     extension: str | None = None,
+    bucket: str | None = None,
 ) -> list[dict[str, Any]]:
     """Full-text search over content, title and file name, with highlighted snippets."""
     # Every word of the query must appear (in the text fields, or as
@@ -229,6 +230,8 @@ def search(
         filters.append({"prefix": {"key": prefix}})
     if extension:
         filters.append({"term": {"extension": extension.lower().lstrip(".")}})
+    if bucket:
+        filters.append({"term": {"bucket": bucket}})
     body = {
         "size": size,
         "query": {"bool": {"must": [must], "filter": filters}},

@@ -15,7 +15,16 @@ import sys
 from collections.abc import Sequence
 
 # Modules under docindex.cli that contribute subcommands, in --help order.
-COMMAND_MODULES: tuple[str, ...] = ("local", "demo", "search", "redrive")
+COMMAND_MODULES: tuple[str, ...] = (
+    "local",
+    "demo",
+    "search",
+    "redrive",
+    "diagnose",
+    "backfill",
+    "reconcile",
+    "pause",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,31 +1,39 @@
-"""``docindex search QUERY``: full-text search with highlighted snippets."""
+"""``docindex search QUERY``: full-text search with highlighted snippets.
+
+Exit codes: 0 documents found, 1 none, 2 the index could not be searched.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
+
+from docindex.cli import _ops
 
 
 def _search(args: argparse.Namespace) -> int:
-    from docindex.clients import opensearch_client
+    from opensearchpy.exceptions import OpenSearchException
+
     from docindex.search_index import search
-    from docindex.settings import Settings
 
-    if args.env_file and args.env_file.exists():
-        from docindex.local.envfile import apply_env_file
-
-        apply_env_file(args.env_file)
-    settings = Settings.from_env()
-    client = opensearch_client(settings)
-    hits = search(
-        client,
-        settings.opensearch_index,
-        args.query,
-        size=args.size,
-        prefix=args.prefix,
-        extension=args.extension,
-    )
+    try:
+        # --bucket filters the hits here; it does not name the resources to look for.
+        deployment, _ = _ops.resolve(argparse.Namespace(**{**vars(args), "bucket": None}))
+        client = _ops.opensearch_for(deployment)
+        hits = search(
+            client,
+            deployment.opensearch_index,
+            args.query,
+            size=args.size,
+            prefix=args.prefix,
+            extension=args.extension,
+            bucket=args.bucket,
+        )
+    except (_ops.CommandError, OpenSearchException) as exc:
+        print(f"docindex search: {exc}", file=sys.stderr)
+        return _ops.EXIT_FAIL
     if args.json:
         print(json.dumps(hits, ensure_ascii=False, indent=2))
         return 0 if hits else 1
@@ -43,16 +51,40 @@ def _search(args: argparse.Namespace) -> int:
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subparsers.add_parser("search", help="full-text search the index")
+    parser = subparsers.add_parser(
+        "search",
+        help="full-text search the index",
+        description=(
+            "Search content, titles and file names (every word must match); prints score, key and a snippet "
+            "with the matches in [brackets]. Exit code: 0 found, 1 nothing found, 2 error."
+        ),
+        formatter_class=_ops.HelpFormatter,
+        epilog=(
+            "examples:\n"
+            "  docindex search 見積 --prefix 営業部/ --extension pdf\n"
+            "  docindex search 'release notes' --stack docindex-prod --json"
+        ),
+    )
     parser.add_argument("query")
-    parser.add_argument("--size", type=int, default=10)
+    parser.add_argument("--size", type=int, default=10, help="at most this many results (default 10)")
     parser.add_argument("--prefix", help="only keys under this prefix")
     parser.add_argument("--extension", help="only files with this extension (pdf, docx, ...)")
-    parser.add_argument(
+    parser.add_argument("--bucket", help="only documents of this bucket (an index may hold several)")
+    group = parser.add_argument_group(
+        "where the index is",
+        "A CloudFormation stack (--stack, or DOCINDEX_STACK), else the local run's env file "
+        f"({_ops.DEFAULT_ENV_FILE}, when it exists), else the environment (OPENSEARCH_ENDPOINT, OPENSEARCH_INDEX).",
+    )
+    group.add_argument("--stack", metavar="NAME", help="CloudFormation stack deployed from template.yaml")
+    group.add_argument(
         "--env-file",
         type=Path,
-        default=Path(".docindex/local.env"),
-        help="read settings from this env file when it exists (default .docindex/local.env)",
+        default=None,
+        help=f"read settings from this env file (default {_ops.DEFAULT_ENV_FILE} when it exists)",
     )
-    parser.add_argument("--json", action="store_true")
+    group.add_argument("--region", help="AWS region (SigV4)")
+    group.add_argument("--profile", help="AWS named profile")
+    group.add_argument("--opensearch-endpoint", help="OpenSearch endpoint URL")
+    group.add_argument("--index", help="index or alias (default documents)")
+    parser.add_argument("--json", action="store_true", help="print the hits as JSON")
     parser.set_defaults(func=_search)

@@ -1,0 +1,141 @@
+"""``docindex diagnose``: check a deployment for the incident's causes, with evidence and fixes.
+
+Exit codes: 0 every check OK (or skipped), 1 at least one WARN, 2 at least one
+FAIL or the checks could not run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from docindex.cli import _ops
+
+CHECK_IDS = (
+    "notifications",
+    "visibility",
+    "redrive",
+    "event-source",
+    "dlq",
+    "backlog",
+    "permissions",
+    "index",
+    "ocr-worker",
+)
+STYLES = {"OK": "green", "WARN": "yellow", "FAIL": "bold red", "SKIP": "dim"}
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``diagnose`` subcommand."""
+    parser = subparsers.add_parser(
+        "diagnose",
+        help="check notifications, queues, DLQs, backlog, permissions and the index; OK/WARN/FAIL with fixes",
+        description=(
+            "Check a docindex deployment for every cause of the queue-that-never-drains incident: duplicate "
+            "notification paths, visibility timeout vs function timeout, redrive policies, the event source "
+            "mapping, DLQ contents, the backlog trend, IAM, and the index. Read-only, except that sampling a "
+            "queue receives a few messages and releases them at once. Exit code: 0 all OK, 1 warnings, "
+            "2 failures (or the checks could not run)."
+        ),
+        formatter_class=_ops.HelpFormatter,
+        epilog=(
+            "examples:\n"
+            "  docindex diagnose --stack docindex-prod\n"
+            "  docindex diagnose                       # the local run (.docindex/local.env)\n"
+            "  docindex diagnose --check backlog --check dlq --json"
+        ),
+    )
+    _ops.add_target_options(parser)
+    parser.add_argument(
+        "--check",
+        action="append",
+        choices=CHECK_IDS,
+        metavar="ID",
+        help=f"run only these checks (repeatable): {', '.join(CHECK_IDS)}",
+    )
+    parser.add_argument(
+        "--sample",
+        type=int,
+        default=10,
+        metavar="N",
+        help="messages to peek at in the ingest queue and each DLQ (0: none; default 10)",
+    )
+    parser.add_argument(
+        "--sample-seconds",
+        type=float,
+        default=10.0,
+        metavar="S",
+        help="without CloudWatch data, watch a non-empty queue's depth this long (default 10)",
+    )
+    parser.add_argument(
+        "--window", type=int, default=15, metavar="MIN", help="CloudWatch throughput window in minutes (default 15)"
+    )
+    parser.add_argument("--details", action="store_true", help="show the evidence of passing checks too")
+    _ops.add_output_options(parser)
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from docindex.diagnose import Diagnoser
+
+    try:
+        deployment, clients = _ops.resolve(args)
+    except _ops.CommandError as exc:
+        print(f"docindex diagnose: {exc}", file=sys.stderr)
+        return _ops.EXIT_FAIL
+    opensearch = _ops.opensearch_for(deployment) if deployment.opensearch_endpoint else None
+    diagnoser = Diagnoser(
+        deployment,
+        clients,
+        opensearch=opensearch,
+        sample=max(0, args.sample),
+        sample_seconds=max(0.0, args.sample_seconds),
+        window_minutes=max(1, args.window),
+    )
+    diagnosis = diagnoser.run(only=args.check)
+    if args.json:
+        _ops.emit_json(diagnosis.to_dict())
+    else:
+        render(diagnosis, _ops.Output(progress=False), details=args.details)
+    return diagnosis.exit_code
+
+
+def render(diagnosis: Any, out: _ops.Output, *, details: bool = False) -> None:
+    d = diagnosis.deployment
+    out.line(f"docindex diagnose — {d.source}" + (" (local endpoints)" if d.is_local else f" ({d.region})"))
+    resources = [
+        ("bucket", d.bucket),
+        ("ingest queue", d.ingest_queue_url),
+        ("OCR queue", d.ocr_queue_url),
+        ("indexer function", d.function_name),
+        ("OpenSearch", f"{d.opensearch_endpoint} / {d.opensearch_index}" if d.opensearch_endpoint else None),
+        ("OCR worker", f"{d.ecs_cluster}/{d.ecs_service}" if d.ecs_service else None),
+    ]
+    for label, value in resources:
+        if value:
+            out.line(f"  {label:<17} {value}", style="dim")
+    out.line()
+    out.table(
+        ["status", "check", "finding"],
+        [(c.status.value, c.title, c.summary) for c in diagnosis.checks],
+        styles=[STYLES.get(c.status.value) for c in diagnosis.checks],
+    )
+    for check in diagnosis.checks:
+        if check.status.value in ("OK", "SKIP") and not details:
+            continue
+        out.line()
+        out.line(f"{check.status.value} {check.title}: {check.summary}", style=STYLES.get(check.status.value))
+        for item in check.evidence:
+            out.line(f"  · {item}")
+        if check.fix:
+            out.line("  fix:", style="bold")
+            for fix_line in check.fix.splitlines():
+                out.line(f"    {fix_line}")
+    counts = diagnosis.to_dict()["counts"]
+    out.line()
+    out.line(
+        f"{diagnosis.status.value}: {counts['OK']} ok, {counts['WARN']} warning(s), {counts['FAIL']} failure(s), "
+        f"{counts['SKIP']} skipped (exit {diagnosis.exit_code})",
+        style=STYLES.get(diagnosis.status.value),
+    )

@@ -1,0 +1,253 @@
+"""Where a docindex pipeline's resources are, and clients to reach them.
+
+The operator commands (``diagnose``, ``backfill``, ``reconcile``, ``pause``,
+``resume``) work on one ``Deployment``, resolved from, in this order of
+precedence:
+
+1. explicit values (command-line flags);
+2. a CloudFormation stack deployed from ``template.yaml`` (its Outputs,
+   Parameters and resources: ``DescribeStacks`` / ``ListStackResources``);
+3. the variables of the local run's env file (``docindex local up`` writes
+   ``.docindex/local.env``) or of the process environment.
+
+Against the local endpoints (moto server) there is no Lambda function, no ECS
+service and no IAM to speak of; ``Deployment.is_local`` tells the commands so,
+and they report those parts as skipped instead of failing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, replace
+from functools import cached_property
+from typing import Any
+
+# Stack Outputs of template.yaml → Deployment fields.
+_STACK_OUTPUTS = {
+    "DocumentsBucketName": "bucket",
+    "IngestQueueUrl": "ingest_queue_url",
+    "IngestDlqUrl": "ingest_dlq_url",
+    "OcrQueueUrl": "ocr_queue_url",
+    "OcrDlqUrl": "ocr_dlq_url",
+    "IdempotencyTableName": "idempotency_table",
+    "LedgerTableName": "ledger_table",
+    "IndexerFunctionName": "function_name",
+    "WorkerClusterName": "ecs_cluster",
+    "WorkerServiceName": "ecs_service",
+    "NotificationMode": "notification_mode",
+}
+# Stack Parameters → Deployment fields.
+_STACK_PARAMETERS = {
+    "OpenSearchEndpoint": "opensearch_endpoint",
+    "OpenSearchIndex": "opensearch_index",
+    "OpenSearchService": "opensearch_service",
+    "OpenSearchArn": "opensearch_arn",
+    "NotificationMode": "notification_mode",
+}
+# Logical ids of template.yaml, for stacks whose Outputs lack a value.
+_STACK_RESOURCES = {
+    "DocumentsBucket": "bucket",
+    "IngestQueue": "ingest_queue_url",
+    "IngestDlq": "ingest_dlq_url",
+    "OcrQueue": "ocr_queue_url",
+    "OcrDlq": "ocr_dlq_url",
+    "IdempotencyTable": "idempotency_table",
+    "LedgerTable": "ledger_table",
+    "IndexerFunction": "function_name",
+    "WorkerCluster": "ecs_cluster",
+    "WorkerService": "ecs_service",
+    "IngestRule": "eventbridge_rule",
+}
+# Environment variables (the local env file's, and the handlers') → Deployment fields.
+_ENVIRONMENT = {
+    "DOCINDEX_BUCKET": "bucket",
+    "INGEST_QUEUE_URL": "ingest_queue_url",
+    "INGEST_DLQ_URL": "ingest_dlq_url",
+    "OCR_QUEUE_URL": "ocr_queue_url",
+    "OCR_DLQ_URL": "ocr_dlq_url",
+    "IDEMPOTENCY_TABLE": "idempotency_table",
+    "LEDGER_TABLE": "ledger_table",
+    "INDEXER_FUNCTION_NAME": "function_name",
+    "OPENSEARCH_ENDPOINT": "opensearch_endpoint",
+    "OPENSEARCH_INDEX": "opensearch_index",
+    "OPENSEARCH_AUTH": "opensearch_auth",
+    "OPENSEARCH_SERVICE": "opensearch_service",
+    "OPENSEARCH_ARN": "opensearch_arn",
+    "WORKER_CLUSTER_NAME": "ecs_cluster",
+    "WORKER_SERVICE_NAME": "ecs_service",
+    "AWS_ENDPOINT_URL": "endpoint_url",
+    "AWS_REGION": "region",
+}
+
+
+class DeploymentError(ValueError):
+    """The resources to work on cannot be found (no such stack, nothing configured)."""
+
+
+@dataclass(frozen=True)
+class Deployment:
+    """The resources of one docindex pipeline (any may be unknown: ``None``)."""
+
+    source: str = "environment"
+    region: str = "us-east-1"
+    endpoint_url: str | None = None
+    stack_name: str | None = None
+    bucket: str | None = None
+    ingest_queue_url: str | None = None
+    ingest_dlq_url: str | None = None
+    ocr_queue_url: str | None = None
+    ocr_dlq_url: str | None = None
+    idempotency_table: str | None = None
+    ledger_table: str | None = None
+    function_name: str | None = None
+    # The local run simulates the function timeout (LOCAL_FUNCTION_TIMEOUT); on AWS
+    # the function's own configuration is read instead.
+    local_function_timeout: int | None = None
+    event_source_mapping_ids: tuple[str, ...] = ()
+    eventbridge_rule: str | None = None
+    ecs_cluster: str | None = None
+    ecs_service: str | None = None
+    notification_mode: str | None = None
+    opensearch_endpoint: str | None = None
+    opensearch_index: str = "documents"
+    opensearch_auth: str = "sigv4"
+    opensearch_service: str = "es"
+    opensearch_arn: str | None = None
+    parameters: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def is_local(self) -> bool:
+        """True against a local emulator (moto server): no Lambda, ECS or IAM there."""
+        return bool(self.endpoint_url) and ".amazonaws.com" not in str(self.endpoint_url)
+
+    def with_overrides(self, **values: Any) -> Deployment:
+        """A copy with the given (non-None) values replaced."""
+        known = {k: v for k, v in values.items() if v is not None}
+        return replace(self, **known) if known else self
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["parameters"] = dict(self.parameters)
+        data["event_source_mapping_ids"] = list(self.event_source_mapping_ids)
+        data["is_local"] = self.is_local
+        return {k: v for k, v in data.items() if v not in (None, (), [], {})}
+
+    # -- resolution --------------------------------------------------------
+
+    @classmethod
+    def from_environment(cls, environ: Mapping[str, str], *, source: str = "environment") -> Deployment:
+        """From ``KEY=VALUE`` variables (``docindex local up``'s env file, or the process)."""
+        values: dict[str, Any] = {"source": source}
+        if "AWS_REGION" not in environ and environ.get("AWS_DEFAULT_REGION"):
+            values["region"] = environ["AWS_DEFAULT_REGION"]
+        for variable, name in _ENVIRONMENT.items():
+            if environ.get(variable):
+                values[name] = environ[variable]
+        timeout = environ.get("LOCAL_FUNCTION_TIMEOUT")
+        if timeout and timeout.strip().isdigit():
+            values["local_function_timeout"] = int(timeout)
+        return cls(**values)
+
+    @classmethod
+    def from_stack(cls, cloudformation: Any, stack_name: str, *, region: str, endpoint_url: str | None) -> Deployment:
+        """From a stack deployed from template.yaml: Outputs, then Parameters, then resources."""
+        from botocore.exceptions import ClientError
+
+        try:
+            stacks = cloudformation.describe_stacks(StackName=stack_name)["Stacks"]
+        except ClientError as exc:
+            message = exc.response.get("Error", {}).get("Message", str(exc))
+            raise DeploymentError(f"stack {stack_name!r}: {message}") from None
+        if not stacks:
+            raise DeploymentError(f"stack {stack_name!r} not found")
+        stack = stacks[0]
+        values: dict[str, Any] = {}
+        parameters = {p["ParameterKey"]: p.get("ParameterValue", "") for p in stack.get("Parameters", [])}
+        for key, name in _STACK_PARAMETERS.items():
+            if parameters.get(key):
+                values[name] = parameters[key]
+        for output in stack.get("Outputs", []):
+            field_name = _STACK_OUTPUTS.get(str(output.get("OutputKey", "")))
+            if field_name and output.get("OutputValue"):
+                values[field_name] = output["OutputValue"]
+        mappings: list[str] = []
+        paginator = cloudformation.get_paginator("list_stack_resources")
+        for page in paginator.paginate(StackName=stack_name):
+            for resource in page.get("StackResourceSummaries", []):
+                physical = str(resource.get("PhysicalResourceId") or "")
+                if not physical:
+                    continue
+                if resource.get("ResourceType") == "AWS::Lambda::EventSourceMapping":
+                    mappings.append(physical)
+                    continue
+                logical = _STACK_RESOURCES.get(str(resource.get("LogicalResourceId", "")))
+                if logical and logical not in values:
+                    # An ECS service's physical id is its ARN; the name is the last part.
+                    values[logical] = physical.rsplit("/", 1)[-1] if logical == "ecs_service" else physical
+        if values.get("opensearch_service") == "aoss":
+            values.setdefault("opensearch_auth", "sigv4")
+        return cls(
+            source=f"stack {stack_name}",
+            region=region,
+            endpoint_url=endpoint_url,
+            stack_name=stack_name,
+            event_source_mapping_ids=tuple(mappings),
+            parameters=parameters,
+            **values,
+        )
+
+
+def queue_name(url_or_arn: str) -> str:
+    """The queue name in a queue URL or ARN."""
+    return url_or_arn.rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1]
+
+
+class AwsClients:
+    """boto3 clients for one region, created on first use.
+
+    boto3 itself honours ``AWS_ENDPOINT_URL`` (and per-service variants), so the
+    same code reaches AWS or the local moto server.
+    """
+
+    def __init__(self, region: str, *, profile: str | None = None, endpoint_url: str | None = None) -> None:
+        self.region = region
+        self.profile = profile
+        self.endpoint_url = endpoint_url
+        self._clients: dict[str, Any] = {}
+
+    @cached_property
+    def session(self) -> Any:
+        import boto3
+
+        return boto3.Session(region_name=self.region, profile_name=self.profile)
+
+    def client(self, service: str) -> Any:
+        if service not in self._clients:
+            from docindex.clients import boto_config
+
+            kwargs: dict[str, Any] = {"config": boto_config(max_attempts=4)}
+            if self.endpoint_url:
+                kwargs["endpoint_url"] = self.endpoint_url
+            self._clients[service] = self.session.client(service, **kwargs)
+        return self._clients[service]
+
+
+def opensearch_client_for(deployment: Deployment, *, timeout: float = 30.0) -> Any:
+    """An opensearch-py client for the deployment's endpoint (SigV4 unless auth is ``none``)."""
+    from docindex.clients import opensearch_client
+    from docindex.settings import Settings
+
+    if not deployment.opensearch_endpoint:
+        raise DeploymentError("no OpenSearch endpoint (OPENSEARCH_ENDPOINT, --opensearch-endpoint or --stack)")
+    settings = Settings.model_validate(
+        {
+            "OPENSEARCH_ENDPOINT": deployment.opensearch_endpoint,
+            "OPENSEARCH_INDEX": deployment.opensearch_index,
+            "OPENSEARCH_AUTH": deployment.opensearch_auth,
+            "OPENSEARCH_SERVICE": deployment.opensearch_service,
+            "AWS_REGION": deployment.region,
+            # Not used by a read/search client; Settings requires a value.
+            "IDEMPOTENCY_TABLE": deployment.idempotency_table or "-",
+        }
+    )
+    return opensearch_client(settings, timeout=timeout)

@@ -1,0 +1,379 @@
+"""Reconcile: prove the index holds exactly the bucket's objects, and repair it.
+
+Two streams, both sorted by key, are merge-joined in constant memory:
+
+- the bucket's listing (``ListObjectsV2``: UTF-8 binary key order), and
+- the index documents of that bucket (``term bucket``), sorted by the ``key``
+  keyword field and paged with ``search_after`` (keyword sort order is the
+  order of the terms' UTF-8 bytes).
+
+Both orders are the order of Unicode code points, which is how Python compares
+``str``; each stream is checked to be strictly increasing as it is read, so a
+backend that sorted differently would stop the run instead of producing wrong
+counts.
+
+An object is *missing* (no document), *stale* (the document's ``etag`` is not
+the object's) or in sync; a document without an object is *orphaned*.
+
+``fix`` repairs through the ingest queue, never behind the indexer's back:
+missing and stale objects are announced as ``created`` changes, orphans as
+``removed`` changes, all with ``event_time`` = the moment the listing page that
+covers the key was requested. The indexer's ledger then decides as for any
+change: a real event newer than that observation wins (an object uploaded just
+after the listing passed its key is not deleted; a file changed again is not
+overwritten by an older view), and the document version (the ledger
+generation) keeps a concurrent write from being lost. Deleting orphans directly
+in OpenSearch would bypass both.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import threading
+import time
+from collections.abc import Callable, Generator, Iterable, Iterator
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import IO, Any, TypeVar
+
+from docindex.backfill import ListingPage, list_pages
+from docindex.enqueue import BATCH_SIZE, BacklogGuard, ChangeSender, RateLimiter
+from docindex.events import Action, ObjectChange
+
+T = TypeVar("T")
+
+
+class ReconcileError(RuntimeError):
+    """The streams cannot be compared (out of order, unreachable index...)."""
+
+
+class Kind(StrEnum):
+    MISSING = "missing"
+    STALE = "stale"
+    ORPHANED = "orphaned"
+
+
+@dataclass(frozen=True)
+class IndexedDoc:
+    key: str
+    etag: str | None
+
+
+@dataclass(frozen=True)
+class Difference:
+    """One object or document that is not in step."""
+
+    kind: Kind
+    key: str
+    observed_at: str
+    s3_etag: str | None = None
+    index_etag: str | None = None
+    size: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"kind": self.kind.value, "key": self.key}
+        for name in ("s3_etag", "index_etag", "size"):
+            value = getattr(self, name)
+            if value is not None:
+                data[name] = value
+        return data
+
+
+def index_pages(
+    client: Any, index: str, bucket: str, *, prefix: str = "", page_size: int = 1000
+) -> Iterator[list[IndexedDoc]]:
+    """The bucket's documents in key order, one ``search_after`` page at a time.
+
+    Keys are unique per bucket (the ``_id`` is derived from bucket and key), so
+    the key alone is a complete sort and ``search_after`` cursor: no point in
+    time is needed, and documents written meanwhile simply appear or not.
+    """
+    filters: list[dict[str, Any]] = [{"term": {"bucket": bucket}}]
+    if prefix:
+        filters.append({"prefix": {"key": prefix}})
+    body: dict[str, Any] = {
+        "size": page_size,
+        "query": {"bool": {"filter": filters}},
+        "sort": [{"key": {"order": "asc"}}],
+        "_source": ["key", "etag"],
+        "track_total_hits": False,
+    }
+    while True:
+        response = client.search(index=index, body=body)
+        hits = response["hits"]["hits"]
+        if not hits:
+            return
+        yield [IndexedDoc(h["_source"]["key"], h["_source"].get("etag")) for h in hits]
+        if len(hits) < page_size:
+            return
+        body["search_after"] = hits[-1]["sort"]
+
+
+def count_documents(client: Any, index: str, bucket: str, *, prefix: str = "") -> int:
+    filters: list[dict[str, Any]] = [{"term": {"bucket": bucket}}]
+    if prefix:
+        filters.append({"prefix": {"key": prefix}})
+    return int(client.count(index=index, body={"query": {"bool": {"filter": filters}}})["count"])
+
+
+_DONE = object()
+
+
+def prefetched(items: Iterable[T], *, buffer: int = 2) -> Generator[T, None, None]:
+    """Iterate ``items`` in a background thread, ``buffer`` items ahead.
+
+    Listing S3 and paging the index are both network-bound; reading each a
+    page ahead overlaps their round trips with the merge.
+    """
+    slots: queue.Queue[Any] = queue.Queue(maxsize=buffer)
+    stop = threading.Event()
+
+    def put(item: Any) -> bool:
+        while not stop.is_set():
+            try:
+                slots.put(item, timeout=0.1)
+            except queue.Full:
+                continue
+            return True
+        return False
+
+    def produce() -> None:
+        try:
+            for item in items:
+                if not put(item):
+                    return
+            put(_DONE)
+        except BaseException as exc:  # noqa: BLE001 - handed to the consumer, raised there
+            put(exc)
+
+    thread = threading.Thread(target=produce, name="prefetch", daemon=True)
+    thread.start()
+    try:
+        while True:
+            item = slots.get()
+            if item is _DONE:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+
+
+def _ordered(pairs: Iterator[T], key: Callable[[T], str], what: str) -> Iterator[T]:
+    previous: str | None = None
+    for item in pairs:
+        current = key(item)
+        if previous is not None and not previous < current:
+            raise ReconcileError(
+                f"{what} is not in strictly increasing key order ({previous!r} then {current!r}); "
+                "the merge would be wrong, so reconcile stops"
+            )
+        previous = current
+        yield item
+
+
+def merge(pages: Iterable[ListingPage], docs: Iterable[IndexedDoc]) -> Iterator[Difference | None]:
+    """Merge-join the listing and the documents; yields a ``Difference``, or ``None`` per object in sync."""
+    end_time = ""
+
+    def objects() -> Iterator[tuple[Any, str]]:
+        nonlocal end_time
+        for page in pages:
+            end_time = page.observed_at
+            for obj in page.objects:
+                yield obj, page.observed_at
+
+    s3 = _ordered(objects(), lambda pair: pair[0].key, "the bucket listing")
+    index = _ordered(iter(docs), lambda d: d.key, "the index (sorted by key)")
+    doc = next(index, None)
+    for obj, observed_at in s3:
+        while doc is not None and doc.key < obj.key:
+            yield Difference(Kind.ORPHANED, doc.key, observed_at, index_etag=doc.etag)
+            doc = next(index, None)
+        if doc is not None and doc.key == obj.key:
+            if doc.etag and doc.etag == obj.etag:
+                yield None
+            else:
+                yield Difference(Kind.STALE, obj.key, observed_at, s3_etag=obj.etag, index_etag=doc.etag, size=obj.size)
+            doc = next(index, None)
+        else:
+            yield Difference(Kind.MISSING, obj.key, observed_at, s3_etag=obj.etag, size=obj.size)
+    # Past the last object: the final page (requested at end_time) saw none of these keys.
+    while doc is not None:
+        yield Difference(Kind.ORPHANED, doc.key, end_time, index_etag=doc.etag)
+        doc = next(index, None)
+
+
+@dataclass
+class ReconcileReport:
+    bucket: str
+    prefix: str
+    index: str
+    objects: int = 0
+    documents: int = 0
+    in_sync: int = 0
+    missing: int = 0
+    stale: int = 0
+    orphaned: int = 0
+    fixed: bool = False
+    enqueued_created: int = 0
+    enqueued_removed: int = 0
+    seconds: float = 0.0
+    samples: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    queue_url: str | None = None
+
+    @property
+    def coverage(self) -> float:
+        """Objects whose document is current, in percent of the bucket's objects."""
+        return 100.0 if self.objects == 0 else 100.0 * self.in_sync / self.objects
+
+    @property
+    def differences(self) -> int:
+        return self.missing + self.stale + self.orphaned
+
+    @property
+    def in_step(self) -> bool:
+        return self.differences == 0
+
+    @property
+    def rate(self) -> float:
+        return (self.objects + self.documents) / self.seconds if self.seconds > 0 else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "bucket": self.bucket,
+            "prefix": self.prefix,
+            "index": self.index,
+            "objects": self.objects,
+            "documents": self.documents,
+            "in_sync": self.in_sync,
+            "missing": self.missing,
+            "stale": self.stale,
+            "orphaned": self.orphaned,
+            "coverage_percent": round(self.coverage, 4),
+            "in_step": self.in_step,
+            "fixed": self.fixed,
+            "enqueued_created": self.enqueued_created,
+            "enqueued_removed": self.enqueued_removed,
+            "queue_url": self.queue_url,
+            "seconds": round(self.seconds, 3),
+            "keys_per_second": round(self.rate, 1),
+            "samples": self.samples,
+        }
+
+
+ProgressCallback = Callable[[int, int, int], None]  # objects, documents, differences
+
+
+class Reconciler:
+    """Runs the merge; with a sender, enqueues the repairs as it goes."""
+
+    def __init__(
+        self,
+        *,
+        s3: Any,
+        opensearch: Any,
+        bucket: str,
+        index: str,
+        prefix: str = "",
+        sender: ChangeSender | None = None,
+        rate: RateLimiter | None = None,
+        backlog: BacklogGuard | None = None,
+        page_size: int = 1000,
+        sample_size: int = 10,
+        report_file: IO[str] | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> None:
+        self.s3 = s3
+        self.opensearch = opensearch
+        self.bucket = bucket
+        self.index = index
+        self.prefix = prefix
+        self.sender = sender
+        self.rate = rate or RateLimiter(None)
+        self.backlog = backlog
+        self.page_size = page_size
+        self.sample_size = sample_size
+        self.report_file = report_file
+        self.on_progress = on_progress
+        self._fixes: list[ObjectChange] = []
+
+    def run(self) -> ReconcileReport:
+        started = time.monotonic()
+        report = ReconcileReport(
+            bucket=self.bucket,
+            prefix=self.prefix,
+            index=self.index,
+            fixed=self.sender is not None,
+            queue_url=self.sender.queue_url if self.sender else None,
+        )
+        pages = prefetched(list_pages(self.s3, self.bucket, prefix=self.prefix, page_size=self.page_size))
+        doc_pages = prefetched(
+            index_pages(self.opensearch, self.index, self.bucket, prefix=self.prefix, page_size=self.page_size)
+        )
+
+        def docs() -> Iterator[IndexedDoc]:
+            for page in doc_pages:
+                report.documents += len(page)
+                yield from page
+
+        def counted_pages() -> Iterator[ListingPage]:
+            for page in pages:
+                report.objects += len(page.objects)
+                yield page
+
+        try:
+            for n, difference in enumerate(merge(counted_pages(), docs()), start=1):
+                if difference is None:
+                    report.in_sync += 1
+                else:
+                    self._record(report, difference)
+                if self.on_progress and n % 500 == 0:
+                    self.on_progress(report.objects, report.documents, report.differences)
+            self._flush(report)
+        finally:
+            pages.close()
+            doc_pages.close()
+            report.seconds = time.monotonic() - started
+        if self.on_progress:
+            self.on_progress(report.objects, report.documents, report.differences)
+        return report
+
+    def _record(self, report: ReconcileReport, difference: Difference) -> None:
+        kind = difference.kind
+        setattr(report, kind.value, getattr(report, kind.value) + 1)
+        samples = report.samples.setdefault(kind.value, [])
+        if len(samples) < self.sample_size:
+            samples.append(difference.to_dict())
+        if self.report_file is not None:
+            self.report_file.write(json.dumps(difference.to_dict(), ensure_ascii=False) + "\n")
+        if self.sender is None:
+            return
+        self._fixes.append(
+            ObjectChange(
+                bucket=self.bucket,
+                key=difference.key,
+                action=Action.REMOVED if kind is Kind.ORPHANED else Action.CREATED,
+                event_time=difference.observed_at,
+                etag=difference.s3_etag,
+                size=difference.size,
+            )
+        )
+        if len(self._fixes) == BATCH_SIZE:
+            self._flush(report)
+
+    def _flush(self, report: ReconcileReport) -> None:
+        if not self._fixes or self.sender is None:
+            return
+        batch, self._fixes = self._fixes, []
+        self.rate.acquire(len(batch))
+        if self.backlog:
+            self.backlog.wait()
+        self.sender.send(batch, reason="reconcile")
+        for change in batch:
+            if change.action is Action.REMOVED:
+                report.enqueued_removed += 1
+            else:
+                report.enqueued_created += 1

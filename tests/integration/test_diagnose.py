@@ -1,0 +1,271 @@
+"""diagnose against moto server and osmem-server."""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from docindex.cli import main
+from docindex.deployment import AwsClients, Deployment
+from docindex.diagnose import Diagnoser, Diagnosis, Status
+from tests.conftest import REGION, Stack
+from tests.messages import s3_notification
+
+pytestmark = pytest.mark.integration
+
+
+def local(stack: Stack) -> Deployment:
+    """The deployment as `docindex local up`'s env file describes it."""
+    return Deployment.from_environment(stack.settings_env(), source="env file")
+
+
+def diagnose(
+    stack: Stack,
+    deployment: Deployment | None = None,
+    *,
+    only: list[str] | None = None,
+    sleep: Callable[[float], None] | None = None,
+) -> Diagnosis:
+    diagnoser = Diagnoser(
+        deployment or local(stack),
+        AwsClients(REGION, endpoint_url=stack.aws.endpoint),
+        opensearch=stack.opensearch,
+        sample_seconds=0.2,
+        sleep=sleep or (lambda _: None),
+    )
+    return diagnoser.run(only=only)
+
+
+def statuses(diagnosis: Diagnosis) -> dict[str, str]:
+    return {c.id: c.status.value for c in diagnosis.checks}
+
+
+def test_a_correctly_provisioned_local_stack_passes(stack: Stack) -> None:
+    # Given the local stack, its queue drained (the S3 test event consumed, as `local run` would)
+    stack.messages("INGEST_QUEUE_URL", delete=True)
+    # When diagnosed
+    diagnosis = diagnose(stack)
+    # Then everything that exists locally is OK, and what does not is skipped with the reason
+    assert statuses(diagnosis) == {
+        "notifications": "OK",
+        "visibility": "OK",
+        "redrive-ingest": "OK",
+        "redrive-ocr": "OK",
+        "event-source": "SKIP",
+        "dlq-ingest": "OK",
+        "dlq-ocr": "OK",
+        "backlog-ingest": "OK",
+        "backlog-ocr": "OK",
+        "permissions": "SKIP",
+        "index": "OK",
+        "ocr-worker": "SKIP",
+    }
+    assert diagnosis.exit_code == 0
+    skipped = {c.id: c.summary for c in diagnosis.checks if c.status is Status.SKIP}
+    assert "docindex local run" in skipped["event-source"]
+
+
+def test_both_notification_paths_are_flagged(stack: Stack) -> None:
+    # Given the incident's bucket: the queue configuration AND EventBridge delivery with a rule to the queue
+    s3, events = stack.aws.s3, _client(stack, "events")
+    config = s3.get_bucket_notification_configuration(Bucket=stack.bucket)
+    config.pop("ResponseMetadata")
+    s3.put_bucket_notification_configuration(
+        Bucket=stack.bucket, NotificationConfiguration={**config, "EventBridgeConfiguration": {}}
+    )
+    pattern = {"source": ["aws.s3"], "detail-type": ["Object Created"], "detail": {"bucket": {"name": [stack.bucket]}}}
+    rule = f"{stack.bucket}-to-ingest"
+    events.put_rule(Name=rule, EventPattern=json.dumps(pattern))
+    events.put_targets(Rule=rule, Targets=[{"Id": "ingest", "Arn": stack.env["INGEST_QUEUE_ARN"]}])
+    stack.messages("INGEST_QUEUE_URL", delete=True)
+    s3.put_object(Bucket=stack.bucket, Key="営業部/週報.txt", Body="今週".encode())
+    # When diagnosed
+    diagnosis = diagnose(stack, only=["notifications"])
+    # Then the duplicate path is a failure, with the evidence and the command that removes it
+    [check] = diagnosis.checks
+    assert check.status is Status.FAIL
+    assert "every upload is announced twice" in check.summary
+    assert any(rule in line for line in check.evidence)
+    assert f"aws events remove-targets --rule {rule} --ids ingest" in str(check.fix)
+    assert diagnosis.exit_code == 2
+    # and the sampled messages are still in the queue (peeked, not consumed)
+    assert sorted(("Records" in json.loads(m["Body"])) for m in stack.messages("INGEST_QUEUE_URL")) == [False, True]
+
+
+def test_a_too_short_visibility_timeout_is_flagged(make_stack: Callable[..., Stack]) -> None:
+    below_six_times = make_stack(function_timeout=10, visibility_timeout=15)
+    check = diagnose(below_six_times, only=["visibility"]).checks[0]
+    assert check.status is Status.WARN
+    shorter_than_the_work = make_stack(function_timeout=10, visibility_timeout=5)
+    check = diagnose(shorter_than_the_work, only=["visibility"]).checks[0]
+    assert check.status is Status.FAIL
+    assert "processed twice" in check.summary
+    assert "docindex local up --visibility-timeout 60" in str(check.fix)
+
+
+def test_dlq_messages_are_summarised_and_left_in_place(stack: Stack) -> None:
+    dlq = stack.env["INGEST_DLQ_URL"]
+    bodies = ["<html>not a change</html>", json.dumps(s3_notification(stack.bucket, "scans/a.pdf"))] * 3
+    stack.aws.sqs.send_message_batch(
+        QueueUrl=dlq, Entries=[{"Id": str(i), "MessageBody": b} for i, b in enumerate(bodies)]
+    )
+    check = diagnose(stack, only=["dlq-ingest"]).checks[0]
+    assert check.status is Status.WARN
+    assert check.summary.startswith("6 dead-lettered message(s)")
+    assert "3 × s3 created .pdf" in check.evidence
+    assert any(line.startswith("3 × poison: body is not JSON") for line in check.evidence)
+    assert len(stack.messages("INGEST_DLQ_URL")) == 6
+
+
+def test_backlog_trend_from_two_depth_samples(stack: Stack) -> None:
+    url = stack.env["INGEST_QUEUE_URL"]
+    sqs = stack.aws.sqs
+
+    def send(n: int) -> None:
+        for _ in range(0, n, 10):
+            sqs.send_message_batch(QueueUrl=url, Entries=[{"Id": str(i), "MessageBody": "{}"} for i in range(10)])
+
+    def consume(n: int) -> None:
+        for _ in range(n // 10):
+            got = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10)["Messages"]
+            sqs.delete_message_batch(
+                QueueUrl=url, Entries=[{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(got)]
+            )
+
+    send(40)
+    # While the depth is sampled, producers outrun the consumer ...
+    growing = diagnose(stack, only=["backlog-ingest"], sleep=lambda _: send(20)).checks[0]
+    assert growing.status is Status.FAIL
+    assert growing.summary.startswith("growing by")
+    # ... or the consumer catches up
+    draining = diagnose(stack, only=["backlog-ingest"], sleep=lambda _: consume(30)).checks[0]
+    assert draining.status is Status.OK
+    assert draining.summary.startswith("drains in")
+
+
+def _client(stack: Stack, service: str) -> Any:
+    return AwsClients(REGION, endpoint_url=stack.aws.endpoint).client(service)
+
+
+def deploy_function(stack: Stack, *, timeout: int, response_types: list[str]) -> str:
+    """An indexer function with its role and its event source mapping, the way the template deploys them."""
+    iam, lam = _client(stack, "iam"), _client(stack, "lambda")
+    name = f"{stack.bucket}-indexer"
+    role = iam.create_role(
+        RoleName=name,
+        AssumeRolePolicyDocument=json.dumps(
+            {
+                "Version": "2012-10-17",
+                "Statement": [
+                    {"Effect": "Allow", "Principal": {"Service": "lambda.amazonaws.com"}, "Action": "sts:AssumeRole"}
+                ],
+            }
+        ),
+    )["Role"]["Arn"]
+    iam.put_role_policy(
+        RoleName=name,
+        PolicyName="indexer",
+        PolicyDocument=json.dumps(
+            {
+                "Version": "2012-10-17",
+                "Statement": [{"Effect": "Allow", "Action": "sqs:*", "Resource": stack.env["INGEST_QUEUE_ARN"]}],
+            }
+        ),
+    )
+    code = io.BytesIO()
+    with zipfile.ZipFile(code, "w") as archive:
+        archive.writestr("app.py", "def lambda_handler(event, context):\n    return {}\n")
+    lam.create_function(
+        FunctionName=name,
+        Runtime="python3.13",
+        Role=role,
+        Handler="app.lambda_handler",
+        Code={"ZipFile": code.getvalue()},
+        Timeout=timeout,
+    )
+    lam.create_event_source_mapping(
+        FunctionName=name,
+        EventSourceArn=stack.env["INGEST_QUEUE_ARN"],
+        BatchSize=10,
+        MaximumBatchingWindowInSeconds=2,
+        FunctionResponseTypes=response_types,
+        ScalingConfig={"MaximumConcurrency": 20},
+    )
+    return name
+
+
+def test_aws_checks_against_moto(stack: Stack) -> None:
+    # Given a function, its mapping (without partial batch responses) and a queue policy naming a queue URL
+    function = deploy_function(stack, timeout=5, response_types=[])
+    policy = {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Sid": "Send",
+                "Effect": "Allow",
+                "Principal": "*",
+                "Action": "sqs:SendMessage",
+                "Resource": stack.env["INGEST_QUEUE_URL"],
+            }
+        ],
+    }
+    stack.aws.sqs.set_queue_attributes(
+        QueueUrl=stack.env["INGEST_QUEUE_URL"], Attributes={"Policy": json.dumps(policy)}
+    )
+    # When diagnosed as a deployment on AWS (no local endpoint in the deployment; clients bound to moto)
+    deployment = Deployment.from_environment({k: v for k, v in stack.settings_env().items() if k != "AWS_ENDPOINT_URL"})
+    diagnosis = diagnose(
+        stack,
+        deployment.with_overrides(function_name=function),
+        only=["visibility", "event-source", "permissions"],
+    )
+    checks = {c.id: c for c in diagnosis.checks}
+    # Then the function's real timeout and batching window are used
+    assert checks["visibility"].status is Status.OK
+    assert checks["visibility"].data == {"visibility": 60, "function_timeout": 5, "batching_window": 2}
+    # the mapping that fails whole batches is a failure
+    assert checks["event-source"].status is Status.FAIL
+    assert "does not report batch item failures" in checks["event-source"].summary
+    # and the queue URL used as a policy resource is found (moto has no policy simulator)
+    permissions = checks["permissions"]
+    assert permissions.status is Status.FAIL
+    assert "is not an ARN (a URL: IAM needs the ARN" in permissions.summary
+    assert "policy simulation: not available on this endpoint" in permissions.evidence
+
+
+def test_diagnose_reads_a_stack(
+    stack: Stack, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a CloudFormation stack with template.yaml's outputs (moto cannot run the SAM transform)
+    cfn = _client(stack, "cloudformation")
+    name = f"{stack.bucket}-stack"
+    template = {
+        "Parameters": {"NotificationMode": {"Type": "String", "Default": "s3"}},
+        "Resources": {"Placeholder": {"Type": "AWS::SQS::Queue", "Properties": {"QueueName": f"{name}-p"}}},
+        "Outputs": {
+            "DocumentsBucketName": {"Value": stack.bucket},
+            "IngestQueueUrl": {"Value": stack.env["INGEST_QUEUE_URL"]},
+            "OcrQueueUrl": {"Value": stack.env["OCR_QUEUE_URL"]},
+            "LedgerTableName": {"Value": stack.env["LEDGER_TABLE"]},
+        },
+    }
+    cfn.create_stack(StackName=name, TemplateBody=json.dumps(template))
+    monkeypatch.setenv("AWS_ENDPOINT_URL", stack.aws.endpoint)
+    # When the CLI diagnoses it by name
+    code = main(["diagnose", "--stack", name, "--check", "redrive", "--check", "notifications", "--json"])
+    report = json.loads(capsys.readouterr().out)
+    # Then the resources come from the stack
+    assert report["deployment"]["source"] == f"stack {name}"
+    assert report["deployment"]["bucket"] == stack.bucket
+    assert report["deployment"]["notification_mode"] == "s3"
+    assert [c["id"] for c in report["checks"]] == ["notifications", "redrive-ingest", "redrive-ocr"]
+    assert {c["status"] for c in report["checks"]} == {"OK"}
+    assert code == 0
+    # and an unknown stack is an error the user can read
+    assert main(["diagnose", "--stack", "no-such-stack"]) == 2
+    assert "no-such-stack" in capsys.readouterr().err
