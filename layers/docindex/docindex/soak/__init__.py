@@ -1,0 +1,21 @@
+"""The soak: the local pipeline under injected faults, judged by ``docindex reconcile``.
+
+``python -m docindex.soak`` (``make soak``) builds a bucket of mixed documents
+on the embedded local endpoints (moto server, osmem-server), storms it with
+overwrites, deletes, re-creates, renames and a backfill, and drives the real
+handlers the way AWS does while faults are injected over real HTTP:
+
+- ``workload``: the documents and the storm, with the expected end state;
+- ``notifications``: S3, EventBridge and SNS message shapes, as AWS sends them;
+- ``delivery``: the notification system with duplicates, both shapes, shuffling;
+- ``proxy``: fault-injecting HTTP proxies in front of OpenSearch and AWS, which
+  also count every successful write and every message sent;
+- ``sandbox``: Lambda execution environments (processes) and the SQS event
+  source mapping that invokes them, kills them at their timeout or mid-batch;
+- ``workerproc``: the OCR worker as a process, and its faults;
+- ``mover``: the local stand-in for SQS ``StartMessageMoveTask``;
+- ``judge``: reconcile, the DLQs, writes per change, content per object;
+- ``run``: one seed from start to verdict; ``__main__``: the command line.
+
+Nothing here is imported by the handlers: the soak is a harness around them.
+"""
