@@ -66,6 +66,10 @@ class ObjectStore:
                 data = body.read(max_bytes + 1)
                 if len(data) > max_bytes:
                     data = None
+                elif len(data) != size and response.get("ContentLength") is not None:
+                    # One read() returns what arrived before the connection closed,
+                    # without an error: a body cut short must not be indexed as the file.
+                    raise TransientError(f"s3://{bucket}/{key}: read {len(data)} of {size} bytes (body cut short)")
         except (BotoCoreError, OSError) as exc:
             raise TransientError(f"reading s3://{bucket}/{key} failed: {exc}") from exc
         finally:
