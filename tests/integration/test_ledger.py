@@ -66,3 +66,31 @@ def test_backfill_after_a_real_event_compares_by_time(stack: Stack) -> None:
     assert led.claim(change(time="2026-11-20T09:00:06Z")) is not None
     # and once the backfill is applied, a late real event from before it is stale
     assert led.claim(change(Action.REMOVED, seq="00D2", time="2026-11-20T09:00:05.5Z")) is None
+
+
+def test_retry_of_a_change_without_sequencer_reuses_its_generation(stack: Stack) -> None:
+    # A backfill (or emulator) change failed or crashed after its claim and comes back:
+    # the very same change, so the same generation, not a new one (which would write it twice)
+    led = ledger(stack)
+    first = led.claim(change(time="2026-11-20T09:00:01Z", etag="e1"))
+    again = led.claim(change(time="2026-11-20T09:00:01Z", etag="e1"))
+    assert first is not None
+    assert again is not None
+    assert (again.generation, again.retry) == (first.generation, True)
+    # a different change at the same time still orders after it
+    other = led.claim(change(time="2026-11-20T09:00:01Z", etag="e2"))
+    assert other is not None
+    assert (other.generation, other.retry) == (first.generation + 1, False)
+
+
+def test_retry_after_the_ocr_result_was_committed_gets_the_changes_own_generation(stack: Stack) -> None:
+    # The change handed its document to OCR at generation g; the worker committed g+1.
+    led = ledger(stack)
+    first = led.claim(change(seq="00E1"))
+    assert first is not None
+    assert led.commit_ocr(change().doc_id, first.generation, when="2026-11-20T09:01:00Z").value == "committed"
+    # When the change itself comes back (its invocation died before recording it as done)
+    again = led.claim(change(seq="00E1"))
+    # Then it is recognised with the generation it was applied at, not the OCR result's
+    assert again is not None
+    assert (again.generation, again.retry) == (first.generation, True)

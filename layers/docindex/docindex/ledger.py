@@ -75,6 +75,20 @@ def _failures(item: Mapping[str, Any], change: ObjectChange) -> int:
     return int(item.get("failures", {}).get("N", "0"))
 
 
+def _claimed_generation(item: Mapping[str, Any]) -> int:
+    """The generation the entry's change was claimed at.
+
+    After the OCR worker committed a result the entry holds the next
+    generation (``ocr_of`` = the change's own): a retry of the change is
+    about the generation its own document was written with.
+    """
+    generation = int(item["generation"]["N"])
+    ocr_of = item.get("ocr_of", {}).get("N")
+    if ocr_of is not None and int(ocr_of) == generation - 1:
+        return int(ocr_of)
+    return generation
+
+
 class Ledger:
     """Conditional writes on a DynamoDB table with partition key ``id``."""
 
@@ -122,6 +136,9 @@ class Ledger:
             # sequencer is dropped (REMOVE above) so later comparisons use
             # time consistently.
             condition = "attribute_not_exists(id) OR #event_time <= :event_time"
+        # The change the ledger already holds is a retry (its write may have landed before
+        # a crash), never a new claim: with an equal event time it would pass the time test.
+        condition = f"({condition}) AND (attribute_not_exists(#change_key) OR #change_key <> :change_key)"
         update = "SET " + ", ".join(sets) + " ADD #generation :one"
         if removes:
             update += " REMOVE " + ", ".join(removes)
@@ -141,7 +158,7 @@ class Ledger:
                 raise TransientError(f"ledger update failed: {exc}") from exc
             old = exc.response.get("Item") or self._get_raw(change)
             if old and old.get("change_key", {}).get("S") == change.dedupe_key:
-                return Claim(generation=int(old["generation"]["N"]), retry=True, failures=_failures(old, change))
+                return Claim(generation=_claimed_generation(old), retry=True, failures=_failures(old, change))
             return None
         item = response["Attributes"]
         return Claim(generation=int(item["generation"]["N"]), failures=_failures(item, change))
