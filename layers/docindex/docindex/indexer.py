@@ -221,7 +221,10 @@ class Indexer:
             count(Metric.STALE_EVENTS_SKIPPED)
             logger.info("stale change skipped: a newer change of this object was applied")
             return {"outcome": Outcome.STALE.value}
-        if claim.failures >= self.settings.quarantine_after_failures and change.action is Action.CREATED:
+        resumed = self._resume(change, claim) if claim.retry and change.action is Action.CREATED else None
+        if resumed is not None:
+            result = resumed
+        elif claim.failures >= self.settings.quarantine_after_failures and change.action is Action.CREATED:
             result = self._quarantine(change, claim, run)
         else:
             try:
@@ -237,6 +240,56 @@ class Indexer:
         result["ms"] = round((time.perf_counter() - started) * 1000, 1)
         logger.info("change applied", extra=result)
         return result
+
+    def _resume(self, change: ObjectChange, claim: Claim) -> dict[str, Any] | None:
+        """A retried change whose document was written before its invocation died: not written again.
+
+        Only the change the ledger holds is retried, and only it writes its
+        generation: the index holding that generation (or the OCR result's,
+        one above) means the write landed. The OCR job of a pending document
+        may have died with the invocation, so it is sent again (the worker
+        runs each job once).
+        """
+        indexed = self._indexed(change.doc_id)
+        if indexed is None or indexed[0] < claim.generation:
+            return None
+        version, source = indexed
+        count(Metric.DUPLICATES_SKIPPED)
+        if version == claim.generation and source.get("ocr_status") == "pending":
+            self.ocr_queue.send(
+                OcrJob(
+                    bucket=change.bucket,
+                    key=change.key,
+                    reason=str(source.get("ocr_reason") or "image"),
+                    generation=claim.generation,
+                    version_id=source.get("version_id"),
+                    etag=source.get("etag"),
+                    sequencer=change.sequencer,
+                    size=source.get("size"),
+                    content_type=source.get("content_type"),
+                )
+            )
+            count(Metric.OCR_JOBS_QUEUED)
+            logger.info("change written before its invocation died; its OCR job is queued again")
+            return {"outcome": Outcome.OCR_QUEUED.value, "resumed": True}
+        logger.info("change written before its invocation died; not written again")
+        return {"outcome": Outcome.DUPLICATE.value, "resumed": True}
+
+    def _indexed(self, doc_id: str) -> tuple[int, dict[str, Any]] | None:
+        """The indexed document's version and OCR fields, None when there is none."""
+        from opensearchpy.exceptions import ConnectionError as OSConnectionError
+        from opensearchpy.exceptions import NotFoundError, TransportError
+
+        fields = ["ocr_status", "ocr_reason", "etag", "version_id", "size", "content_type"]
+        try:
+            found = self.opensearch.get(index=self.settings.opensearch_index, id=doc_id, _source_includes=fields)
+        except NotFoundError:
+            return None
+        except (OSConnectionError, TransportError) as exc:
+            raise TransientError(f"reading the indexed document failed: {exc}") from exc
+        if not found.get("found"):
+            return None
+        return int(found["_version"]), dict(found.get("_source") or {})
 
     def _quarantine(self, change: ObjectChange, claim: Claim, run: _BatchRun) -> dict[str, Any]:
         """Stop retrying a change that keeps failing: index it by name, say why."""
