@@ -73,13 +73,16 @@ def _wait_until(url: str, path: str, process: subprocess.Popen[bytes], log: Path
     raise LocalServerError(f"server at {url} did not answer within {timeout:.0f} s; see {log}")
 
 
-def start_moto(state_dir: Path, port: int | None = None) -> ServerInfo:
-    """moto in server mode: every AWS API docindex uses, over real HTTP."""
+def start_moto(state_dir: Path, port: int | None = None, *, module: str = "moto.server") -> ServerInfo:
+    """moto in server mode: every AWS API docindex uses, over real HTTP.
+
+    ``module`` runs a wrapper of moto's server instead (the soak's, see ``docindex.soak.motoserver``).
+    """
     port = port or free_port()
     log = state_dir / "moto.log"
     with log.open("ab") as out:
         process = subprocess.Popen(  # noqa: S603  # fixed argv, our own interpreter  # nosec B603
-            [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+            [sys.executable, "-m", module, "-H", "127.0.0.1", "-p", str(port)],
             stdout=out,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,

@@ -19,9 +19,11 @@ its redrive run.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import http.client
 import json
+import os
 import random
 import threading
 import time
@@ -63,6 +65,8 @@ class Reply:
     truncate_at: int | None = None
     # Close the connection without answering at all.
     drop: bool = False
+    # Writes the body itself (give its Content-Length in ``headers``); for bodies too big to hold.
+    stream: Callable[[Any], None] | None = None
 
 
 Forward = Callable[[Request], Reply]
@@ -177,11 +181,11 @@ class _Handler(BaseHTTPRequestHandler):
         has_length = False
         for key, value in reply.headers:
             if key.lower() == "content-length":
-                if self.command != "HEAD":
+                if self.command != "HEAD" and reply.stream is None:
                     continue
                 has_length = True
             self.send_header(key, value)
-        if self.command != "HEAD":
+        if self.command != "HEAD" and reply.stream is None:
             self.send_header("Content-Length", str(len(reply.body)))
         elif not has_length:
             self.send_header("Content-Length", "0")
@@ -190,6 +194,12 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
         self.end_headers()
         if self.command == "HEAD":
+            return
+        if reply.stream is not None:
+            self.close_connection = True
+            # The client hanging up is exactly what one that does not read the body does.
+            with contextlib.suppress(ConnectionError, TimeoutError):
+                reply.stream(self.wfile)
             return
         body = reply.body if reply.truncate_at is None else reply.body[: reply.truncate_at]
         self.wfile.write(body)
@@ -411,6 +421,46 @@ class OpenSearchFaults(Behaviour):
 
 
 # --------------------------------------------------------------------------- AWS (moto)
+
+
+class GiantObjects(Behaviour):
+    """Serves chosen S3 keys from (sparse) local files, as big as they are; forwards everything else.
+
+    moto keeps every object in its own process; a 2 GiB upload would take a
+    minute and gigabytes there. An object that is only *announced* as huge is
+    what the indexer's size guard is about: it must decide from the headers
+    and never read the body. ``served`` counts the body bytes that actually
+    left, so a test can prove the body was not read.
+    """
+
+    def __init__(self, objects: dict[str, str], *, chunk: int = 1 << 20) -> None:
+        self.objects = objects  # "/bucket/key" (decoded) -> local file
+        self.chunk = chunk
+        self.served: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def handle(self, request: Request, forward: Forward) -> Reply:
+        path = unquote(request.path)
+        source = self.objects.get(path)
+        if source is None or request.method not in ("GET", "HEAD"):
+            return forward(request)
+        size = os.path.getsize(source)
+        headers = [
+            ("Content-Type", "application/octet-stream"),
+            ("Content-Length", str(size)),
+            ("ETag", '"' + "0" * 32 + '"'),
+            ("Last-Modified", "Fri, 20 Nov 2026 09:00:00 GMT"),
+            ("Accept-Ranges", "bytes"),
+        ]
+
+        def stream(out: Any) -> None:
+            with open(source, "rb") as handle:
+                while block := handle.read(self.chunk):
+                    out.write(block)
+                    with self._lock:
+                        self.served[path] = self.served.get(path, 0) + len(block)
+
+        return Reply(200, headers, stream=stream if request.method == "GET" else None)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,285 @@
+"""The verdict of a soak run.
+
+1. ``docindex reconcile`` (the command, as an operator runs it): 100 %
+   coverage, nothing missing, stale or orphaned.
+2. The DLQs hold exactly the deliberately poisoned messages, each once.
+3. Writes per change (``count_writes``). Every write OpenSearch accepted was
+   recorded by the proxy in front of it, every change announced was recorded
+   as it was sent. Each change claims its own ledger generation, which is the
+   document's external version, and the OCR worker's result takes the next
+   one; so no ``(document, version)`` may be written twice, no document may
+   get more indexer writes than distinct changes were announced for it
+   (duplicates in any shape, redeliveries and redrives included), and no more
+   worker writes than distinct OCR jobs were queued for it. An indexer that
+   applied a duplicate, or re-applied a change after a crash, fails here.
+4. Content: every object's document says what its latest version holds (its
+   token in ``content``, ``ocr_status: done`` for scans and files handed to
+   the worker, or the expected ``extraction_error``), and nothing is left
+   ``pending``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess  # runs `docindex reconcile` as an operator would, fixed argv  # nosec B404
+import sys
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from docindex.events import parse_body
+from docindex.exceptions import PoisonMessageError
+from docindex.handoff import OcrJob
+from docindex.soak.proxy import SentMessage, Write
+from docindex.soak.workload import ObjectState
+
+SAMPLES = 10
+
+
+@dataclass
+class WriteReport:
+    writes: int = 0
+    indexer_writes: int = 0
+    worker_writes: int = 0
+    distinct_changes: int = 0
+    documents_written: int = 0
+    max_writes_per_version: int = 0
+    duplicate_writes: int = 0
+    violations: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.duplicate_writes == 0 and not self.violations
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "writes": self.writes,
+            "indexer_writes": self.indexer_writes,
+            "worker_writes": self.worker_writes,
+            "distinct_changes": self.distinct_changes,
+            "documents_written": self.documents_written,
+            "max_writes_per_version": self.max_writes_per_version,
+            "duplicate_writes": self.duplicate_writes,
+            "violations": self.violations[:SAMPLES],
+            "violation_count": len(self.violations),
+        }
+
+
+def announced_changes(messages: Iterable[SentMessage], ingest_url: str) -> dict[str, set[str]]:
+    """Distinct changes announced per document id, from every body sent to the ingest queue."""
+    changes: dict[str, set[str]] = defaultdict(set)
+    for message in messages:
+        if message.queue_url != ingest_url:
+            continue
+        try:
+            parsed = parse_body(message.body)
+        except PoisonMessageError:
+            continue
+        for change in parsed.changes:
+            changes[change.doc_id].add(change.dedupe_key)
+    return changes
+
+
+def queued_ocr_jobs(messages: Iterable[SentMessage], ocr_url: str) -> dict[str, set[int]]:
+    """Distinct OCR job generations per document id."""
+    from docindex.events import doc_id
+
+    jobs: dict[str, set[int]] = defaultdict(set)
+    for message in messages:
+        if message.queue_url != ocr_url:
+            continue
+        try:
+            job = OcrJob.from_json(message.body)
+        except PoisonMessageError:
+            continue
+        jobs[doc_id(job.bucket, job.key)].add(job.generation)
+    return jobs
+
+
+def count_writes(writes: Iterable[Write], changes: dict[str, set[str]], ocr_jobs: dict[str, set[int]]) -> WriteReport:
+    """Check that no change was written more than once (see the module docstring)."""
+    report = WriteReport(distinct_changes=sum(len(c) for c in changes.values()))
+    per_version: Counter[tuple[str, int | None]] = Counter()
+    indexer: Counter[str] = Counter()
+    worker: Counter[str] = Counter()
+    for write in writes:
+        report.writes += 1
+        per_version[(write.doc_id, write.version)] += 1
+        if write.writer == "bulk":
+            report.indexer_writes += 1
+            indexer[write.doc_id] += 1
+        else:
+            report.worker_writes += 1
+            worker[write.doc_id] += 1
+        if write.version is None:
+            report.violations.append({"rule": "write without an external version", "doc_id": write.doc_id})
+    report.documents_written = len({doc for doc, _ in per_version})
+    report.max_writes_per_version = max(per_version.values(), default=0)
+    for (doc, version), n in sorted(per_version.items(), key=lambda item: (-item[1], item[0][0])):
+        if n > 1:
+            report.duplicate_writes += n - 1
+            report.violations.append(
+                {"rule": "one version written more than once", "doc_id": doc, "version": version, "writes": n}
+            )
+    for doc, n in indexer.items():
+        allowed = len(changes.get(doc, ()))
+        if n > allowed:
+            report.duplicate_writes += n - allowed
+            report.violations.append(
+                {"rule": "more indexer writes than changes", "doc_id": doc, "writes": n, "changes": allowed}
+            )
+    for doc, n in worker.items():
+        allowed = len(ocr_jobs.get(doc, ()))
+        if n > allowed:
+            report.duplicate_writes += n - allowed
+            report.violations.append(
+                {"rule": "more worker writes than OCR jobs", "doc_id": doc, "writes": n, "jobs": allowed}
+            )
+    return report
+
+
+# --------------------------------------------------------------------------- DLQs
+
+
+@dataclass
+class DlqReport:
+    queue: str
+    messages: int
+    expected_poison: int
+    unexpected: list[str]
+    missing_poison: list[str]
+
+    @property
+    def ok(self) -> bool:
+        return not self.unexpected and not self.missing_poison
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "queue": self.queue,
+            "messages": self.messages,
+            "expected_poison": self.expected_poison,
+            "unexpected": [body[:300] for body in self.unexpected[:SAMPLES]],
+            "unexpected_count": len(self.unexpected),
+            "missing_poison": self.missing_poison[:SAMPLES],
+        }
+
+
+def drain_bodies(sqs: Any, url: str) -> list[str]:
+    """Every message body in the queue (received and left invisible: the run is over)."""
+    bodies: list[str] = []
+    empty_rounds = 0
+    while empty_rounds < 2:
+        got = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, VisibilityTimeout=600, WaitTimeSeconds=0)
+        messages = got.get("Messages", [])
+        if not messages:
+            empty_rounds += 1
+            continue
+        bodies.extend(m["Body"] for m in messages)
+    return bodies
+
+
+def check_dlq(name: str, bodies: list[str], poison: list[str]) -> DlqReport:
+    found, expected = Counter(bodies), Counter(poison)
+    unexpected = list((found - expected).elements())
+    missing = list((expected - found).elements())
+    return DlqReport(name, len(bodies), len(poison), unexpected, missing)
+
+
+# --------------------------------------------------------------------------- reconcile
+
+
+def run_reconcile(env_file: Path) -> dict[str, Any]:
+    """``docindex reconcile --json`` against the run's stack, as an operator runs it."""
+    result = subprocess.run(  # noqa: S603  # our own interpreter and CLI  # nosec B603
+        [sys.executable, "-m", "docindex.cli", "reconcile", "--env-file", str(env_file), "--json", "--no-progress"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+        env={**os.environ, "POWERTOOLS_LOG_LEVEL": "ERROR"},
+    )
+    if result.returncode not in (0, 1):
+        raise RuntimeError(f"docindex reconcile failed ({result.returncode}): {result.stderr[-2000:]}")
+    data: dict[str, Any] = json.loads(result.stdout)
+    data["exit_code"] = result.returncode
+    return data
+
+
+# --------------------------------------------------------------------------- content
+
+
+@dataclass
+class ContentReport:
+    checked: int = 0
+    mismatches: list[dict[str, Any]] = field(default_factory=list)
+    pending: int = 0
+    extraction_errors: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not self.mismatches and self.pending == 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "checked": self.checked,
+            "mismatch_count": len(self.mismatches),
+            "mismatches": self.mismatches[:SAMPLES],
+            "ocr_pending": self.pending,
+            "extraction_errors": dict(sorted(self.extraction_errors.items())),
+        }
+
+
+def indexed_documents(opensearch: Any, index: str, bucket: str) -> dict[str, dict[str, Any]]:
+    """Every document of ``bucket``, by key (``search_after`` over the key)."""
+    opensearch.indices.refresh(index=index)
+    body: dict[str, Any] = {
+        "size": 1000,
+        "query": {"term": {"bucket": bucket}},
+        "sort": [{"key": "asc"}],
+        "_source": ["key", "etag", "content", "ocr_status", "extraction_error"],
+    }
+    docs: dict[str, dict[str, Any]] = {}
+    while True:
+        hits = opensearch.search(index=index, body=body)["hits"]["hits"]
+        for hit in hits:
+            docs[hit["_source"]["key"]] = hit["_source"]
+        if len(hits) < body["size"]:
+            return docs
+        body["search_after"] = hits[-1]["sort"]
+
+
+def check_content(expected: dict[str, ObjectState], docs: dict[str, dict[str, Any]]) -> ContentReport:
+    report = ContentReport()
+    for doc in docs.values():
+        if doc.get("ocr_status") == "pending":
+            report.pending += 1
+        error = doc.get("extraction_error")
+        if error:
+            report.extraction_errors[error] = report.extraction_errors.get(error, 0) + 1
+    for key, state in sorted(expected.items()):
+        report.checked += 1
+        problem = _content_problem(state, docs.get(key))
+        if problem:
+            report.mismatches.append({"key": key, "kind": state.kind, "problem": problem})
+    return report
+
+
+def _content_problem(state: ObjectState, doc: dict[str, Any] | None) -> str | None:
+    """The first way ``doc`` differs from what ``state``'s latest version must give, if any."""
+    if doc is None:
+        return "no document"
+    expect, error, status = state.expect, doc.get("extraction_error"), doc.get("ocr_status")
+    if doc.get("etag") != state.etag:
+        return f"etag {doc.get('etag')} is not the object's {state.etag}"
+    if expect.error is not None:
+        return None if error == expect.error else f"extraction_error {error!r}, expected {expect.error!r}"
+    checks = [
+        (bool(error), f"unexpected extraction_error {error!r}"),
+        (expect.ocr and status != "done", f"ocr_status {status!r}, expected 'done'"),
+        (not expect.ocr and status not in (None, "none"), f"ocr_status {status!r} for a file the indexer reads"),
+        (bool(expect.token) and str(expect.token) not in (doc.get("content") or ""), f"no token {expect.token}"),
+    ]
+    return next((problem for failed, problem in checks if failed), None)

@@ -1,0 +1,58 @@
+"""moto server for the soak: the same server, two SQS look-ups made cheap.
+
+moto's SQS computes every attribute of a queue (each one a scan of all its
+messages) once per message it *returns* (to read the retention period) and
+three times per attribute asked for in ``GetQueueAttributes``. With a few
+thousand messages in a queue that is seconds per ``ReceiveMessage``, and the
+soak would measure moto, not docindex. These replacements return the same
+values; nothing else is touched.
+
+``python -m docindex.soak.motoserver -H 127.0.0.1 -p PORT`` (moto's own arguments).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+
+def patch_sqs() -> None:
+    from moto.core.utils import unix_time
+    from moto.sqs import models
+
+    def is_message_valid_based_on_retention_period(self: Any, queue_name: str, message: Any) -> bool:
+        queue = self.get_queue(queue_name)
+        retain_until = int(queue.message_retention_period) + message.sent_timestamp / 1000
+        return bool(retain_until > unix_time())
+
+    original = models.SQSBackend.get_queue_attributes
+
+    def get_queue_attributes(self: Any, queue_name: str, attribute_names: list[str]) -> dict[str, Any]:
+        if not attribute_names or "All" in attribute_names:
+            return dict(original(self, queue_name, attribute_names))
+        queue = self.get_queue(queue_name)
+        valid = ["All", *queue.BASE_ATTRIBUTES, *queue.FIFO_ATTRIBUTES, *queue.KMS_ATTRIBUTES]
+        if any(name not in valid for name in attribute_names):
+            return dict(original(self, queue_name, attribute_names))  # moto's own error
+        everything = queue.attributes  # one scan instead of three per name
+        return {name: everything[name] for name in attribute_names if everything.get(name) is not None}
+
+    models.SQSBackend.is_message_valid_based_on_retention_period = (  # type: ignore[method-assign]
+        is_message_valid_based_on_retention_period
+    )
+    models.SQSBackend.get_queue_attributes = get_queue_attributes  # type: ignore[method-assign]
+
+
+def main(argv: list[str] | None = None) -> None:
+    import logging
+
+    patch_sqs()
+    # One log line per request would cost the server more than some requests do.
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)
+    from moto.server import main as moto_main
+
+    moto_main(argv if argv is not None else sys.argv[1:])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,671 @@
+"""One soak run: a seed, from empty servers to a verdict.
+
+Phases:
+
+1. **Stack**: moto server and osmem-server started fresh, the resources
+   ``template.yaml`` defines provisioned (``docindex local up``), the bucket's
+   own notification removed: the harness plays S3's notification system.
+2. **Faults on**; the pollers (Lambda's event source mapping, ``lambdas``
+   concurrent slots) and the OCR worker process run throughout.
+3. **Load**: ``documents`` new objects of every kind; poison messages on both
+   queues and two S3 test events.
+4. **Storm**: overwrites, deletes, re-creates, renames, bursts on the same
+   keys; halfway through, ``docindex backfill`` of the whole bucket at once.
+5. **Drain** until every notification is delivered and both queues are empty
+   (poison messages reach their DLQs after ``maxReceiveCount`` receives).
+6. **Faults off**, then one **redrive** of both DLQs (the real redrive
+   service, with the local stand-in for ``StartMessageMoveTask``), and drain
+   again: the redriven poison returns to its DLQ, everything else is applied.
+7. **Judge** (``judge.py``) and figures.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import shutil
+import subprocess  # the backfill runs as the operator runs it, fixed argv  # nosec B404
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from docindex.soak.delivery import Delivery, DeliveryFaults
+from docindex.soak.judge import (
+    announced_changes,
+    check_content,
+    check_dlq,
+    count_writes,
+    drain_bodies,
+    indexed_documents,
+    queued_ocr_jobs,
+    run_reconcile,
+)
+from docindex.soak.mover import LocalMessageMover
+from docindex.soak.notifications import S3_TEST_EVENT, ocr_poison_bodies, poison_bodies
+from docindex.soak.proxy import (
+    AwsFaults,
+    FaultCounts,
+    FaultSwitch,
+    OpenSearchFaultRates,
+    OpenSearchFaults,
+    Proxy,
+    S3FaultRates,
+    SendLog,
+    SentMessage,
+    WriteLog,
+)
+from docindex.soak.sandbox import SABOTAGE_ENV, KillSwitch, Poller, PollerStats, Sandbox
+from docindex.soak.workerproc import WorkerProcess
+from docindex.soak.workload import Workload
+
+KiB = 1024
+CREDENTIALS = {"AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local"}  # nosec B105 - moto's, never AWS's
+
+
+@dataclass
+class SoakConfig:
+    """Everything a run depends on; the same config and seed replay the same workload and fault odds."""
+
+    seed: int = 1
+    documents: int = 2000
+    storm_ratio: float = 0.75  # storm operations per initial document
+    function_timeout: int = 4
+    visibility_timeout: int = 0  # 0: six times the function timeout, as the template sets it
+    max_receive_count: int = 5
+    lambdas: int = 2  # concurrent invocations of the event source mapping
+    batch_size: int = 10
+    record_concurrency: int = 8
+    kill_probability: float = 0.03  # of an invocation being killed after its first accepted write
+    worker_kill_probability: float = 0.25  # of an OCR job's worker (or pool process) dying mid-job
+    worker_concurrency: int = 2
+    max_object_bytes: int = 256 * KiB
+    opensearch: OpenSearchFaultRates = field(default_factory=OpenSearchFaultRates)
+    s3: S3FaultRates = field(default_factory=S3FaultRates)
+    delivery: DeliveryFaults = field(default_factory=DeliveryFaults)
+    backfill: bool = True
+    sabotage: str | None = None  # "idempotency": prove the judge catches duplicate writes
+    state_dir: Path = Path(".docindex/soak")
+    drain_timeout: float = 1200.0
+
+    @property
+    def ingest_visibility(self) -> int:
+        return self.visibility_timeout or 6 * self.function_timeout
+
+    @property
+    def storm_operations(self) -> int:
+        return round(self.documents * self.storm_ratio)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "seed": self.seed,
+            "documents": self.documents,
+            "storm_operations": self.storm_operations,
+            "function_timeout_s": self.function_timeout,
+            "ingest_visibility_timeout_s": self.ingest_visibility,
+            "max_receive_count": self.max_receive_count,
+            "lambdas": self.lambdas,
+            "batch_size": self.batch_size,
+            "record_concurrency": self.record_concurrency,
+            "kill_probability": self.kill_probability,
+            "worker_kill_probability": self.worker_kill_probability,
+            "worker_concurrency": self.worker_concurrency,
+            "max_object_bytes": self.max_object_bytes,
+            "opensearch_faults": dict(self.opensearch.__dict__),
+            "s3_faults": dict(self.s3.__dict__),
+            "delivery_faults": dict(self.delivery.__dict__),
+            "backfill": self.backfill,
+            "sabotage": self.sabotage,
+        }
+
+
+class SoakError(RuntimeError):
+    """The run could not finish (a queue never drained, a component died)."""
+
+
+def queue_depth(sqs: Any, url: str) -> int:
+    """Visible + in flight + delayed."""
+    attrs = sqs.get_queue_attributes(
+        QueueUrl=url,
+        AttributeNames=[
+            "ApproximateNumberOfMessages",
+            "ApproximateNumberOfMessagesNotVisible",
+            "ApproximateNumberOfMessagesDelayed",
+        ],
+    )["Attributes"]
+    return sum(int(v) for v in attrs.values())
+
+
+def _visible(sqs: Any, url: str) -> int:
+    attrs = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages"])["Attributes"]
+    return int(attrs["ApproximateNumberOfMessages"])
+
+
+@dataclass
+class Stack:
+    env: dict[str, str]
+    s3: Any
+    sqs: Any
+    dynamodb: Any
+
+    @property
+    def moto(self) -> str:
+        return self.env["AWS_ENDPOINT_URL"]
+
+    @property
+    def osmem(self) -> str:
+        return self.env["OPENSEARCH_ENDPOINT"]
+
+
+class Soak:
+    """Runs one seed; ``run()`` returns the figures and the verdict as a dict."""
+
+    def __init__(self, config: SoakConfig, *, echo: Callable[[str], None] | None = None) -> None:
+        self.config = config
+        self.echo = echo or (lambda text: print(text, file=sys.stderr, flush=True))
+        self.dir = config.state_dir / f"seed-{config.seed}"
+        self.switch = FaultSwitch()
+        self.writes = WriteLog()
+        self.sends = SendLog()
+        self.counts = FaultCounts()
+        self.phases: dict[str, float] = {}
+        self.pollers: list[Poller] = []
+        self.worker: WorkerProcess | None = None
+        self.delivery: Delivery | None = None
+        self._proxies: list[Proxy] = []
+        self._servers: list[Any] = []
+        self._backfill: subprocess.Popen[str] | None = None
+
+    # -- the run
+
+    def run(self) -> dict[str, Any]:
+        started = time.monotonic()
+        try:
+            result = self._run()
+        finally:
+            self._teardown()
+        result["wall_seconds"] = round(time.monotonic() - started, 1)
+        result["phases_seconds"] = self.phases
+        result["config"] = self.config.to_dict()
+        result["logs"] = str(self.dir)
+        return result
+
+    def _timed(self, name: str, step: Callable[[], Any]) -> Any:
+        started = time.monotonic()
+        try:
+            return step()
+        finally:
+            self.phases[name] = round(time.monotonic() - started, 1)
+
+    def _run(self) -> dict[str, Any]:
+        config, echo = self.config, self.echo
+        echo(f"soak seed {config.seed}: {config.documents} documents, {config.storm_operations} storm operations")
+        stack = self._timed("setup", self._start_stack)
+        self._start_pipeline(stack)
+        ingest_poison, ocr_poison = self._inject_poison(stack)
+        assert self.delivery is not None
+        workload = Workload(
+            s3=stack.s3,
+            bucket=stack.env["DOCINDEX_BUCKET"],
+            seed=config.seed,
+            emit=self.delivery.announce,
+            large_bytes=config.max_object_bytes + 40 * KiB,
+        )
+        self._timed("load", lambda: workload.initial_load(config.documents))
+        echo(f"  loaded {config.documents} documents in {self.phases['load']} s")
+        backfill_start = (lambda: self._start_backfill(stack)) if config.backfill else None
+        self._timed("storm", lambda: workload.storm(config.storm_operations, halfway=backfill_start))
+        echo(f"  storm of {config.storm_operations} operations in {self.phases['storm']} s")
+        backfill = self._timed("backfill_wait", self._finish_backfill)
+        self._timed("drain_with_faults", lambda: self._drain(stack, "with faults"))
+
+        # The faults stop; then one redrive run of both DLQs.
+        self.switch.active = False
+        if self.worker is not None:
+            self.worker.kill_probability = 0.0
+        dead = {
+            "ingest": _visible(stack.sqs, stack.env["INGEST_DLQ_URL"]),
+            "ocr": _visible(stack.sqs, stack.env["OCR_DLQ_URL"]),
+        }
+        echo(f"  faults stopped; dead-lettered: {dead['ingest']} ingest, {dead['ocr']} OCR; redriving")
+        mover = LocalMessageMover(stack.sqs, sends=self.sends)
+        redrive = self._timed("redrive", lambda: self._redrive(stack, mover))
+        self._timed("drain_after_redrive", lambda: self._drain(stack, "after the redrive"))
+        self._stop_pipeline()
+
+        result = self._timed("judge", lambda: self._judge(stack, workload, ingest_poison, ocr_poison))
+        result.update(self._figures(workload=workload, dead=dead, mover=mover, redrive=redrive, backfill=backfill))
+        return result
+
+    # -- setup
+
+    def _start_stack(self) -> Stack:
+        import boto3
+
+        from docindex.cli.local import local_up
+        from docindex.clients import boto_config
+        from docindex.local.servers import start_moto, start_osmem
+
+        if self.dir.exists():
+            shutil.rmtree(self.dir)
+        self.dir.mkdir(parents=True)
+        moto = start_moto(self.dir, module="docindex.soak.motoserver")
+        self._servers.append(moto)
+        osmem = start_osmem(self.dir)
+        self._servers.append(osmem)
+        os.environ.update(CREDENTIALS)
+        env = local_up(
+            state_dir=self.dir,
+            env_file=self.dir / "soak.env",
+            aws_endpoint=moto.url,
+            opensearch_endpoint=osmem.url,
+            prefix=f"soak{self.config.seed}",
+            function_timeout=self.config.function_timeout,
+            max_receive_count=self.config.max_receive_count,
+            visibility_timeout=self.config.ingest_visibility,
+            ocr_visibility_timeout=60,
+            log_level="INFO",
+        )
+        env.update(CREDENTIALS)
+        from docindex.local.envfile import write_env_file
+
+        write_env_file(self.dir / "soak.env", env)
+        session = boto3.Session(region_name=env["AWS_REGION"], **{k.lower(): v for k, v in CREDENTIALS.items()})
+        config = boto_config(pool=64)
+        clients = [session.client(s, endpoint_url=moto.url, config=config) for s in ("s3", "sqs", "dynamodb")]
+        stack = Stack(env, *clients)
+        stack.s3.put_bucket_notification_configuration(Bucket=env["DOCINDEX_BUCKET"], NotificationConfiguration={})
+        return stack
+
+    def _proxy(self, upstream: str, behaviour: Any) -> Proxy:
+        proxy = Proxy(upstream, behaviour).start()
+        self._proxies.append(proxy)
+        return proxy
+
+    def _common_env(self, stack: Stack) -> dict[str, str]:
+        config = self.config
+        env = {
+            **stack.env,
+            **CREDENTIALS,
+            "OPENSEARCH_AUTH": "none",
+            "MAX_OBJECT_BYTES": str(config.max_object_bytes),
+            # Every version's token is near the start; osmem-server slows down with indexed text volume.
+            "MAX_CONTENT_CHARS": "8000",
+            "INDEXER_CONCURRENCY": str(config.record_concurrency),
+            "POWERTOOLS_LOG_LEVEL": "INFO",
+            "POWERTOOLS_TRACE_DISABLED": "true",
+            "AWS_ENDPOINT_URL": stack.moto,
+        }
+        if config.sabotage:
+            env[SABOTAGE_ENV] = config.sabotage
+        return env
+
+    def _start_pipeline(self, stack: Stack) -> None:
+        config = self.config
+        common = self._common_env(stack)
+        # The Lambda side: one OpenSearch proxy per slot, so a kill can follow that slot's writes.
+        lambda_aws = self._proxy(
+            stack.moto,
+            AwsFaults(
+                client="lambda",
+                switch=self.switch,
+                rates=config.s3,
+                seed=config.seed,
+                sends=self.sends,
+                counts=self.counts,
+            ),
+        )
+        for slot in range(config.lambdas):
+            kill_switch = KillSwitch(config.seed, f"slot-{slot}")
+            os_proxy = self._proxy(
+                stack.osmem,
+                OpenSearchFaults(
+                    client=f"lambda-{slot}",
+                    switch=self.switch,
+                    rates=config.opensearch,
+                    seed=config.seed + slot,
+                    log=self.writes,
+                    counts=self.counts,
+                    on_bulk_written=kill_switch.on_written,
+                ),
+            )
+            env = {
+                **common,
+                "OPENSEARCH_ENDPOINT": os_proxy.url,
+                "AWS_ENDPOINT_URL_S3": lambda_aws.url,
+                "AWS_ENDPOINT_URL_SQS": lambda_aws.url,
+            }
+            sandbox = Sandbox(env, self.dir / f"indexer-{slot}.log")
+            kill_switch.sandbox = sandbox
+            self.pollers.append(
+                Poller(
+                    name=str(slot),
+                    sqs=stack.sqs,
+                    queue_url=stack.env["INGEST_QUEUE_URL"],
+                    queue_arn=stack.env["INGEST_QUEUE_ARN"],
+                    sandbox=sandbox,
+                    kill_switch=kill_switch,
+                    function_timeout=config.function_timeout,
+                    batch_size=config.batch_size,
+                    kill_probability=lambda: config.kill_probability if self.switch.active else 0.0,
+                )
+            )
+        # The worker side.
+        worker = WorkerProcess({}, self.dir / "worker.log", seed=config.seed)
+        worker_aws = self._proxy(
+            stack.moto,
+            AwsFaults(
+                client="worker",
+                switch=self.switch,
+                rates=config.s3,
+                seed=config.seed + 1000,
+                sends=self.sends,
+                counts=self.counts,
+                on_get_object=worker.on_job_download,
+            ),
+        )
+        worker_os = self._proxy(
+            stack.osmem,
+            OpenSearchFaults(
+                client="worker",
+                switch=self.switch,
+                rates=config.opensearch,
+                seed=config.seed + 1000,
+                log=self.writes,
+                counts=self.counts,
+            ),
+        )
+        worker.env = {
+            **common,
+            "OPENSEARCH_ENDPOINT": worker_os.url,
+            "AWS_ENDPOINT_URL_S3": worker_aws.url,
+            "WORKER_CONCURRENCY": str(config.worker_concurrency),
+            "WORKER_HEARTBEAT_SECONDS": "1",
+            "WORKER_WAIT_SECONDS": "1",
+            "WORKER_RETRY_DELAY_SECONDS": "1",
+            "WORKER_SHUTDOWN_GRACE_SECONDS": "5",
+            "WORKER_METRICS_FLUSH_SECONDS": "2",
+        }
+        worker.kill_probability = config.worker_kill_probability
+        self.worker = worker.start()
+        self.delivery = Delivery(
+            sqs=stack.sqs,
+            queue_url=stack.env["INGEST_QUEUE_URL"],
+            seed=config.seed,
+            sends=self.sends,
+            faults=config.delivery,
+        ).start()
+        for poller in self.pollers:
+            poller.start()
+
+    def _inject_poison(self, stack: Stack) -> tuple[list[str], list[str]]:
+        """Poison first: it needs maxReceiveCount receives to reach its DLQ."""
+        assert self.delivery is not None
+        ingest = poison_bodies(stack.env["DOCINDEX_BUCKET"])
+        for body in ingest:
+            self.delivery.send_raw(body, poison=True)
+        for _ in range(2):
+            self.delivery.send_raw(json.dumps(S3_TEST_EVENT), test_event=True)
+        ocr = ocr_poison_bodies()
+        for body in ocr:
+            stack.sqs.send_message(QueueUrl=stack.env["OCR_QUEUE_URL"], MessageBody=body)
+            self.sends.add(SentMessage(stack.env["OCR_QUEUE_URL"], body, "poison"))
+        return ingest, ocr
+
+    def _start_backfill(self, stack: Stack) -> None:
+        # The operator's side: backfill's messages are recorded on their way to SQS.
+        ops = self._proxy(
+            stack.moto,
+            AwsFaults(client="ops", switch=self.switch, rates=None, seed=0, sends=self.sends, counts=self.counts),
+        )
+        env = {
+            **os.environ,
+            **self._common_env(stack),
+            "AWS_ENDPOINT_URL_SQS": ops.url,
+            "POWERTOOLS_LOG_LEVEL": "ERROR",
+        }
+        argv = [sys.executable, "-m", "docindex.cli", "backfill", "--env-file", str(self.dir / "soak.env")]
+        argv += ["--checkpoint", str(self.dir / "backfill.json"), "--rate", "200", "--max-backlog", "300"]
+        argv += ["--json", "--no-progress"]
+        self._backfill = subprocess.Popen(  # noqa: S603  # our own CLI, fixed argv  # nosec B603
+            argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        self.echo("  backfill of the whole bucket started (mid-storm)")
+
+    def _finish_backfill(self) -> dict[str, Any]:
+        process = self._backfill
+        if process is None:
+            return {}
+        out, err = process.communicate(timeout=self.config.drain_timeout)
+        self._backfill = None
+        if process.returncode != 0:
+            raise SoakError(f"docindex backfill failed ({process.returncode}): {err[-2000:]}")
+        result: dict[str, Any] = json.loads(out)
+        self.echo(f"  backfill enqueued {result.get('enqueued')} objects")
+        return result
+
+    # -- waiting
+
+    def _check_alive(self) -> None:
+        for poller in self.pollers:
+            if poller.error is not None:
+                raise SoakError(f"an event source poller died: {poller.error!r}")
+        if self.delivery is not None and self.delivery.error is not None:
+            raise SoakError(f"the notification sender died: {self.delivery.error!r}")
+
+    def _drain(self, stack: Stack, when: str) -> None:
+        """Until every notification is sent, both queues are empty and no invocation runs."""
+        deadline = time.monotonic() + self.config.drain_timeout
+        urls = [stack.env["INGEST_QUEUE_URL"], stack.env["OCR_QUEUE_URL"]]
+        quiet, last_report = 0, time.monotonic()
+        while quiet < 3:
+            self._check_alive()
+            pending = self.delivery.pending if self.delivery else 0
+            depth = sum(queue_depth(stack.sqs, url) for url in urls)
+            if time.monotonic() > deadline:
+                raise SoakError(
+                    f"not drained {when} within {self.config.drain_timeout:.0f} s: "
+                    f"{pending} notifications unsent, {depth} messages in the queues"
+                )
+            busy = any(p.busy for p in self.pollers)
+            quiet = quiet + 1 if depth == 0 and pending == 0 and not busy else 0
+            if time.monotonic() - last_report > 15:
+                last_report = time.monotonic()
+                self.echo(f"  draining {when}: {pending} notifications to send, {depth} messages in the queues")
+            time.sleep(0.5)
+
+    def _redrive(self, stack: Stack, mover: LocalMessageMover) -> list[dict[str, Any]]:
+        from opensearchpy import OpenSearch
+
+        from docindex.redrive import (
+            OpenSearchHealth,
+            RedriveAction,
+            RedriveRequest,
+            RedriveService,
+            RedriveSettings,
+            RedriveStateStore,
+        )
+
+        env = stack.env
+        settings = RedriveSettings.from_env(
+            {
+                "REDRIVE_STATE_TABLE": env["LEDGER_TABLE"],
+                "INGEST_DLQ_ARN": env["INGEST_DLQ_ARN"],
+                "OCR_DLQ_ARN": env["OCR_DLQ_ARN"],
+                "REDRIVE_VELOCITY": "100",
+                "OPENSEARCH_ENDPOINT": env["OPENSEARCH_ENDPOINT"],
+                "OPENSEARCH_INDEX": env["OPENSEARCH_INDEX"],
+                "OPENSEARCH_AUTH": "none",
+                "AWS_REGION": env["AWS_REGION"],
+            }
+        )
+        client = OpenSearch(hosts=[env["OPENSEARCH_ENDPOINT"]], timeout=10)
+        service = RedriveService(
+            settings=settings,
+            sqs=stack.sqs,
+            move_tasks=mover,
+            state=RedriveStateStore(stack.dynamodb, settings.state_table),
+            health=OpenSearchHealth(client, "es", env["OPENSEARCH_INDEX"]),
+        )
+        results = [r.to_dict() for r in service.run(RedriveRequest(action=RedriveAction.START)).results]
+        for r in results:
+            name = str(r.get("dlq_arn", "")).rsplit(":", 1)[-1]
+            self.echo(f"  redrive {name}: {r.get('status')} {r.get('reason') or ''} {r.get('message') or ''}".rstrip())
+        mover.wait()
+        return results
+
+    # -- teardown
+
+    def _stop_pipeline(self) -> None:
+        for poller in self.pollers:
+            poller.stop()
+        if self.worker is not None:
+            self.worker.stop()
+        if self.delivery is not None:
+            self.delivery.close()
+
+    def _teardown(self) -> None:
+        """Stop everything this run started (fast: after a failure nothing is waited for)."""
+        from docindex.local.servers import stop
+
+        steps: list[Callable[[], None]] = []
+        for poller in self.pollers:
+            steps.append(poller.abort)
+        if self.worker is not None:
+            steps.append(lambda: self.worker.stop(grace=0) if self.worker else None)
+        if self.delivery is not None:
+            steps.append(self.delivery.close)
+        if self._backfill is not None:
+            steps.append(self._backfill.kill)
+        steps += [proxy.stop for proxy in self._proxies]
+        steps += [functools.partial(stop, info) for info in self._servers]
+        for step in steps:
+            try:
+                step()
+            except Exception as exc:  # noqa: BLE001 - teardown goes on
+                self.echo(f"  teardown: {type(exc).__name__}: {exc}")
+
+    # -- verdict and figures
+
+    def _judge(
+        self, stack: Stack, workload: Workload, ingest_poison: list[str], ocr_poison: list[str]
+    ) -> dict[str, Any]:
+        from opensearchpy import OpenSearch
+
+        env, failures = stack.env, []
+        reconcile = run_reconcile(self.dir / "soak.env")
+        clean = all(reconcile.get(k) == 0 for k in ("missing", "stale", "orphaned"))
+        if not (clean and reconcile.get("coverage_percent") == 100.0):
+            failures.append(
+                f"reconcile: coverage {reconcile.get('coverage_percent')} %, missing {reconcile.get('missing')}, "
+                f"stale {reconcile.get('stale')}, orphaned {reconcile.get('orphaned')}"
+            )
+        messages = self.sends.snapshot()
+        self._dump("sends.jsonl", [m.__dict__ for m in messages])
+        self._dump("writes.jsonl", [w.__dict__ for w in self.writes.snapshot()])
+        writes = count_writes(
+            self.writes.snapshot(),
+            announced_changes(messages, env["INGEST_QUEUE_URL"]),
+            queued_ocr_jobs(messages, env["OCR_QUEUE_URL"]),
+        )
+        if not writes.ok:
+            failures.append(f"writes: {writes.duplicate_writes} duplicate writes ({len(writes.violations)} violations)")
+        dlqs = [
+            check_dlq("ingest", drain_bodies(stack.sqs, env["INGEST_DLQ_URL"]), ingest_poison),
+            check_dlq("ocr", drain_bodies(stack.sqs, env["OCR_DLQ_URL"]), ocr_poison),
+        ]
+        failures += [
+            f"{d.queue} DLQ: {len(d.unexpected)} unexpected messages, {len(d.missing_poison)} poison missing"
+            for d in dlqs
+            if not d.ok
+        ]
+        docs = indexed_documents(OpenSearch(hosts=[stack.osmem], timeout=60), env["OPENSEARCH_INDEX"], workload.bucket)
+        expected = workload.expected()
+        content = check_content(expected, docs)
+        if not content.ok:
+            failures.append(f"content: {len(content.mismatches)} documents wrong, {content.pending} left pending")
+        paginator = stack.s3.get_paginator("list_objects_v2")
+        listed = {o["Key"] for page in paginator.paginate(Bucket=workload.bucket) for o in page.get("Contents", [])}
+        if listed != set(expected):
+            failures.append(f"model: the bucket holds {len(listed)} objects, the workload expects {len(expected)}")
+        keys = ("objects", "documents", "in_sync", "missing", "stale", "orphaned", "coverage_percent", "samples")
+        return {
+            "seed": self.config.seed,
+            "passed": not failures,
+            "failures": failures,
+            "reconcile": {k: reconcile.get(k) for k in (*keys, "exit_code")},
+            "writes": writes.to_dict(),
+            "dlq": [d.to_dict() for d in dlqs],
+            "content": content.to_dict(),
+        }
+
+    def _dump(self, name: str, rows: list[dict[str, Any]]) -> None:
+        """What the proxies recorded, one JSON line each (to examine a failed run)."""
+        with (self.dir / name).open("w", encoding="utf-8") as out:
+            for row in rows:
+                out.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+    def _figures(
+        self,
+        *,
+        workload: Workload,
+        dead: dict[str, int],
+        mover: LocalMessageMover,
+        redrive: list[dict[str, Any]],
+        backfill: dict[str, Any],
+    ) -> dict[str, Any]:
+        from docindex.local.runner import collect_emf
+
+        stats = PollerStats()
+        for poller in self.pollers:
+            stats.merge(poller.stats)
+        worker_metrics: defaultdict[str, float] = defaultdict(float)
+        collect_emf((self.dir / "worker.log").read_text(errors="replace"), worker_metrics)
+        metrics = {k: int(v) for k, v in sorted(stats.metrics.items())}
+        ocr = {k: int(v) for k, v in sorted(worker_metrics.items()) if k.startswith("Ocr")}
+        worker = self.worker.stats if self.worker else None
+        return {
+            "changes": {
+                "s3_changes": workload.stats.changes,
+                "created": workload.stats.created,
+                "removed": workload.stats.removed,
+                "operations": dict(sorted(workload.stats.operations.items())),
+                "backfill_enqueued": backfill.get("enqueued"),
+                "objects_at_end": len(workload.expected()),
+                "applied": metrics.get("DocumentsIndexed", 0) + metrics.get("DocumentsDeleted", 0),
+            },
+            "delivery": self.delivery.stats.to_dict() if self.delivery else {},
+            "duplicates_suppressed": metrics.get("DuplicatesSkipped", 0),
+            "stale_skipped": metrics.get("StaleEventsSkipped", 0),
+            "retries": {
+                "records_failed_and_redelivered": stats.failed_records,
+                "bulk_item_retries": metrics.get("BulkRetries", 0),
+                "ocr_jobs_retried": ocr.get("OcrJobsRetried", 0),
+                "ocr_jobs_deferred": ocr.get("OcrJobsDeferred", 0),
+            },
+            "invocations": {
+                "total": stats.invocations,
+                "records": stats.records,
+                "killed_mid_batch": stats.killed_mid_batch,
+                "timed_out": stats.timeouts,
+                "crashed": stats.crashed,
+                "handler_errors": stats.handler_errors,
+                "cold_starts": sum(p.sandbox.cold_starts for p in self.pollers),
+            },
+            "faults": {
+                **self.counts.snapshot(),
+                "invocations_killed_mid_batch": stats.killed_mid_batch,
+                "invocations_timed_out": stats.timeouts,
+                "ocr_pool_processes_killed": worker.pool_processes_killed if worker else 0,
+                "ocr_workers_killed": worker.workers_killed if worker else 0,
+            },
+            "dead_lettered": dead,
+            "redriven": mover.moved_total,
+            "redrive": redrive,
+            "indexer_metrics": metrics,
+            "worker_metrics": ocr,
+        }

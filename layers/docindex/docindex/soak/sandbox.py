@@ -1,0 +1,338 @@
+"""Lambda, locally: execution environments as processes, and the SQS event source mapping.
+
+A ``Sandbox`` is one execution environment: a spawned process that imports
+``functions/indexer/app.py`` once (the cold start) and then serves
+invocations, like Lambda's runtime. When an invocation outlives the function
+timeout, or when the soak kills it mid-batch (after some of its records were
+written), the process is killed with SIGKILL, exactly what Lambda does to a
+timed-out environment: threads, buffered writes and half-done records die
+with it, the batch is not acknowledged, and its messages come back after the
+visibility timeout. The next invocation gets a new environment.
+
+A ``Poller`` is one concurrent invocation slot of the event source mapping:
+receive up to a batch of messages, invoke, delete the ones that succeeded
+(``ReportBatchItemFailures``), leave the rest to reappear.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import multiprocessing
+import os
+import random
+import signal
+import sys
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+from docindex.local.runner import collect_emf, to_lambda_record
+
+SABOTAGE_ENV = "DOCINDEX_SOAK_SABOTAGE"
+
+
+def _serve(conn: Connection, env: dict[str, str], log_path: str) -> None:
+    """The sandbox process: load the handler once, then serve invocations until told to stop."""
+    # Powertools logs to the process's stdout: send them to a file, keep the pipe for results.
+    log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+    sys.stdout = sys.stderr = open(1, "w", buffering=1, encoding="utf-8", closefd=False)  # noqa: SIM115
+    os.environ.update(env)
+    from docindex.local.context import LocalLambdaContext
+    from docindex.local.handlers import load_handler
+
+    handler = load_handler("indexer")
+    if env.get(SABOTAGE_ENV) == "idempotency":
+        # Only for proving the judge: apply every delivery, duplicates included.
+        from docindex.indexer import get_indexer
+
+        indexer = get_indexer()
+        indexer._apply_once = indexer._apply
+    conn.send(("ready", None, ""))
+    while True:
+        message = conn.recv()
+        if message is None:
+            return
+        event, timeout = message
+        captured = io.StringIO()
+        error = None
+        response = None
+        try:
+            with contextlib.redirect_stdout(captured):
+                response = handler(event, LocalLambdaContext(timeout_seconds=timeout))
+        except Exception as exc:  # noqa: BLE001 - a crashed invocation fails the whole batch, as in Lambda
+            error = f"{type(exc).__name__}: {exc}"
+        conn.send((response, error, captured.getvalue()))
+
+
+@dataclass
+class Invocation:
+    response: dict[str, Any] | None
+    error: str | None = None
+    killed: str | None = None  # "timeout" or "fault"
+    emf: str = ""
+    seconds: float = 0.0
+
+
+class Sandbox:
+    """One execution environment (a process); replaced after a kill."""
+
+    def __init__(self, env: dict[str, str], log_path: Path) -> None:
+        self.env = env
+        self.log_path = log_path
+        self._process: multiprocessing.process.BaseProcess | None = None
+        self._conn: Connection | None = None
+        self._killed_by_fault = threading.Event()
+        self.cold_starts = 0
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process else None
+
+    def start(self) -> None:
+        ctx = multiprocessing.get_context("spawn")
+        parent, child = ctx.Pipe()
+        process = ctx.Process(target=_serve, args=(child, self.env, str(self.log_path)), daemon=True)
+        process.start()
+        child.close()
+        if not parent.poll(120):
+            process.kill()
+            raise RuntimeError(f"the indexer sandbox did not start; see {self.log_path}")
+        status = parent.recv()
+        if status[0] != "ready":
+            raise RuntimeError(f"the indexer sandbox failed to start: {status}")
+        self._process, self._conn = process, parent
+        self._killed_by_fault.clear()
+        self.cold_starts += 1
+
+    def kill(self, *, fault: bool, pid: int | None = None) -> None:
+        """SIGKILL the environment (Lambda's timeout, or an injected crash); with ``pid``, only if still that one."""
+        process = self._process
+        if process is None or process.pid is None or (pid is not None and process.pid != pid):
+            return
+        if fault:
+            self._killed_by_fault.set()
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(process.pid, signal.SIGKILL)
+
+    def invoke(self, event: dict[str, Any], timeout: float) -> Invocation:
+        started = time.monotonic()
+        conn: Connection | None = None
+        for attempt in (1, 2):
+            if self._process is None or not self._process.is_alive():
+                self._reap()
+                self.start()
+            conn = self._conn
+            assert conn is not None
+            try:
+                conn.send((event, timeout))
+                break
+            except OSError:
+                # Killed between invocations (a late kill): Lambda gives the invocation a new environment.
+                self._reap()
+                if attempt == 2:
+                    raise
+        # Lambda stops an invocation at its timeout; a little slack for the pipe.
+        assert conn is not None
+        ready = conn.poll(timeout + 0.5)
+        result: Invocation
+        if ready:
+            try:
+                response, error, emf = conn.recv()
+                result = Invocation(response, error, None, emf)
+            except (EOFError, OSError):
+                result = Invocation(None, None, "fault" if self._killed_by_fault.is_set() else "crash")
+        else:
+            self.kill(fault=False)
+            result = Invocation(None, None, "timeout")
+        if result.killed:
+            if result.killed == "timeout" and self._killed_by_fault.is_set():
+                result.killed = "fault"
+            self._reap()
+        result.seconds = time.monotonic() - started
+        return result
+
+    def _reap(self) -> None:
+        if self._process is not None:
+            self._process.join(5)
+        if self._conn is not None:
+            with contextlib.suppress(OSError):
+                self._conn.close()
+        self._process, self._conn = None, None
+
+    def close(self) -> None:
+        if self._conn is not None and self._process is not None and self._process.is_alive():
+            with contextlib.suppress(OSError, BrokenPipeError):
+                self._conn.send(None)
+            self._process.join(5)
+        if self._process is not None and self._process.is_alive():
+            self.kill(fault=False)
+        self._reap()
+
+
+@dataclass
+class PollerStats:
+    invocations: int = 0
+    records: int = 0
+    failed_records: int = 0
+    killed_mid_batch: int = 0
+    timeouts: int = 0
+    crashed: int = 0
+    handler_errors: int = 0
+    metrics: defaultdict[str, float] = field(default_factory=lambda: defaultdict(float))
+
+    def merge(self, other: PollerStats) -> None:
+        for name in (
+            "invocations",
+            "records",
+            "failed_records",
+            "killed_mid_batch",
+            "timeouts",
+            "crashed",
+            "handler_errors",
+        ):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        for key, value in other.metrics.items():
+            self.metrics[key] += value
+
+
+class KillSwitch:
+    """Arms an injected crash of one invocation, fired after its first accepted write."""
+
+    def __init__(self, seed: int, name: str, sandbox: Sandbox | None = None) -> None:
+        self.sandbox = sandbox
+        self._rng = random.Random(f"{seed}:kill:{name}")  # noqa: S311  # fault injection, not crypto  # nosec B311
+        self._armed: float | None = None
+        self._lock = threading.Lock()
+
+    def arm(self, probability: float) -> None:
+        with self._lock:
+            self._armed = self._rng.uniform(0.0, 0.03) if self._rng.random() < probability else None
+
+    def disarm(self) -> None:
+        with self._lock:
+            self._armed = None
+
+    def on_written(self, _items: int) -> None:
+        """Called by the OpenSearch proxy when this slot's bulk request was accepted."""
+        with self._lock:
+            delay, self._armed = self._armed, None
+        if delay is not None and self.sandbox is not None:
+            pid = self.sandbox.pid
+            threading.Timer(delay, self.sandbox.kill, kwargs={"fault": True, "pid": pid}).start()
+
+
+class Poller:
+    """One slot of the event source mapping: receive, invoke, delete what succeeded."""
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        sqs: Any,
+        queue_url: str,
+        queue_arn: str,
+        sandbox: Sandbox,
+        kill_switch: KillSwitch,
+        function_timeout: float,
+        batch_size: int = 10,
+        kill_probability: Callable[[], float] = lambda: 0.0,
+        on_log: Callable[[str], None] | None = None,
+    ) -> None:
+        self.name = name
+        self.sqs = sqs
+        self.queue_url = queue_url
+        self.queue_arn = queue_arn
+        self.sandbox = sandbox
+        self.kill_switch = kill_switch
+        self.function_timeout = function_timeout
+        self.batch_size = batch_size
+        self.kill_probability = kill_probability
+        self.stats = PollerStats()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"soak-esm-{name}", daemon=True)
+        self._busy = threading.Event()
+        self.error: BaseException | None = None
+
+    def start(self) -> Poller:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Finish the current invocation, then shut the environment down."""
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
+        self.sandbox.close()
+
+    def abort(self) -> None:
+        """Stop now: the running invocation (if any) is killed."""
+        self._stop.set()
+        self.sandbox.kill(fault=False)
+        if self._thread.is_alive():
+            self._thread.join(timeout=self.function_timeout + 5)
+        self.sandbox.close()
+
+    @property
+    def busy(self) -> bool:
+        return self._busy.is_set()
+
+    def _run(self) -> None:
+        try:
+            while not self._stop.is_set():
+                self.poll_once()
+        except BaseException as exc:  # noqa: BLE001 - surfaced by the soak's run loop
+            self.error = exc
+
+    def poll_once(self) -> int:
+        response = self.sqs.receive_message(
+            QueueUrl=self.queue_url,
+            MaxNumberOfMessages=min(10, self.batch_size),
+            WaitTimeSeconds=1,
+            AttributeNames=["All"],
+        )
+        messages = response.get("Messages", [])
+        if not messages:
+            return 0
+        self._busy.set()
+        try:
+            event = {"Records": [to_lambda_record(m, self.queue_arn, "us-east-1") for m in messages]}
+            self.kill_switch.arm(self.kill_probability())
+            result = self.sandbox.invoke(event, self.function_timeout)
+            self.kill_switch.disarm()
+            stats = self.stats
+            stats.invocations += 1
+            stats.records += len(messages)
+            if result.killed:
+                stats.failed_records += len(messages)
+                if result.killed == "fault":
+                    stats.killed_mid_batch += 1
+                elif result.killed == "timeout":
+                    stats.timeouts += 1
+                else:
+                    stats.crashed += 1
+                return len(messages)
+            collect_emf(result.emf, stats.metrics)
+            if result.response is None:
+                stats.handler_errors += 1
+                stats.failed_records += len(messages)
+                return len(messages)
+            failed = {f["itemIdentifier"] for f in result.response.get("batchItemFailures", [])}
+            stats.failed_records += len(failed)
+            done = [m for m in messages if m["MessageId"] not in failed]
+            for start in range(0, len(done), 10):
+                chunk = done[start : start + 10]
+                self.sqs.delete_message_batch(
+                    QueueUrl=self.queue_url,
+                    Entries=[{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(chunk)],
+                )
+            return len(messages)
+        finally:
+            self._busy.clear()

@@ -1,0 +1,108 @@
+"""The soak's judge: duplicate writes, DLQ contents and document content are caught."""
+
+from __future__ import annotations
+
+import json
+
+from docindex.events import doc_id
+from docindex.handoff import OcrJob
+from docindex.soak.judge import announced_changes, check_content, check_dlq, count_writes, queued_ocr_jobs
+from docindex.soak.notifications import Change, eventbridge_event, s3_notification, sns_wrapped
+from docindex.soak.proxy import SentMessage, Write
+from docindex.soak.workload import Expectation, ObjectState
+
+BUCKET = "soak1-documents"
+INGEST, OCR = "http://q/ingest", "http://q/ocr"
+KEY = "営業部/見積書 No. 00001.pdf"
+DOC = doc_id(BUCKET, KEY)
+
+
+def _change(sequencer: str | None, *, created: bool = True, ms: int = 0) -> Change:
+    from datetime import UTC, datetime, timedelta
+
+    when = datetime(2026, 11, 20, 9, 0, 0, tzinfo=UTC) + timedelta(milliseconds=ms)
+    return Change(BUCKET, KEY, created, when, sequencer=sequencer, etag="e" if created else None, size=10)
+
+
+def _sent(*payloads: object, queue: str = INGEST) -> list[SentMessage]:
+    return [SentMessage(queue, p if isinstance(p, str) else json.dumps(p), "t") for p in payloads]
+
+
+def _write(version: int, writer: str = "bulk") -> Write:
+    return Write(writer, "index", DOC, version, "e", "none", "lambda-0")
+
+
+def test_one_change_in_three_shapes_is_one_change() -> None:
+    change = _change("00A1")
+    sent = _sent(s3_notification(change), eventbridge_event(change), sns_wrapped(s3_notification(change)))
+    sent += _sent("not json", {"hello": 1})  # poison is not a change
+    changes = announced_changes(sent, INGEST)
+    assert list(changes) == [DOC]
+    assert len(changes[DOC]) == 1
+
+
+def test_each_change_written_once_passes() -> None:
+    changes = announced_changes(_sent(s3_notification(_change("00A1")), s3_notification(_change("00A2"))), INGEST)
+    report = count_writes([_write(1), _write(2)], changes, {})
+    assert report.ok
+    assert report.duplicate_writes == 0
+    assert report.max_writes_per_version == 1
+
+
+def test_a_version_written_twice_is_caught() -> None:
+    # A duplicate applied again at the same generation (sequencer retry path)
+    changes = announced_changes(_sent(s3_notification(_change("00A1"))), INGEST)
+    report = count_writes([_write(1), _write(1)], changes, {})
+    assert not report.ok
+    assert report.duplicate_writes >= 1
+    assert {v["rule"] for v in report.violations} >= {"one version written more than once"}
+
+
+def test_a_change_applied_at_two_generations_is_caught() -> None:
+    # A duplicate without a sequencer, claimed again as if it were new: two versions, one change
+    body = s3_notification(_change(None))
+    changes = announced_changes(_sent(body, body), INGEST)
+    report = count_writes([_write(1), _write(2)], changes, {})
+    assert not report.ok
+    assert report.violations[0]["rule"] == "more indexer writes than changes"
+
+
+def test_worker_writes_are_bounded_by_distinct_ocr_jobs() -> None:
+    job = OcrJob(bucket=BUCKET, key=KEY, reason="image", generation=1).to_json()
+    jobs = queued_ocr_jobs(_sent(job, job, queue=OCR), OCR)
+    changes = announced_changes(_sent(s3_notification(_change("00A1"))), INGEST)
+    assert count_writes([_write(1), _write(2, "doc")], changes, jobs).ok
+    report = count_writes([_write(1), _write(2, "doc"), _write(3, "doc")], changes, jobs)
+    assert not report.ok
+    assert any(v["rule"] == "more worker writes than OCR jobs" for v in report.violations)
+
+
+def test_dlq_must_hold_exactly_the_poison() -> None:
+    poison = ["not json", "{}"]
+    assert check_dlq("ingest", ["{}", "not json"], poison).ok
+    extra = check_dlq("ingest", ["{}", "not json", '{"Records": []}'], poison)
+    assert not extra.ok
+    assert extra.unexpected == ['{"Records": []}']
+    missing = check_dlq("ingest", ["{}"], poison)
+    assert missing.missing_poison == ["not json"]
+
+
+def test_content_must_match_the_latest_version() -> None:
+    state = ObjectState(KEY, sequenced=True, present=True, kind="pdf", expect=Expectation(token="T2"), etag="e2")
+    scan = ObjectState("scan.png", sequenced=False, present=True, expect=Expectation(ocr=True), etag="s")
+    bomb = ObjectState("b.docx", sequenced=False, present=True, expect=Expectation(error="zip_bomb"), etag="z")
+    expected = {KEY: state, "scan.png": scan, "b.docx": bomb}
+    good = {
+        KEY: {"key": KEY, "etag": "e2", "content": "... T2 ...", "ocr_status": "none"},
+        "scan.png": {"key": "scan.png", "etag": "s", "content": "請求書", "ocr_status": "done"},
+        "b.docx": {"key": "b.docx", "etag": "z", "extraction_error": "zip_bomb", "ocr_status": "none"},
+    }
+    assert check_content(expected, good).ok
+    stale = {**good, KEY: {"key": KEY, "etag": "e2", "content": "... T1 ...", "ocr_status": "none"}}
+    assert "token T2" in check_content(expected, stale).mismatches[0]["problem"]
+    pending = {**good, "scan.png": {"key": "scan.png", "etag": "s", "ocr_status": "pending"}}
+    report = check_content(expected, pending)
+    assert not report.ok
+    assert report.pending == 1
+    missing = {k: v for k, v in good.items() if k != "b.docx"}
+    assert check_content(expected, missing).mismatches[0]["problem"] == "no document"
