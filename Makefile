@@ -104,3 +104,12 @@ audit: $(AUDIT_VENV)/bin/checkov ## Security review: bandit (code), checkov (tem
 	$(AUDIT_VENV)/bin/bandit -q -r layers/docindex/docindex functions worker
 	$(AUDIT_VENV)/bin/checkov -f template.yaml --config-file .checkov.yaml --skip-download
 	scripts/audit_dependencies.sh $(AUDIT_VENV)/bin/pip-audit
+
+# ---- reliability: the fault-injection soak (not part of `make test`; tests/e2e/test_soak_short.py is CI's short run)
+SEEDS ?= 1
+SOAK_DOCUMENTS ?= 2000
+SOAK_ARGS ?=
+
+.PHONY: soak
+soak: $(STAMP) system-deps ## Fault-injection soak of the local pipeline, judged by reconcile (SEEDS="1 2 3"; bench/soak.json)
+	$(BIN)/python -m docindex.soak --seeds $(SEEDS) --documents $(SOAK_DOCUMENTS) --out bench/soak.json $(SOAK_ARGS)

@@ -40,10 +40,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--worker-kill-probability", type=float, default=0.25, help="share of OCR jobs whose worker dies mid-job"
     )
     parser.add_argument("--no-faults", action="store_true", help="a clean run (baseline for the figures)")
+    parser.add_argument("--no-poison", action="store_true", help="send no poison messages (shorter: no DLQ cycles)")
     parser.add_argument(
         "--sabotage",
-        choices=["idempotency"],
-        help="run an indexer without idempotency, to prove the judge catches duplicate writes (must fail)",
+        choices=["duplicates"],
+        help="run an indexer without its duplicate guards, to prove the judge catches duplicate writes (must fail)",
     )
     parser.add_argument("--state-dir", type=Path, default=Path(".docindex/soak"), help="servers, logs (per seed)")
     parser.add_argument("--out", type=Path, default=Path("bench/soak.json"), help="figures (default bench/soak.json)")
@@ -65,6 +66,7 @@ def config_from(args: argparse.Namespace, seed: int) -> SoakConfig:
         kill_probability=args.kill_probability,
         worker_kill_probability=args.worker_kill_probability,
         sabotage=args.sabotage,
+        poison=not args.no_poison,
         state_dir=args.state_dir,
     )
     if args.no_faults:

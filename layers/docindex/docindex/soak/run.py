@@ -88,7 +88,8 @@ class SoakConfig:
     s3: S3FaultRates = field(default_factory=S3FaultRates)
     delivery: DeliveryFaults = field(default_factory=DeliveryFaults)
     backfill: bool = True
-    sabotage: str | None = None  # "idempotency": prove the judge catches duplicate writes
+    poison: bool = True  # poison messages on both queues (each needs maxReceiveCount receives, twice)
+    sabotage: str | None = None  # "duplicates": prove the judge catches duplicate writes
     state_dir: Path = Path(".docindex/soak")
     drain_timeout: float = 1200.0
 
@@ -119,6 +120,7 @@ class SoakConfig:
             "s3_faults": dict(self.s3.__dict__),
             "delivery_faults": dict(self.delivery.__dict__),
             "backfill": self.backfill,
+            "poison": self.poison,
             "sabotage": self.sabotage,
         }
 
@@ -279,6 +281,9 @@ class Soak:
         clients = [session.client(s, endpoint_url=moto.url, config=config) for s in ("s3", "sqs", "dynamodb")]
         stack = Stack(env, *clients)
         stack.s3.put_bucket_notification_configuration(Bucket=env["DOCINDEX_BUCKET"], NotificationConfiguration={})
+        # `local up` gives the OCR queue its own maxReceiveCount; the soak uses one for both.
+        policy = {"deadLetterTargetArn": env["OCR_DLQ_ARN"], "maxReceiveCount": self.config.max_receive_count}
+        stack.sqs.set_queue_attributes(QueueUrl=env["OCR_QUEUE_URL"], Attributes={"RedrivePolicy": json.dumps(policy)})
         return stack
 
     def _proxy(self, upstream: str, behaviour: Any) -> Proxy:
@@ -405,6 +410,8 @@ class Soak:
     def _inject_poison(self, stack: Stack) -> tuple[list[str], list[str]]:
         """Poison first: it needs maxReceiveCount receives to reach its DLQ."""
         assert self.delivery is not None
+        if not self.config.poison:
+            return [], []
         ingest = poison_bodies(stack.env["DOCINDEX_BUCKET"])
         for body in ingest:
             self.delivery.send_raw(body, poison=True)

@@ -49,12 +49,14 @@ def _serve(conn: Connection, env: dict[str, str], log_path: str) -> None:
     from docindex.local.handlers import load_handler
 
     handler = load_handler("indexer")
-    if env.get(SABOTAGE_ENV) == "idempotency":
-        # Only for proving the judge: apply every delivery, duplicates included.
+    if env.get(SABOTAGE_ENV) == "duplicates":
+        # Only to prove the judge: an indexer without its duplicate guards (no idempotency,
+        # no check of the index before re-applying a retried change) applies every delivery.
         from docindex.indexer import get_indexer
 
         indexer = get_indexer()
         indexer._apply_once = indexer._apply
+        indexer._resume = lambda change, claim: None  # type: ignore[method-assign]
     conn.send(("ready", None, ""))
     while True:
         message = conn.recv()

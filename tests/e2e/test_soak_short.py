@@ -1,0 +1,72 @@
+"""CI's short soak: the whole fault-injection soak on a small workload, one seed.
+
+``make soak`` runs 2,000 documents per seed with the template's queue settings
+(visibility 6 x the function timeout, maxReceiveCount 5). Here the workload is
+small and the queues are quicker, so poison reaches its DLQ in seconds: a
+visibility timeout of 2 x the function timeout is safe in the harness, which
+kills an invocation at its timeout, so no message can reappear while its
+invocation still runs (the 6 x rule covers Lambda's own invoke retries and
+batching window, which the local poller does not have).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+QUICK = ["--function-timeout", "3", "--visibility-timeout", "6", "--max-receive-count", "2"]
+
+
+def soak(tmp_path: Path, *args: str) -> tuple[int, dict[str, Any]]:
+    out = tmp_path / "soak.json"
+    completed = subprocess.run(
+        [sys.executable, "-m", "docindex.soak", "--state-dir", str(tmp_path / "state"), "--out", str(out), *args],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+    assert out.exists(), completed.stderr[-3000:]
+    report = json.loads(out.read_text())
+    return completed.returncode, report["runs"][0]
+
+
+def test_short_soak_ends_in_step_under_every_fault(tmp_path: Path) -> None:
+    # When the soak runs with every fault on (kills twice as likely as in `make soak`)
+    code, run = soak(
+        tmp_path, "--seeds", "7", "--documents", "40", "--storm-ratio", "1", *QUICK,
+        "--kill-probability", "0.2", "--worker-kill-probability", "0.3",
+    )  # fmt: skip
+    # Then the judge passes: reconcile at 100 %, DLQs hold only the poison, no change written twice
+    assert run["failures"] == []
+    assert code == 0
+    assert run["reconcile"]["coverage_percent"] == 100.0
+    assert (run["reconcile"]["missing"], run["reconcile"]["stale"], run["reconcile"]["orphaned"]) == (0, 0, 0)
+    assert run["writes"]["duplicate_writes"] == 0
+    assert run["writes"]["writes"] > 0
+    assert [d["messages"] for d in run["dlq"]] == [6, 2]
+    # ... and the faults really happened
+    faults = run["faults"]
+    assert faults["invocations_killed_mid_batch"] > 0
+    assert faults.get("opensearch_bulk_429", 0) + faults.get("opensearch_bulk_503", 0) > 0
+    assert sum(v for k, v in faults.items() if k.startswith("s3_get_")) > 0
+    assert run["delivery"]["duplicates"] > 0
+    assert run["delivery"]["eventbridge"] > 0
+    assert run["duplicates_suppressed"] > 0
+    assert run["redriven"] >= 8
+
+
+def test_the_judge_catches_an_indexer_that_writes_duplicates(tmp_path: Path) -> None:
+    # When the indexer runs without its duplicate guards (idempotency, the re-apply check)
+    code, run = soak(
+        tmp_path, "--seeds", "3", "--documents", "20", "--storm-ratio", "0.5", *QUICK,
+        "--no-poison", "--kill-probability", "0", "--worker-kill-probability", "0", "--sabotage", "duplicates",
+    )  # fmt: skip
+    # Then reconcile alone cannot tell (the index is in step), but the write count can
+    assert run["reconcile"]["coverage_percent"] == 100.0
+    assert run["writes"]["duplicate_writes"] > 0
+    assert code == 1
+    assert any(failure.startswith("writes:") for failure in run["failures"])
