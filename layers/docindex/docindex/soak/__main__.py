@@ -80,7 +80,9 @@ def config_from(args: argparse.Namespace, seed: int) -> SoakConfig:
 
 def summary_lines(result: dict[str, Any]) -> list[str]:
     rec, writes = result.get("reconcile", {}), result.get("writes", {})
-    dead, retries = result.get("dead_lettered", {}), result.get("retries", {})
+    dead, retries, faults = result.get("dead_lettered", {}), result.get("retries", {}), result.get("faults", {})
+    opensearch = sum(v for k, v in faults.items() if k.startswith("opensearch_"))
+    s3 = sum(v for k, v in faults.items() if k.startswith("s3_"))
     changes = result.get("changes", {})
     verdict = "PASSED" if result.get("passed") else "FAILED"
     lines = [
@@ -89,6 +91,10 @@ def summary_lines(result: dict[str, Any]) -> list[str]:
         f"{writes.get('distinct_changes')} distinct; {result.get('delivery', {}).get('messages')} messages delivered",
         f"  suppressed     {result.get('duplicates_suppressed')} duplicates, "
         f"{result.get('stale_skipped')} stale events",
+        f"  faults         {opensearch} OpenSearch, {s3} S3 GetObject; {faults.get('invocations_killed_mid_batch')} "
+        f"invocations killed mid-batch, {faults.get('invocations_timed_out')} timed out; "
+        f"{faults.get('ocr_pool_processes_killed')} OCR processes and "
+        f"{faults.get('ocr_workers_killed')} workers killed",
         f"  retries        {retries.get('records_failed_and_redelivered')} records redelivered, "
         f"{retries.get('bulk_item_retries')} bulk items retried, {retries.get('ocr_jobs_retried')} OCR jobs retried",
         f"  dead-lettered  {dead.get('ingest')} ingest + {dead.get('ocr')} OCR; redriven {result.get('redriven')}",
@@ -98,7 +104,23 @@ def summary_lines(result: dict[str, Any]) -> list[str]:
         f"(max {writes.get('max_writes_per_version')} per version)",
     ]
     lines += [f"  FAIL: {failure}" for failure in result.get("failures", [])]
+    if not result.get("passed") and result.get("replay"):
+        lines.append(f"  replay: {result['replay']}")
     return lines
+
+
+def replay_command(argv: Sequence[str] | None, seed: int) -> str:
+    """The command that runs this seed again, with the same options."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    kept: list[str] = []
+    skip = False
+    for arg in args:
+        if skip and not arg.startswith("-"):
+            continue
+        skip = arg == "--seeds"
+        if not skip:
+            kept.append(arg)
+    return " ".join(["python -m docindex.soak", "--seeds", str(seed), *kept])
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -113,6 +135,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"seed {seed}: could not finish: {exc}", file=sys.stderr)
             result = {"seed": seed, "passed": False, "failures": [f"could not finish: {exc}"]}
             code = 2
+        result["replay"] = replay_command(argv, seed)
         runs.append(result)
         for line in summary_lines(result):
             print(line, flush=True)

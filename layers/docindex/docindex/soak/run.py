@@ -633,7 +633,8 @@ class Soak:
         worker_metrics: defaultdict[str, float] = defaultdict(float)
         collect_emf((self.dir / "worker.log").read_text(errors="replace"), worker_metrics)
         metrics = {k: int(v) for k, v in sorted(stats.metrics.items())}
-        ocr = {k: int(v) for k, v in sorted(worker_metrics.items()) if k.startswith("Ocr")}
+        # Counts only (a sum of seconds-per-page figures means nothing).
+        ocr = {k: int(v) for k, v in sorted(worker_metrics.items()) if k.startswith("Ocr") and "Seconds" not in k}
         worker = self.worker.stats if self.worker else None
         return {
             "changes": {
