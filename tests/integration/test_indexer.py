@@ -224,3 +224,22 @@ def test_opensearch_unreachable_fails_every_record(stack: Stack) -> None:
     )
     failed = invoke(indexer, event, timeout=5)
     assert failed == {r["messageId"] for r in event["Records"]}
+
+
+def test_a_file_deleted_right_after_the_backfill_listed_it_leaves_no_document(stack: Stack, indexer) -> None:
+    # Given an indexed file
+    key = "backfill/消える.txt"
+    put(stack, key, "まもなく削除".encode())
+    assert invoke(indexer, sqs_event(s3_notification(stack.bucket, key, sequencer=SEQ1))) == set()
+    # ... listed by a backfill at 09:00:05.4, then deleted at 09:00:05.7. EventBridge
+    # times have whole seconds: its event says 09:00:05, before the listing.
+    backfill = {"docindex": "change", "bucket": stack.bucket, "key": key, "action": "created"}
+    backfill["event_time"] = "2026-11-20T09:00:05.400000Z"
+    stack.aws.s3.delete_object(Bucket=stack.bucket, Key=key)
+    delete = eventbridge(stack.bucket, key, detail_type="Object Deleted", sequencer=SEQ2, time="2026-11-20T09:00:05Z")
+    delete["detail"]["deletion-type"] = "Permanently Deleted"
+    # When the backfill's change is processed first (it finds the file gone), then the delete
+    assert invoke(indexer, sqs_event(backfill)) == set()
+    assert invoke(indexer, sqs_event(delete)) == set()
+    # Then no document is left for the deleted file
+    assert stack.doc(key) is None

@@ -333,7 +333,9 @@ class Indexer:
         if fetched is None:
             if change.action is Action.CREATED:
                 count(Metric.OBJECTS_GONE)
-                logger.info("object no longer exists; skipped (its delete event will follow)")
+                if version_id is None or not self.store.exists(change.bucket, change.key):
+                    return self._remove_gone(change, claim, run)
+                logger.info("this version no longer exists; skipped (its delete event will follow)")
             return {"outcome": Outcome.GONE.value}
         if fetched.data is None:
             return self._hand_off(change, claim, run, fetched, reason="too_large", content_type=None)
@@ -369,6 +371,20 @@ class Indexer:
         if extracted.error:
             result["extraction_error"] = extracted.error
         return result
+
+    def _remove_gone(self, change: ObjectChange, claim: Claim, run: _BatchRun) -> dict[str, Any]:
+        """The object was deleted after this change was claimed: its document goes now.
+
+        Its delete event cannot be relied on to do it: it may be judged older
+        than this change (a backfill's listing time against an EventBridge
+        time in whole seconds). This change's generation orders the delete
+        like any other: a newer change (a re-upload) still wins.
+        """
+        outcome = run.writer.delete(change.doc_id, claim.generation)
+        if outcome is WriteOutcome.WRITTEN:
+            count(Metric.DOCUMENTS_DELETED)
+        logger.info("object no longer exists; its document is removed", extra={"delete": outcome.value})
+        return {"outcome": Outcome.GONE.value, "removed": outcome is WriteOutcome.WRITTEN}
 
     def _write(self, change: ObjectChange, claim: Claim, run: _BatchRun, doc: dict[str, Any]) -> WriteOutcome:
         try:

@@ -40,6 +40,19 @@ class ObjectStore:
     def __init__(self, s3: Any) -> None:
         self._s3 = s3
 
+    def exists(self, bucket: str, key: str) -> bool:
+        """Whether the object (its current version) exists."""
+        try:
+            self._s3.head_object(Bucket=bucket, Key=key)
+        except ClientError as exc:
+            code = str(exc.response.get("Error", {}).get("Code", ""))
+            if code in _GONE:
+                return False
+            raise TransientError(f"HeadObject s3://{bucket}/{key} failed: {code or exc}") from exc
+        except BotoCoreError as exc:
+            raise TransientError(f"HeadObject s3://{bucket}/{key} failed: {exc}") from exc
+        return True
+
     def fetch(self, bucket: str, key: str, *, version_id: str | None, max_bytes: int) -> FetchedObject | None:
         """Read the object; bodies above ``max_bytes`` are not read (``data`` is None)."""
         params: dict[str, Any] = {"Bucket": bucket, "Key": key}
