@@ -243,3 +243,23 @@ def test_a_file_deleted_right_after_the_backfill_listed_it_leaves_no_document(st
     assert invoke(indexer, sqs_event(delete)) == set()
     # Then no document is left for the deleted file
     assert stack.doc(key) is None
+
+
+def test_a_file_changed_right_after_the_backfill_read_it_gets_its_new_content(stack: Stack, indexer) -> None:
+    # Given a file indexed from its S3 notification
+    key = "backfill/更新される.txt"
+    put(stack, key, "第1版".encode())
+    assert invoke(indexer, sqs_event(s3_notification(stack.bucket, key, sequencer=SEQ1))) == set()
+    # ... then listed by a backfill at 09:00:05.4 and re-read (still the first version)
+    backfill = {"docindex": "change", "bucket": stack.bucket, "key": key, "action": "created"}
+    backfill["event_time"] = "2026-11-20T09:00:05.400000Z"
+    assert invoke(indexer, sqs_event(backfill)) == set()
+    # When the file is overwritten at 09:00:05.7, announced by EventBridge (whole seconds: 09:00:05)
+    etag = put(stack, key, "第2版".encode())
+    update = eventbridge(stack.bucket, key, sequencer=SEQ2, etag=etag, time="2026-11-20T09:00:05Z")
+    assert invoke(indexer, sqs_event(update)) == set()
+    # Then the index holds the second version: the event may be later than the listing, so it is applied
+    doc = stack.doc(key)
+    assert doc is not None
+    assert doc["_source"]["etag"] == etag
+    assert "第2版" in doc["_source"]["content"]

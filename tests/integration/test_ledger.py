@@ -94,3 +94,21 @@ def test_retry_after_the_ocr_result_was_committed_gets_the_changes_own_generatio
     # Then it is recognised with the generation it was applied at, not the OCR result's
     assert again is not None
     assert (again.generation, again.retry) == (first.generation, True)
+
+
+def test_a_coarse_event_time_counts_as_late_as_it_may_be_against_a_backfill(stack: Stack) -> None:
+    from docindex.events import time_until
+
+    def eventbridge_change(seq: str, time: str) -> ObjectChange:
+        return change(seq=seq, time=time, event_time_until=time_until(time))
+
+    led = ledger(stack)
+    assert led.claim(change(seq="00C1", time="2026-11-20T09:00:01Z"))
+    # A backfill listed the object at 09:00:05.4
+    assert led.claim(change(time="2026-11-20T09:00:05.400000Z"))
+    # An EventBridge event of 09:00:04 happened before the listing: the backfill read its result
+    assert led.claim(eventbridge_change("00C2", "2026-11-20T09:00:04Z")) is None
+    # One of 09:00:05 may have happened after it: applied
+    assert led.claim(eventbridge_change("00C3", "2026-11-20T09:00:05Z")) is not None
+    # ... and an older real event stays stale by its sequencer, whatever its time
+    assert led.claim(eventbridge_change("00C25", "2026-11-20T09:00:09Z")) is None

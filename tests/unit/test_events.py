@@ -140,3 +140,12 @@ def test_sequencer_padding_compares_like_s3() -> None:
 def test_times_sort_as_strings() -> None:
     assert normalize_time("2026-11-20T09:00:00Z") < normalize_time("2026-11-20T09:00:00.001Z")
     assert normalize_time("2026-11-20T18:00:00+09:00") == normalize_time("2026-11-20T09:00:00Z")
+
+
+def test_time_until_is_the_last_moment_a_coarse_time_may_stand_for() -> None:
+    from docindex.events import time_until
+
+    assert time_until("2026-11-20T09:00:05Z") == "2026-11-20T09:00:05.999999Z"  # EventBridge: seconds
+    assert time_until("2026-11-20T09:00:05.123Z") == "2026-11-20T09:00:05.123999Z"  # S3: milliseconds
+    assert time_until("2026-11-20T09:00:05.123456Z") is None  # exact
+    assert time_until(None) is None

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Any
 from urllib.parse import unquote_plus
@@ -83,6 +84,23 @@ def normalize_time(value: str | datetime | None) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
+def time_until(value: str | None) -> str | None:
+    """The last microsecond an event time may stand for, when its text is coarser than that.
+
+    S3 notifications give milliseconds and EventBridge whole seconds: an
+    EventBridge ``09:00:05Z`` is any moment up to ``09:00:05.999999``. None
+    when the text is exact (microseconds) or there is none.
+    """
+    if not value:
+        return None
+    match = re.search(r"T\d{2}:\d{2}:\d{2}(?:[.,](\d+))?", value)
+    digits = len(match.group(1) or "") if match else 6
+    if digits >= 6:
+        return None
+    start = datetime.strptime(normalize_time(value), "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+    return normalize_time(start + timedelta(microseconds=10 ** (6 - digits) - 1))
+
+
 def _clean_etag(etag: str | None) -> str | None:
     if not etag:
         return None
@@ -114,6 +132,8 @@ class ObjectChange:
     delete_marker: bool = False
     origin: Origin = Origin.S3
     event_name: str = ""
+    # The latest moment ``event_time`` may stand for (its text had seconds or milliseconds only).
+    event_time_until: str | None = None
     dedupe_key: str = field(init=False)
 
     def __post_init__(self) -> None:
@@ -225,6 +245,7 @@ def _with_origin(change: ObjectChange, origin: Origin) -> ObjectChange:
         delete_marker=change.delete_marker,
         origin=origin,
         event_name=change.event_name,
+        event_time_until=change.event_time_until,
     )
 
 
@@ -260,6 +281,7 @@ def _from_s3_notification(payload: dict[str, Any]) -> tuple[ObjectChange, ...]:
                 delete_marker=event_name == "ObjectRemoved:DeleteMarkerCreated",
                 origin=Origin.S3,
                 event_name=event_name,
+                event_time_until=time_until(record.event_time),
             )
         )
     return tuple(changes)
@@ -290,6 +312,7 @@ def _from_eventbridge(payload: dict[str, Any]) -> ObjectChange:
         delete_marker=deletion_type == "Delete Marker Created",
         origin=Origin.EVENTBRIDGE,
         event_name=f"{detail_type}:{detail.get('reason') or deletion_type}".rstrip(":"),
+        event_time_until=time_until(event.time),
     )
 
 

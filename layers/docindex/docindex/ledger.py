@@ -14,6 +14,15 @@ applied (the S3 sequencer, or the event time when there is none) and a
 
 The generation is the document's external version in OpenSearch, so even two
 Lambdas racing on one object cannot let the older change's write land last.
+
+Real events and observations. A change without a sequencer from backfill or
+``reconcile --fix`` says "the object was like this when listed at time T"
+(``observed_at``). A real event (with a sequencer) is stale if an applied real
+event has a newer sequencer (kept through observations), or if it certainly
+happened before the last observation: its time is compared as the latest
+moment it may stand for, since EventBridge gives whole seconds and S3
+notifications milliseconds. Applying a create that was in fact older costs
+one re-read of the current object; skipping one that was newer would lose it.
 """
 
 from __future__ import annotations
@@ -112,8 +121,13 @@ class Ledger:
             "key": change.key,
             "version_id": change.version_id,
             "etag": change.etag,
-            "sequencer": change.sequencer,
+            # A change without a sequencer (backfill, reconcile --fix) is an observation
+            # at that time; a real event supersedes it.
+            "observed_at": None if change.sequencer else change.event_time,
         }
+        if change.sequencer:
+            # Kept through observations: a real event older than one applied stays stale.
+            fields["sequencer"] = change.sequencer
         names = {f"#{name}": name for name in fields}
         names["#generation"] = "generation"
         values: dict[str, Any] = {":one": {"N": "1"}}
@@ -125,16 +139,23 @@ class Ledger:
             else:
                 removes.append(f"#{name}")
         if change.sequencer:
-            # Sequencers order changes exactly; an entry written without one
-            # (backfill) is compared by time.
+            # Sequencers order real events exactly. Against an observation (a
+            # backfill listing), the event applies unless it certainly happened
+            # before it: its time may be coarse (EventBridge: whole seconds), so
+            # the latest moment it may stand for is compared. Applying a create
+            # that was in fact older only re-reads the current object.
+            values[":until"] = {"S": change.event_time_until or change.event_time}
             condition = (
-                "attribute_not_exists(id) OR #sequencer < :sequencer"
-                " OR (attribute_not_exists(#sequencer) AND #event_time <= :event_time)"
+                "attribute_not_exists(id)"
+                " OR ((attribute_not_exists(#sequencer) OR #sequencer < :sequencer)"
+                " AND (#observed_at <= :until"
+                " OR (attribute_not_exists(#observed_at) AND attribute_exists(#sequencer))"
+                # entries written before observations were recorded: by time
+                " OR (attribute_not_exists(#observed_at) AND attribute_not_exists(#sequencer)"
+                " AND #event_time <= :until)))"
             )
         else:
-            # Without a sequencer the event time orders changes. A stored
-            # sequencer is dropped (REMOVE above) so later comparisons use
-            # time consistently.
+            # Without a sequencer the event time orders changes.
             condition = "attribute_not_exists(id) OR #event_time <= :event_time"
         # The change the ledger already holds is a retry (its write may have landed before
         # a crash), never a new claim: with an equal event time it would pass the time test.
