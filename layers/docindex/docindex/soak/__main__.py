@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from docindex.soak.run import Soak, SoakConfig, SoakError
@@ -123,14 +125,24 @@ def replay_command(argv: Sequence[str] | None, seed: int) -> str:
     return " ".join(["python -m docindex.soak", "--seeds", str(seed), *kept])
 
 
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    # SIGTERM (and SIGINT, which a shell leaves ignored for background jobs) stop the run
+    # through its teardown: no server, worker or sandbox outlives it.
+    signal.signal(signal.SIGTERM, _interrupt)
     runs: list[dict[str, Any]] = []
     code = 0
     started = time.monotonic()
     for seed in args.seeds:
         try:
             result = Soak(config_from(args, seed)).run()
+        except KeyboardInterrupt:
+            print(f"seed {seed}: interrupted", file=sys.stderr)
+            return 130
         except SoakError as exc:
             print(f"seed {seed}: could not finish: {exc}", file=sys.stderr)
             result = {"seed": seed, "passed": False, "failures": [f"could not finish: {exc}"]}
