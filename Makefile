@@ -91,3 +91,10 @@ sam-build: $(SAM) ## sam build (needs python3.13 on PATH, or add SAM_BUILD_ARGS=
 .PHONY: clean-sam
 clean-sam: ## Remove the SAM CLI venv and sam build output
 	rm -rf $(SAM_VENV) .aws-sam
+
+# ---- benchmark (not part of `make test`: it times things; see docs/BENCH.md)
+BENCH_ARGS ?=
+
+.PHONY: bench
+bench: $(STAMP) system-deps ## Throughput vs the incident's worker and the extraction bound, memory, cold start, OCR (BENCH_ARGS="--docs 50")
+	$(BIN)/python -m bench.run $(BENCH_ARGS)
