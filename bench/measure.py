@@ -555,7 +555,10 @@ def _builtin_group(func: str) -> str:
     name = func.split("'")[1] if "'" in func else func.strip("<>").split()[-1]
     short = name.rsplit(".", 1)[-1]
     groups = [
-        (short in _WAITING, "waiting (locks, sockets, sleeps)"),
+        (short in _WAITING or "SimpleQueue" in func, "waiting (locks, sockets, sleeps)"),
+        # moto closes every connection: each AWS call resolves, opens and closes a socket.
+        (short in {"getaddrinfo", "close", "settimeout", "socket"}, "new connections (GIL waits included)"),
+        (short == "urandom", "os.urandom (uuid4 per AWS call)"),
         ("compress" in name or "zlib" in func, "zlib"),
         ("pdfium" in func.lower() or "FPDF" in func, "pypdfium2"),
         ("Calamine" in func, "python_calamine"),
