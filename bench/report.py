@@ -45,6 +45,8 @@ PRICE_SQS_REQUEST = 0.40 / 1e6
 PRICE_DDB_WRITE = 0.625 / 1e6
 PRICE_FARGATE_VCPU_H = 0.03238
 PRICE_FARGATE_GB_H = 0.00356
+PRICE_S3_GET = 0.0004 / 1000
+PRICE_LOGS_GB = 0.50
 # Per file: the S3 -> SQS send, 1/10 of a ReceiveMessage and of a DeleteMessageBatch (batch 10);
 # per OCR job: send, receive, delete and about three heartbeats (ChangeMessageVisibility).
 SQS_REQUESTS_PER_FILE = 1.2
@@ -119,6 +121,8 @@ def _throughput(run: dict[str, Any], docs: int, nbytes: int, rounds: list[dict[s
         "failures": run.get("failures", 0),
         "indexed": run.get("indexed"),
         "ocr_jobs": run.get("ocr_jobs"),
+        # The handler's JSON log lines (warm-up included), per document.
+        "log_bytes_per_doc": run.get("log_bytes", 0) / docs,
     }
 
 
@@ -315,6 +319,7 @@ def projection(out: dict[str, Any]) -> dict[str, Any]:
     scans = BACKLOG_FILES * SCAN_SHARE
     sqs_requests = BACKLOG_FILES * SQS_REQUESTS_PER_FILE + scans * SQS_REQUESTS_PER_OCR_JOB
     ddb_writes = BACKLOG_FILES * DDB_WRITES_PER_FILE + scans * DDB_WRITES_PER_OCR_JOB
+    log_gb = BACKLOG_FILES * tp[best].get("log_bytes_per_doc", 0.0) / 1e9
     cost = {
         "lambda_gb_s": gb_seconds,
         "lambda_usd": gb_seconds * PRICE_LAMBDA_GB_S + BACKLOG_FILES / BATCH_SIZE * PRICE_LAMBDA_REQUEST,
@@ -323,6 +328,9 @@ def projection(out: dict[str, Any]) -> dict[str, Any]:
         "dynamodb_writes": ddb_writes,
         "dynamodb_usd": ddb_writes * PRICE_DDB_WRITE,
         "fargate_usd": ocr.get("fargate_usd", 0.0),
+        "s3_get_usd": BACKLOG_FILES * PRICE_S3_GET,
+        "logs_gb": log_gb,
+        "logs_usd": log_gb * PRICE_LOGS_GB,
     }
     cost["total_usd"] = sum(v for k, v in cost.items() if k.endswith("_usd"))
     analysis_cpu_s = tp[best].get("osmem_cpu_ms_per_doc", 0.0) / 1000

@@ -154,6 +154,8 @@ def run_measurement(
         raise RuntimeError(f"measurement {name} failed (exit {done.returncode}); log {log_path}:\n{tail}")
     result: dict[str, Any] = json.loads(out_path.read_text())
     result["server_cpu_s"] = {k: proc_cpu_seconds(v.pid) - before[k] for k, v in servers.items()}
+    # What the handler printed (its JSON logs): CloudWatch Logs volume per document.
+    result["log_bytes"] = log_path.stat().st_size
     result["process_wall_s"] = elapsed
     return result
 
@@ -174,7 +176,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--env", action="append", default=[], metavar="KEY=VALUE", help="indexer settings, e.g. INDEXER_CONCURRENCY=4"
     )
-    parser.add_argument("--no-tuned", action="store_true", help=f"skip the INDEXER_CONCURRENCY={TUNED_CONCURRENCY} row")
+    parser.add_argument(
+        "--tuned-repeat",
+        type=int,
+        default=1,
+        help=f"rounds of the INDEXER_CONCURRENCY={TUNED_CONCURRENCY} row (default 1, 0 skips it)",
+    )
     parser.add_argument("--light-index", action="store_true", help="use an index without Japanese analysis throughout")
     parser.add_argument(
         "--code", type=Path, default=None, metavar="CHECKOUT", help="measure another checkout's layers/ and functions/"
@@ -214,14 +221,16 @@ def _throughput_plan(args: argparse.Namespace, wanted: set[str], base: dict[str,
     docindex: list[tuple[str, dict[str, Any]]] = [
         (f"docindex_b{size}", {**base, "measure": "docindex", "batch_size": size}) for size in batch_sizes
     ]
-    if not args.no_tuned:
-        env = {**base["env"], "INDEXER_CONCURRENCY": str(TUNED_CONCURRENCY)}
-        spec = {**base, "measure": "docindex", "batch_size": biggest, "env": env}
-        docindex.append((f"docindex_b{biggest}_c{TUNED_CONCURRENCY}", spec))
+    env = {**base["env"], "INDEXER_CONCURRENCY": str(TUNED_CONCURRENCY)}
+    tuned = (
+        f"docindex_b{biggest}_c{TUNED_CONCURRENCY}",
+        {**base, "measure": "docindex", "batch_size": biggest, "env": env},
+    )
     plan: Plan = []
     for number in range(args.repeat):
         if "docindex" in wanted:
-            plan += [(f"{prefix}{name}#{number}", spec, code) for prefix, code in variants for name, spec in docindex]
+            rows = docindex + ([tuned] if number < args.tuned_repeat else [])
+            plan += [(f"{prefix}{name}#{number}", spec, code) for prefix, code in variants for name, spec in rows]
         if "baseline" in wanted and number < args.baseline_repeat:
             plan.append((f"baseline#{number}", {**base, "measure": "baseline"}, args.code))
         if "extraction" in wanted:
@@ -241,7 +250,7 @@ def _single_plan(
     args: argparse.Namespace, wanted: set[str], base: dict[str, Any], corpus: Any, bodies: dict[str, str]
 ) -> Plan:
     biggest = max(int(b) for b in args.batch_sizes.split(",") if b)
-    subset = min(len(base["docs"]), 100)
+    subset = min(len(base["docs"]), 60)
     specs: dict[str, dict[str, Any]] = {
         "extraction": {**base, "measure": "extraction_threads", "threads": 8},
         "servers": {**base, "measure": "servers", "docs": base["docs"][:subset], "bodies": base["bodies"][:subset]},
@@ -328,6 +337,7 @@ def main(argv: list[str] | None = None) -> int:
         "batch_sizes": args.batch_sizes,
         "repeat": args.repeat,
         "baseline_repeat": args.baseline_repeat,
+        "tuned_repeat": args.tuned_repeat,
         "light_index": args.light_index,
         "code": str(args.code) if args.code else "this checkout",
         "compare": str(args.compare) if args.compare else None,
