@@ -302,6 +302,14 @@ def _ocr_projection(out: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _analysis_cpu_s(out: dict[str, Any]) -> float | None:
+    """osmem's CPU per document when fed 100-document _bulk requests (its best case)."""
+    figure = out.get("servers", {}).get("osmem", {}).get("bulk_100")
+    if not figure or not figure.get("osmem_cpu_s"):
+        return None
+    return float(figure["osmem_cpu_s"]) / figure["docs"]
+
+
 def projection(out: dict[str, Any]) -> dict[str, Any]:
     """The 5 M files / 10 TB backlog at MAX_CONCURRENCY instances: time and cost (a projection).
 
@@ -333,7 +341,8 @@ def projection(out: dict[str, Any]) -> dict[str, Any]:
         "logs_usd": log_gb * PRICE_LOGS_GB,
     }
     cost["total_usd"] = sum(v for k, v in cost.items() if k.endswith("_usd"))
-    analysis_cpu_s = tp[best].get("osmem_cpu_ms_per_doc", 0.0) / 1000
+    analysis_cpu_s = _analysis_cpu_s(out) or tp[best].get("osmem_cpu_ms_per_doc", 0.0) / 1000
+    cluster_vcpu_hours = BACKLOG_FILES * analysis_cpu_s / 3600
     return {
         "row": best,
         "assumptions": {
@@ -356,6 +365,16 @@ def projection(out: dict[str, Any]) -> dict[str, Any]:
         # osmem's analysis CPU per document times the aggregate rate: the order of magnitude of the
         # cluster's indexing vCPUs for that rate (osmem is not OpenSearch; measure your cluster).
         "cluster_vcpus_at_that_rate": MAX_CONCURRENCY * rate * analysis_cpu_s,
+        "analysis_cpu_s_per_doc": analysis_cpu_s,
+        "cluster_vcpu_hours": cluster_vcpu_hours,
+        "scenarios": {
+            "lambda_hours_by_max_concurrency": {c: BACKLOG_FILES / (c * rate) / 3600 for c in (20, 50, 100, 200)},
+            "cluster_hours_by_data_vcpus": {v: cluster_vcpu_hours / v for v in (16, 32, 64, 128)},
+            "ocr_hours_by_tasks": {
+                t: (ocr["pages"] * ocr["seconds_per_page"] / (t * OCR_VCPUS_PER_TASK) / 3600 if ocr else None)
+                for t in (25, 50, 100, 200)
+            },
+        },
         "ocr": ocr,
         "cost": cost,
     }
@@ -509,6 +528,10 @@ def _render_targets(summary: dict[str, Any]) -> list[str]:
             f"({proj['lambda_hours_cpu_bound']:.2f} h at the CPU-bound {proj['per_instance_cpu_bound_docs_per_s']:.0f} "
             f"docs/s); cost ≈ ${proj['cost']['total_usd']:,.0f}",
         ]
+        lines.append(
+            f"Cluster: {proj['analysis_cpu_s_per_doc'] * 1000:.0f} ms of analysis CPU per document (osmem) x "
+            f"{a['files']:,} = {proj['cluster_vcpu_hours']:,.0f} vCPU-hours of indexing"
+        )
         if proj["ocr"].get("hours"):
             o = proj["ocr"]
             lines.append(
