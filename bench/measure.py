@@ -682,9 +682,10 @@ def measure_cold(spec: dict[str, Any]) -> dict[str, Any]:
     }
     modes = {
         # As in Lambda with Tracing: Active (the Tracer finds LAMBDA_TASK_ROOT and patches boto3).
-        "lambda_tracing": {**base_env, "LAMBDA_TASK_ROOT": str(root / "functions" / "indexer")},
-        # Tracing off (POWERTOOLS_TRACE_DISABLED, or outside Lambda).
-        "no_tracing": {**base_env, "POWERTOOLS_TRACE_DISABLED": "true"},
+        "lambda": {**base_env, "LAMBDA_TASK_ROOT": str(root / "functions" / "indexer")},
+        # Outside Lambda (worker, CLI, local run): tracing off, but the X-Ray SDK still loads and
+        # builds its sampler's botocore client at import.
+        "outside_lambda": {**base_env, "POWERTOOLS_TRACE_DISABLED": "true"},
     }
     out: dict[str, Any] = {}
     for mode, env in modes.items():

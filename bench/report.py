@@ -264,7 +264,7 @@ def _target(value: float | None, limit: float, *, higher_is_better: bool) -> dic
 def _targets(out: dict[str, Any]) -> dict[str, Any]:
     ratios = out.get("ratios", {})
     best = out.get("docindex_best", "")
-    cold = out.get("cold", {}).get("lambda_tracing", {}).get("median_ms")
+    cold = out.get("cold", {}).get("lambda", out.get("cold", {}).get("lambda_tracing", {})).get("median_ms")
     return {
         "docindex_vs_baseline": _target(
             ratios.get(f"{best} / baseline"), TARGETS["docindex_vs_baseline"], higher_is_better=True
@@ -372,7 +372,7 @@ def projection(out: dict[str, Any]) -> dict[str, Any]:
             "cluster_hours_by_data_vcpus": {v: cluster_vcpu_hours / v for v in (16, 32, 64, 128)},
             "ocr_hours_by_tasks": {
                 t: (ocr["pages"] * ocr["seconds_per_page"] / (t * OCR_VCPUS_PER_TASK) / 3600 if ocr else None)
-                for t in (25, 50, 100, 200)
+                for t in (20, 50, 100, 200)
             },
         },
         "ocr": ocr,
