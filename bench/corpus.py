@@ -486,7 +486,7 @@ def build(
     log: Callable[[str], None] = print,
 ) -> Corpus:
     """Generate (or reuse from ``root``) the corpus; returns its description."""
-    cache = _Cache(root / f"v{CORPUS_VERSION}-seed{seed}", seed)
+    cache = _Cache(root.resolve() / f"v{CORPUS_VERSION}-seed{seed}", seed)
     out_docs: list[Doc] = []
     for i in range(docs):
         entry = cache.get(f"doc-{i:05d}", f"docs/{i:05d}.{{fmt}}", partial(make_doc, i, seed))

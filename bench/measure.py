@@ -883,9 +883,11 @@ def _tesseract_cli_figure(root: Path, scans: list[dict[str, Any]]) -> dict[str, 
             capture_output=True,
             text=True,
             env=env,
-            check=True,
+            check=False,
             timeout=300,
         )
+        if done.returncode != 0:
+            return {"available": False, "why": f"tesseract failed: {done.stderr.strip()[-300:]}"}
         seconds.append(time.perf_counter() - started)
         accuracy.append(_cer_accuracy(done.stdout, scan["truth"][0]))
     return {
