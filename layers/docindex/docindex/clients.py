@@ -8,7 +8,7 @@ backoff with jitter, throttling-aware) rather than hand-written loops.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cache, cached_property
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -28,14 +28,35 @@ def boto_config(max_attempts: int = 5, *, read_timeout: float = 30.0, pool: int 
     )
 
 
+# gzip level of request bodies. opensearch-py compresses at level 9: 23 MB/s on
+# Japanese _bulk bodies here, 3.5 ms of CPU per document, as much as extracting
+# it. Level 1 compresses 165 MB/s and still shrinks the body 5x (level 9: 7.4x).
+GZIP_LEVEL = 1
+
+
+@cache
+def fast_gzip_connection() -> type:
+    """opensearch-py's urllib3 connection, compressing request bodies at ``GZIP_LEVEL``."""
+    import gzip
+
+    from opensearchpy import Urllib3HttpConnection
+
+    class FastGzipConnection(Urllib3HttpConnection):
+        def _gzip_compress(self, body: Any) -> bytes:
+            data = body.encode("utf-8") if isinstance(body, str) else bytes(body)
+            return gzip.compress(data, compresslevel=GZIP_LEVEL, mtime=0)
+
+    return FastGzipConnection
+
+
 def opensearch_client(settings: Settings, *, timeout: float | None = None) -> OpenSearch:
     """An opensearch-py client; SigV4 with refreshing credentials unless auth is ``none``."""
-    from opensearchpy import OpenSearch, Urllib3AWSV4SignerAuth, Urllib3HttpConnection
+    from opensearchpy import OpenSearch, Urllib3AWSV4SignerAuth
 
     kwargs: dict[str, Any] = {
         "hosts": [settings.opensearch_endpoint],
         "timeout": timeout or settings.opensearch_timeout_seconds,
-        "connection_class": Urllib3HttpConnection,
+        "connection_class": fast_gzip_connection(),
         # docindex does its own bounded retries around _bulk (bulk_writer.py);
         # the transport retrying too would stack retries on retries.
         "max_retries": 0,
