@@ -49,13 +49,20 @@ def fast_gzip_connection() -> type:
     return FastGzipConnection
 
 
-def opensearch_client(settings: Settings, *, timeout: float | None = None) -> OpenSearch:
-    """An opensearch-py client; SigV4 with refreshing credentials unless auth is ``none``."""
+def make_opensearch(
+    endpoint: str,
+    *,
+    auth: str = "sigv4",
+    service: str = "es",
+    region: str = "us-east-1",
+    timeout: float = 30.0,
+) -> OpenSearch:
+    """An opensearch-py client; SigV4 with refreshing credentials unless ``auth`` is ``none``."""
     from opensearchpy import OpenSearch, Urllib3AWSV4SignerAuth
 
     kwargs: dict[str, Any] = {
-        "hosts": [settings.opensearch_endpoint],
-        "timeout": timeout or settings.opensearch_timeout_seconds,
+        "hosts": [endpoint],
+        "timeout": timeout,
         "connection_class": fast_gzip_connection(),
         # docindex does its own bounded retries around _bulk (bulk_writer.py);
         # the transport retrying too would stack retries on retries.
@@ -64,16 +71,27 @@ def opensearch_client(settings: Settings, *, timeout: float | None = None) -> Op
         "http_compress": True,
         "pool_maxsize": 32,
     }
-    if settings.opensearch_auth == "sigv4":
+    if auth == "sigv4":
         import boto3
 
         # The session's credentials object refreshes itself (Lambda role,
         # ECS task role), so the signer never holds expired keys.
         credentials = boto3.Session().get_credentials()
-        kwargs["http_auth"] = Urllib3AWSV4SignerAuth(credentials, settings.aws_region, settings.opensearch_service)
-        kwargs["use_ssl"] = settings.opensearch_endpoint.startswith("https://")
+        kwargs["http_auth"] = Urllib3AWSV4SignerAuth(credentials, region, service)
+        kwargs["use_ssl"] = endpoint.startswith("https://")
         kwargs["verify_certs"] = True
     return OpenSearch(**kwargs)
+
+
+def opensearch_client(settings: Settings, *, timeout: float | None = None) -> OpenSearch:
+    """The client for ``settings`` (``OPENSEARCH_*``, ``AWS_REGION``)."""
+    return make_opensearch(
+        settings.opensearch_endpoint,
+        auth=settings.opensearch_auth,
+        service=settings.opensearch_service,
+        region=settings.aws_region,
+        timeout=timeout or settings.opensearch_timeout_seconds,
+    )
 
 
 @dataclass
