@@ -94,6 +94,26 @@ class ByteBudget:
             return self._used
 
 
+def get_object(s3: Any, bucket: str, key: str, *, version_id: str | None = None) -> dict[str, Any] | None:
+    """``GetObject`` (the exact version when given); None when the object or version is gone.
+
+    Every other failure is a ``TransientError``: the record (or job) is retried.
+    """
+    params: dict[str, Any] = {"Bucket": bucket, "Key": key}
+    if version_id:
+        params["VersionId"] = version_id
+    try:
+        response: dict[str, Any] = s3.get_object(**params)
+    except ClientError as exc:
+        code = str(exc.response.get("Error", {}).get("Code", ""))
+        if code in _GONE:
+            return None
+        raise TransientError(f"GetObject s3://{bucket}/{key} failed: {code or exc}") from exc
+    except BotoCoreError as exc:
+        raise TransientError(f"GetObject s3://{bucket}/{key} failed: {exc}") from exc
+    return response
+
+
 class ObjectStore:
     """GetObject with a size bound; ``None`` when the object no longer exists."""
 
@@ -149,18 +169,9 @@ class ObjectStore:
 
         ``before_read`` is called with the body's length just before a body is read.
         """
-        params: dict[str, Any] = {"Bucket": bucket, "Key": key}
-        if version_id:
-            params["VersionId"] = version_id
-        try:
-            response = self._s3.get_object(**params)
-        except ClientError as exc:
-            code = str(exc.response.get("Error", {}).get("Code", ""))
-            if code in _GONE:
-                return None
-            raise TransientError(f"GetObject s3://{bucket}/{key} failed: {code or exc}") from exc
-        except BotoCoreError as exc:
-            raise TransientError(f"GetObject s3://{bucket}/{key} failed: {exc}") from exc
+        response = get_object(self._s3, bucket, key, version_id=version_id)
+        if response is None:
+            return None
         body = response["Body"]
         size = int(response.get("ContentLength") or 0)
         try:
