@@ -105,6 +105,13 @@ audit: $(AUDIT_VENV)/bin/checkov ## Security review: bandit (code), checkov (tem
 	$(AUDIT_VENV)/bin/checkov -f template.yaml --config-file .checkov.yaml --skip-download
 	scripts/audit_dependencies.sh $(AUDIT_VENV)/bin/pip-audit
 
+# ---- benchmark (not part of `make test`: it times things; see docs/BENCH.md)
+BENCH_ARGS ?=
+
+.PHONY: bench
+bench: $(STAMP) system-deps ## Throughput vs the incident's worker and the extraction bound, memory, cold start, OCR (BENCH_ARGS="--docs 50")
+	$(BIN)/python -m bench.run $(BENCH_ARGS)
+
 # ---- reliability: the fault-injection soak (not part of `make test`; tests/e2e/test_soak_short.py is CI's short run)
 SEEDS ?= 1
 SOAK_DOCUMENTS ?= 2000

@@ -632,7 +632,8 @@ class Backfill:
         return sum(len(b.changes) for b in futures.values())
 
     def _send(self, batch: _Batch) -> int:
-        assert self.sender is not None
+        if self.sender is None:
+            raise RuntimeError("backfill has no sender (a dry run sends nothing)")
         return self.sender.send(batch.changes, reason=self.reason)
 
     def _collect(self, futures: dict[Future[int], _Batch], *, block: bool) -> None:

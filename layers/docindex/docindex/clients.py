@@ -8,7 +8,7 @@ backoff with jitter, throttling-aware) rather than hand-written loops.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cache, cached_property
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -28,14 +28,42 @@ def boto_config(max_attempts: int = 5, *, read_timeout: float = 30.0, pool: int 
     )
 
 
-def opensearch_client(settings: Settings, *, timeout: float | None = None) -> OpenSearch:
-    """An opensearch-py client; SigV4 with refreshing credentials unless auth is ``none``."""
-    from opensearchpy import OpenSearch, Urllib3AWSV4SignerAuth, Urllib3HttpConnection
+# gzip level of request bodies. opensearch-py compresses at level 9: 23 MB/s on
+# Japanese _bulk bodies here, 3.5 ms of CPU per document, as much as extracting
+# it. Level 1 compresses 165 MB/s and still shrinks the body 5x (level 9: 7.4x).
+GZIP_LEVEL = 1
+
+
+@cache
+def fast_gzip_connection() -> type:
+    """opensearch-py's urllib3 connection, compressing request bodies at ``GZIP_LEVEL``."""
+    import gzip
+
+    from opensearchpy import Urllib3HttpConnection
+
+    class FastGzipConnection(Urllib3HttpConnection):
+        def _gzip_compress(self, body: Any) -> bytes:
+            data = body.encode("utf-8") if isinstance(body, str) else bytes(body)
+            return gzip.compress(data, compresslevel=GZIP_LEVEL, mtime=0)
+
+    return FastGzipConnection
+
+
+def make_opensearch(
+    endpoint: str,
+    *,
+    auth: str = "sigv4",
+    service: str = "es",
+    region: str = "us-east-1",
+    timeout: float = 30.0,
+) -> OpenSearch:
+    """An opensearch-py client; SigV4 with refreshing credentials unless ``auth`` is ``none``."""
+    from opensearchpy import OpenSearch, Urllib3AWSV4SignerAuth
 
     kwargs: dict[str, Any] = {
-        "hosts": [settings.opensearch_endpoint],
-        "timeout": timeout or settings.opensearch_timeout_seconds,
-        "connection_class": Urllib3HttpConnection,
+        "hosts": [endpoint],
+        "timeout": timeout,
+        "connection_class": fast_gzip_connection(),
         # docindex does its own bounded retries around _bulk (bulk_writer.py);
         # the transport retrying too would stack retries on retries.
         "max_retries": 0,
@@ -43,16 +71,27 @@ def opensearch_client(settings: Settings, *, timeout: float | None = None) -> Op
         "http_compress": True,
         "pool_maxsize": 32,
     }
-    if settings.opensearch_auth == "sigv4":
+    if auth == "sigv4":
         import boto3
 
         # The session's credentials object refreshes itself (Lambda role,
         # ECS task role), so the signer never holds expired keys.
         credentials = boto3.Session().get_credentials()
-        kwargs["http_auth"] = Urllib3AWSV4SignerAuth(credentials, settings.aws_region, settings.opensearch_service)
-        kwargs["use_ssl"] = settings.opensearch_endpoint.startswith("https://")
+        kwargs["http_auth"] = Urllib3AWSV4SignerAuth(credentials, region, service)
+        kwargs["use_ssl"] = endpoint.startswith("https://")
         kwargs["verify_certs"] = True
     return OpenSearch(**kwargs)
+
+
+def opensearch_client(settings: Settings, *, timeout: float | None = None) -> OpenSearch:
+    """The client for ``settings`` (``OPENSEARCH_*``, ``AWS_REGION``)."""
+    return make_opensearch(
+        settings.opensearch_endpoint,
+        auth=settings.opensearch_auth,
+        service=settings.opensearch_service,
+        region=settings.aws_region,
+        timeout=timeout or settings.opensearch_timeout_seconds,
+    )
 
 
 @dataclass

@@ -30,12 +30,12 @@ from docindex.batch import ConcurrentBatchProcessor
 from docindex.bulk_writer import BulkWriter, WriteOutcome
 from docindex.events import Action, ObjectChange, parse_body
 from docindex.exceptions import IndexRejectedError, PoisonMessageError, TransientError
-from docindex.extract import Deadline, ExtractionLimits, extract
+from docindex.extract import Deadline, ExtractedDocument, ExtractionLimits, extract
 from docindex.handoff import OcrJob, OcrQueue
 from docindex.ledger import Claim, Ledger
 from docindex.observability import Metric, count, logger
 from docindex.search_index import document_for, ensure_index, file_name_parts, metadata_document
-from docindex.storage import FetchedObject, ObjectStore
+from docindex.storage import ByteBudget, FetchedObject, ObjectStore
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
@@ -48,6 +48,23 @@ if TYPE_CHECKING:
 
 # Time kept back from extraction for the bulk write and the batch response.
 EXTRACTION_MARGIN_SECONDS = 10.0
+# Object bodies held in memory at once, across the records of an invocation:
+# at most this share of the function's memory (384 MiB at 1536 MB). A body
+# costs about 1.2-1.6 times its size at peak (make bench: 10 PDFs of 20 MB
+# read at once peaked 250-330 MB above the idle process), and the extracted
+# text and its JSON need room too.
+BODY_BUDGET_SHARE = 0.25
+DEFAULT_MEMORY_MB = 1536
+MiB = 1024 * 1024
+
+
+def body_budget_bytes(context: Any) -> int:
+    """The byte budget for object bodies of one invocation, from the function's memory size."""
+    try:
+        memory_mb = int(context.memory_limit_in_mb)
+    except (AttributeError, TypeError, ValueError):
+        memory_mb = DEFAULT_MEMORY_MB
+    return int(max(128, memory_mb) * MiB * BODY_BUDGET_SHARE)
 
 
 class Outcome(StrEnum):
@@ -66,6 +83,7 @@ class _BatchRun:
 
     writer: BulkWriter
     time_left: Callable[[], float]
+    budget: ByteBudget
     index_error: str | None = None
     _locks: defaultdict[str, threading.Lock] = field(default_factory=lambda: defaultdict(threading.Lock))
     _guard: threading.Lock = field(default_factory=threading.Lock)
@@ -130,7 +148,12 @@ class Indexer:
             max_actions=self.settings.bulk_max_actions,
             time_left=time_left,
         ) as writer:
-            run = _BatchRun(writer=writer, time_left=time_left, index_error=self._prepare_index())
+            run = _BatchRun(
+                writer=writer,
+                time_left=time_left,
+                budget=ByteBudget(body_budget_bytes(context)),
+                index_error=self._prepare_index(),
+            )
 
             def record_handler(record: SQSRecord) -> list[dict[str, Any]]:
                 return self._handle_record(record, run)
@@ -327,23 +350,36 @@ class Indexer:
         return {"outcome": Outcome.DELETED.value, "found": outcome is WriteOutcome.WRITTEN}
 
     def _index(self, change: ObjectChange, claim: Claim, run: _BatchRun, *, version_id: str | None) -> dict[str, Any]:
-        fetched = self.store.fetch(
-            change.bucket, change.key, version_id=version_id, max_bytes=self.settings.max_object_bytes
-        )
-        if fetched is None:
-            if change.action is Action.CREATED:
-                count(Metric.OBJECTS_GONE)
-                if version_id is None or not self.store.exists(change.bucket, change.key):
-                    return self._remove_gone(change, claim, run)
-                logger.info("this version no longer exists; skipped (its delete event will follow)")
-            return {"outcome": Outcome.GONE.value}
-        if fetched.data is None:
+        # The event's size is the size of this very version only for a create.
+        size_hint = change.size if change.action is Action.CREATED else None
+        extracted: ExtractedDocument | None = None
+        with self.store.reading(
+            change.bucket,
+            change.key,
+            version_id=version_id,
+            max_bytes=self.settings.max_object_bytes,
+            budget=run.budget,
+            size_hint=size_hint,
+        ) as read:
+            if read is None:
+                if change.action is Action.CREATED:
+                    count(Metric.OBJECTS_GONE)
+                    if version_id is None or not self.store.exists(change.bucket, change.key):
+                        return self._remove_gone(change, claim, run)
+                    logger.info("this version no longer exists; skipped (its delete event will follow)")
+                return {"outcome": Outcome.GONE.value}
+            if read.data is not None:
+                filename, _ = file_name_parts(change.key)
+                # Stop extracting while there is still time to write what we have
+                # and report the record; never beyond EXTRACTION_TIMEOUT_SECONDS.
+                budget = min(self.limits.timeout_seconds, max(1.0, run.time_left() - EXTRACTION_MARGIN_SECONDS))
+                extracted = extract(read.data, filename, self.limits, deadline=Deadline(budget))
+            # The body is not needed past extraction: free it (and its share of
+            # the budget) before the document waits for its bulk write.
+            fetched = read.without_data()
+            del read
+        if extracted is None:
             return self._hand_off(change, claim, run, fetched, reason="too_large", content_type=None)
-        filename, _ = file_name_parts(change.key)
-        # Stop extracting while there is still time to write what we have
-        # and report the record; never beyond EXTRACTION_TIMEOUT_SECONDS.
-        budget = min(self.limits.timeout_seconds, max(1.0, run.time_left() - EXTRACTION_MARGIN_SECONDS))
-        extracted = extract(fetched.data, filename, self.limits, deadline=Deadline(budget))
         if extracted.ocr_reason:
             return self._hand_off(
                 change,

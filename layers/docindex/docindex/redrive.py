@@ -1008,22 +1008,6 @@ def emit_metrics(metrics: Any, summary: RedriveSummary) -> None:
 # --------------------------------------------------------------------------- wiring
 
 
-def _opensearch_client(settings: RedriveSettings, session: Any) -> Any:
-    from opensearchpy import OpenSearch, Urllib3AWSV4SignerAuth
-
-    auth = None
-    if settings.opensearch_auth == "sigv4":
-        credentials = session.get_credentials()
-        auth = Urllib3AWSV4SignerAuth(credentials, settings.aws_region, settings.opensearch_service)
-    return OpenSearch(
-        hosts=[settings.opensearch_endpoint],
-        http_auth=auth,
-        timeout=settings.health_timeout_seconds,
-        max_retries=0,
-        retry_on_timeout=False,
-    )
-
-
 class _UnconfiguredHealth:
     """No OPENSEARCH_ENDPOINT: refuse rather than redrive blind."""
 
@@ -1034,14 +1018,25 @@ class _UnconfiguredHealth:
 def build_service(settings: RedriveSettings) -> RedriveService:
     """Create the clients once (boto3 honours AWS_ENDPOINT_URL) and the service around them."""
     import boto3
-    from botocore.config import Config
+
+    from docindex.clients import boto_config, make_opensearch
 
     session = boto3.session.Session(region_name=settings.aws_region)
-    config = Config(retries={"mode": "standard", "max_attempts": 3})
+    config = boto_config(max_attempts=3)
     sqs = session.client("sqs", config=config)
     dynamodb = session.client("dynamodb", config=config)
     health: ConsumerHealth = (
-        OpenSearchHealth(_opensearch_client(settings, session), settings.opensearch_service, settings.opensearch_index)
+        OpenSearchHealth(
+            make_opensearch(
+                settings.opensearch_endpoint,
+                auth=settings.opensearch_auth,
+                service=settings.opensearch_service,
+                region=settings.aws_region,
+                timeout=settings.health_timeout_seconds,
+            ),
+            settings.opensearch_service,
+            settings.opensearch_index,
+        )
         if settings.opensearch_endpoint
         else _UnconfiguredHealth()
     )

@@ -1,8 +1,19 @@
-"""Reading objects from S3, bounded so one huge file cannot exhaust memory."""
+"""Reading objects from S3, bounded so one huge file cannot exhaust memory.
+
+Two bounds: ``max_bytes`` per object (bigger ones are not read here at all),
+and, across the records an invocation runs at once, a :class:`ByteBudget`
+for the bodies held in memory at the same time, so eight or thirty-two
+concurrent records reading large files cannot add up past the function's
+memory. A body is held from its GetObject until its extraction ends, not
+while its document waits for the bulk write.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -26,12 +37,81 @@ class FetchedObject:
     last_modified: str | None
     data: bytes | None
 
+    def without_data(self) -> FetchedObject:
+        """The same metadata without the body (which can then be freed)."""
+        return replace(self, data=None)
+
 
 def _iso(value: Any) -> str | None:
     if isinstance(value, datetime):
         moment = value if value.tzinfo else value.replace(tzinfo=UTC)
         return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     return None
+
+
+class ByteBudget:
+    """Bytes of object bodies held at once by concurrent readers.
+
+    ``acquire`` blocks while the bytes would not fit beside what others hold;
+    a reader holding nothing always gets in (a body larger than the whole
+    budget is read alone). ``overdraw`` never blocks: it is for a reader that
+    already holds a reservation and learns its object is larger than its
+    hint said (blocking then could deadlock two such readers).
+    """
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = max(1, capacity)
+        self._used = 0
+        self.peak = 0
+        self._cond = threading.Condition()
+
+    def acquire(self, nbytes: int) -> int:
+        nbytes = max(0, nbytes)
+        with self._cond:
+            while self._used and self._used + nbytes > self.capacity:
+                self._cond.wait()
+            self._used += nbytes
+            self.peak = max(self.peak, self._used)
+        return nbytes
+
+    def overdraw(self, nbytes: int) -> int:
+        nbytes = max(0, nbytes)
+        with self._cond:
+            self._used += nbytes
+            self.peak = max(self.peak, self._used)
+        return nbytes
+
+    def release(self, nbytes: int) -> None:
+        if nbytes <= 0:
+            return
+        with self._cond:
+            self._used -= nbytes
+            self._cond.notify_all()
+
+    @property
+    def used(self) -> int:
+        with self._cond:
+            return self._used
+
+
+def get_object(s3: Any, bucket: str, key: str, *, version_id: str | None = None) -> dict[str, Any] | None:
+    """``GetObject`` (the exact version when given); None when the object or version is gone.
+
+    Every other failure is a ``TransientError``: the record (or job) is retried.
+    """
+    params: dict[str, Any] = {"Bucket": bucket, "Key": key}
+    if version_id:
+        params["VersionId"] = version_id
+    try:
+        response: dict[str, Any] = s3.get_object(**params)
+    except ClientError as exc:
+        code = str(exc.response.get("Error", {}).get("Code", ""))
+        if code in _GONE:
+            return None
+        raise TransientError(f"GetObject s3://{bucket}/{key} failed: {code or exc}") from exc
+    except BotoCoreError as exc:
+        raise TransientError(f"GetObject s3://{bucket}/{key} failed: {exc}") from exc
+    return response
 
 
 class ObjectStore:
@@ -53,20 +133,58 @@ class ObjectStore:
             raise TransientError(f"HeadObject s3://{bucket}/{key} failed: {exc}") from exc
         return True
 
-    def fetch(self, bucket: str, key: str, *, version_id: str | None, max_bytes: int) -> FetchedObject | None:
-        """Read the object; bodies above ``max_bytes`` are not read (``data`` is None)."""
-        params: dict[str, Any] = {"Bucket": bucket, "Key": key}
-        if version_id:
-            params["VersionId"] = version_id
+    @contextmanager
+    def reading(
+        self,
+        bucket: str,
+        key: str,
+        *,
+        version_id: str | None,
+        max_bytes: int,
+        budget: ByteBudget,
+        size_hint: int | None = None,
+    ) -> Iterator[FetchedObject | None]:
+        """:meth:`fetch` with the body's bytes held in ``budget`` until the block ends.
+
+        The reservation is taken before the request when the size is known
+        from the event (so a waiting reader holds no open connection), and
+        corrected from ``ContentLength`` once the response arrives.
+        """
+        held = 0
+        if size_hint is not None and size_hint <= max_bytes:
+            held = budget.acquire(size_hint)
+
+        def before_read(length: int) -> None:
+            nonlocal held
+            if held == 0:
+                held = budget.acquire(length)
+            elif length > held:
+                held += budget.overdraw(length - held)
+            else:
+                budget.release(held - length)
+                held = length
+
         try:
-            response = self._s3.get_object(**params)
-        except ClientError as exc:
-            code = str(exc.response.get("Error", {}).get("Code", ""))
-            if code in _GONE:
-                return None
-            raise TransientError(f"GetObject s3://{bucket}/{key} failed: {code or exc}") from exc
-        except BotoCoreError as exc:
-            raise TransientError(f"GetObject s3://{bucket}/{key} failed: {exc}") from exc
+            yield self.fetch(bucket, key, version_id=version_id, max_bytes=max_bytes, before_read=before_read)
+        finally:
+            budget.release(held)
+
+    def fetch(
+        self,
+        bucket: str,
+        key: str,
+        *,
+        version_id: str | None,
+        max_bytes: int,
+        before_read: Callable[[int], None] | None = None,
+    ) -> FetchedObject | None:
+        """Read the object; bodies above ``max_bytes`` are not read (``data`` is None).
+
+        ``before_read`` is called with the body's length just before a body is read.
+        """
+        response = get_object(self._s3, bucket, key, version_id=version_id)
+        if response is None:
+            return None
         body = response["Body"]
         size = int(response.get("ContentLength") or 0)
         try:
@@ -74,6 +192,8 @@ class ObjectStore:
             if size > max_bytes:
                 data = None
             else:
+                if before_read is not None:
+                    before_read(size)
                 # Read at most one byte more than allowed: a body longer than
                 # its ContentLength is not trusted either.
                 data = body.read(max_bytes + 1)

@@ -54,6 +54,7 @@ from docindex.ledger import Ledger, OcrCommit
 from docindex.observability import Metric, MetricUnit, count, logger, measure
 from docindex.ocr import DocumentInfo, PageResult, extract_file, probe, process_page
 from docindex.search_index import ensure_index, file_name_parts, now_iso
+from docindex.storage import get_object
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.idempotency.persistence.datarecord import DataRecord
@@ -68,7 +69,6 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 MiB = 1024 * 1024
-_GONE = {"NoSuchKey", "NoSuchVersion", "404", "NotFound", "MethodNotAllowed", "405"}
 _RETRYABLE_STATUS = {429, 500, 502, 503, 504}
 
 
@@ -264,18 +264,9 @@ class JobRunner:
 
     def _download(self, job: OcrJob, path: Path, lease: Lease) -> Downloaded | None:
         """Stream the job's object version to ``path``; None when it no longer exists or changed."""
-        params: dict[str, Any] = {"Bucket": job.bucket, "Key": job.key}
-        if job.version_id:
-            params["VersionId"] = job.version_id
-        try:
-            response = self.s3.get_object(**params)
-        except ClientError as exc:
-            code = str(exc.response.get("Error", {}).get("Code", ""))
-            if code in _GONE:
-                return None
-            raise TransientError(f"GetObject s3://{job.bucket}/{job.key} failed: {code or exc}") from exc
-        except BotoCoreError as exc:
-            raise TransientError(f"GetObject s3://{job.bucket}/{job.key} failed: {exc}") from exc
+        response = get_object(self.s3, job.bucket, job.key, version_id=job.version_id)
+        if response is None:
+            return None
         body = response["Body"]
         try:
             etag = (response.get("ETag") or "").strip('"') or None

@@ -1,0 +1,571 @@
+"""Turn raw measurements into the figures, ratios, targets and the capacity projection.
+
+Everything printed is derived here from the ``runs`` of ``bench/results.json``,
+so the table can be printed again without measuring (``python -m bench.report
+[bench/results.json]``).
+
+Rows (median round when a measurement ran several times):
+
+- ``docindex_b10`` / ``docindex_b100``: the handler with the code's defaults
+  (``INDEXER_CONCURRENCY`` 8), SQS batches of 10 / 100;
+- ``docindex_b100_c32``: the same with ``INDEXER_CONCURRENCY=32``;
+- ``baseline``: the incident-style worker; ``extraction``: the CPU bound;
+- ``docindex_light_b100`` / ``baseline_light``: on an index without Japanese
+  analysis (the emulator's kuromoji taken out of the machine's CPU budget);
+- ``before:...``: the same rows from another checkout (``--compare``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sys
+from pathlib import Path
+from typing import Any
+
+MB = 1_000_000  # MB/s in the report are 10^6 bytes per second
+
+# ------------------------------------------------------------------ projection inputs (assumptions)
+
+BACKLOG_FILES = 5_000_000
+BACKLOG_BYTES = 10 * 10**12  # 10 TB
+MAX_CONCURRENCY = 100
+LAMBDA_MEMORY_GB = 1.5  # the template's IndexerMemorySize default (1536 MB)
+BATCH_SIZE = 10  # the template's IndexerBatchSize default (Lambda requests)
+SCAN_SHARE = 0.10  # files that need OCR (scans, images): an assumption, set yours
+PAGES_PER_SCAN = 4.0
+OCR_TASKS = 50
+OCR_VCPUS_PER_TASK = 2  # template default WorkerCpu 2048; WORKER_CONCURRENCY = CPU count
+OCR_MEMORY_GB_PER_TASK = 4  # template default WorkerMemory 4096
+# us-east-1 list prices when this was written (Lambda arm64, Fargate Linux/ARM); check your region.
+PRICE_LAMBDA_GB_S = 0.0000133334
+PRICE_LAMBDA_REQUEST = 0.20 / 1e6
+PRICE_SQS_REQUEST = 0.40 / 1e6
+PRICE_DDB_WRITE = 0.625 / 1e6
+PRICE_FARGATE_VCPU_H = 0.03238
+PRICE_FARGATE_GB_H = 0.00356
+PRICE_S3_GET = 0.0004 / 1000
+PRICE_LOGS_GB = 0.50
+# Per file: the S3 -> SQS send, 1/10 of a ReceiveMessage and of a DeleteMessageBatch (batch 10);
+# per OCR job: send, receive, delete and about three heartbeats (ChangeMessageVisibility).
+SQS_REQUESTS_PER_FILE = 1.2
+SQS_REQUESTS_PER_OCR_JOB = 6
+# Idempotency put + update and the ledger claim (items under 1 KB: 1 WRU each); the OCR commit.
+DDB_WRITES_PER_FILE = 3
+DDB_WRITES_PER_OCR_JOB = 3
+
+TARGETS = {
+    "docindex_vs_baseline": 10.0,
+    "docindex_vs_extraction": 0.8,
+    "cold_import_ms": 300.0,
+    "peak_rss_mb": 512.0,
+    "drain_hours": 6.0,
+}
+
+
+def machine() -> dict[str, Any]:
+    model = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {
+        "cpus": os.cpu_count(),
+        "cpu_model": model,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+    }
+
+
+def _pct(values: list[float], q: float) -> float:
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    position = (len(ordered) - 1) * q
+    low = int(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def _rounds(runs: dict[str, Any], name: str) -> list[dict[str, Any]]:
+    return [run for key, run in runs.items() if key.split("#")[0] == name]
+
+
+def _median_run(rounds: list[dict[str, Any]]) -> dict[str, Any] | None:
+    if not rounds:
+        return None
+    ordered = sorted(rounds, key=lambda r: r["wall"])
+    return ordered[(len(ordered) - 1) // 2]
+
+
+def _throughput(run: dict[str, Any], docs: int, nbytes: int, rounds: list[dict[str, Any]]) -> dict[str, Any]:
+    latencies = run.get("latencies", [])
+    servers = run.get("servers_cpu", {})
+    others = servers.get("machine", 0.0) - run["cpu"] - servers.get("moto", 0.0) - servers.get("osmem", 0.0)
+    return {
+        "docs_per_s": docs / run["wall"],
+        "mb_per_s": nbytes / MB / run["wall"],
+        "wall_s": run["wall"],
+        "rounds_wall_s": sorted(r["wall"] for r in rounds),
+        "p50_ms": _pct(latencies, 0.5) * 1000,
+        "p95_ms": _pct(latencies, 0.95) * 1000,
+        "cpu_ms_per_doc": run["cpu"] / docs * 1000,
+        "moto_cpu_ms_per_doc": servers.get("moto", 0.0) / docs * 1000,
+        "osmem_cpu_ms_per_doc": servers.get("osmem", 0.0) / docs * 1000,
+        # CPU the rest of the machine used meanwhile (other processes on a shared box), in cores.
+        "other_load_cores": max(0.0, others / run["wall"]),
+        "failures": run.get("failures", 0),
+        "indexed": run.get("indexed"),
+        "ocr_jobs": run.get("ocr_jobs"),
+        # The handler's JSON log lines (warm-up included), per document.
+        "log_bytes_per_doc": run.get("log_bytes", 0) / docs,
+    }
+
+
+def _is_docindex(name: str) -> bool:
+    return name.startswith("docindex_") and "light" not in name
+
+
+def summarise(results: dict[str, Any]) -> dict[str, Any]:
+    runs = results["runs"]
+    corpus = results["corpus"]
+    docs, nbytes = corpus["docs"], corpus["bytes"]
+    tp: dict[str, Any] = {}
+    for name in dict.fromkeys(key.split("#")[0] for key in runs):
+        if name in ("memory", "profile") or "latencies" not in runs[next(k for k in runs if k.split("#")[0] == name)]:
+            continue
+        rounds = _rounds(runs, name)
+        chosen = _median_run(rounds)
+        if chosen:
+            tp[name] = _throughput(chosen, docs, nbytes, rounds)
+    out: dict[str, Any] = {"throughput": tp}
+    candidates = [n for n in tp if _is_docindex(n)]
+    if candidates:
+        out["docindex_best"] = max(candidates, key=lambda n: tp[n]["docs_per_s"])
+        defaults = [n for n in candidates if "_c" not in n]
+        out["docindex_default_best"] = max(defaults, key=lambda n: tp[n]["docs_per_s"]) if defaults else None
+    out["ratios"] = _ratios(tp)
+    out.update(_extraction(runs, corpus, tp))
+    best_run = _median_run(_rounds(runs, out.get("docindex_best", "")))
+    if best_run:
+        out["stages"] = _stages(best_run, docs)
+    out.update(_other_figures(runs, corpus))
+    out["targets"] = _targets(out)
+    out["projection"] = projection(out)
+    out["targets"]["drain_hours"] = _target(
+        out["projection"].get("lambda_hours"), TARGETS["drain_hours"], higher_is_better=False
+    )
+    return out
+
+
+def _ratios(tp: dict[str, Any]) -> dict[str, float]:
+    ratios: dict[str, float] = {}
+
+    def ratio(key: str, a: str, b: str, field: str = "docs_per_s") -> None:
+        if a in tp and b in tp and tp[b][field]:
+            ratios[key] = tp[a][field] / tp[b][field]
+
+    for name in tp:
+        if _is_docindex(name):
+            ratio(f"{name} / baseline", name, "baseline")
+            ratio(f"{name} / extraction", name, "extraction")
+            # On CPU: extraction's CPU per document over docindex's own (the emulators left out):
+            # what one vCPU gives when the servers are elsewhere, as in AWS.
+            if "extraction" in tp:
+                ratios[f"{name} / extraction (CPU)"] = tp["extraction"]["cpu_ms_per_doc"] / tp[name]["cpu_ms_per_doc"]
+        if name.startswith("docindex_light"):
+            ratio(f"{name} / baseline_light", name, "baseline_light")
+            ratio(f"{name} / extraction", name, "extraction")
+        if name.startswith("before:"):
+            after = name.split(":", 1)[1]
+            ratio(f"{after}: after / before", after, name)
+            if after in tp:
+                ratios[f"{after}: own CPU per doc, after / before"] = (
+                    tp[after]["cpu_ms_per_doc"] / tp[name]["cpu_ms_per_doc"]
+                )
+    return ratios
+
+
+def _extraction(runs: dict[str, Any], corpus: dict[str, Any], tp: dict[str, Any]) -> dict[str, Any]:
+    if "extraction" not in tp:
+        return {}
+    chosen = _median_run(_rounds(runs, "extraction"))
+    assert chosen is not None
+    out: dict[str, Any] = {
+        "extraction_by_kind_ms_per_doc": {
+            kind: seconds * 1000 / max(1, corpus["by_kind"].get(kind, {}).get("docs", 1))
+            for kind, seconds in sorted(chosen["by_kind"].items())
+        },
+        "extraction_chars_per_doc": chosen.get("chars", 0) / max(1, corpus["docs"]),
+    }
+    threads = runs.get("extraction_threads")
+    if threads:
+        out["extraction_threads_docs_per_s"] = corpus["docs"] / threads["wall"]
+    return out
+
+
+def _other_figures(runs: dict[str, Any], corpus: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if "profile" in runs and "profile" in runs["profile"]:
+        prof = runs["profile"]
+        out["profile"] = {
+            "wall_s": prof["wall"],
+            "cpu_s": prof["cpu"],
+            "own_seconds_by_library": prof["profile"]["own_seconds_by_library"],
+            "top_own": prof["profile"]["top_own"][:15],
+        }
+    if "memory" in runs:
+        mem = runs["memory"]
+        out["memory"] = {
+            "docs": len(mem.get("latencies", [])),
+            "peak_rss_mb": mem["peak_rss_mb"],
+            "rss_before_mb": mem["rss_before_mb"],
+            "peak_reset": mem["peak_reset"],
+            "failures": mem.get("failures"),
+            "indexed": mem.get("indexed"),
+            "large_bytes": corpus.get("large", {}).get("bytes"),
+        }
+    if "cold" in runs:
+        out["cold"] = {mode: v for mode, v in runs["cold"].items() if isinstance(v, dict) and "median_ms" in v}
+    if "ocr" in runs:
+        out["ocr"] = {k: v for k, v in runs["ocr"].items() if k in ("worker", "tesseract_cli")}
+    if "servers" in runs:
+        out["servers"] = {"moto": runs["servers"]["moto"], "osmem": runs["servers"]["osmem"]}
+    return out
+
+
+def _stages(run: dict[str, Any], docs: int) -> dict[str, Any]:
+    seconds = run["stages"]["seconds"]
+    cpu = run["stages"].get("cpu", {})
+    calls = run["stages"]["calls"]
+    record = seconds.get("record", 0.0)
+    return {
+        name: {
+            "ms_per_doc": value / docs * 1000,
+            "cpu_ms_per_doc": cpu.get(name, 0.0) / docs * 1000,
+            "calls": calls.get(name, 0),
+            "share_of_record_time": value / record if record else None,
+        }
+        for name, value in sorted(seconds.items(), key=lambda kv: -kv[1])
+    }
+
+
+def _target(value: float | None, limit: float, *, higher_is_better: bool) -> dict[str, Any]:
+    if value is None:
+        return {"value": None, "target": limit, "holds": None}
+    holds = value >= limit if higher_is_better else value <= limit
+    return {"value": value, "target": limit, "holds": holds}
+
+
+def _targets(out: dict[str, Any]) -> dict[str, Any]:
+    ratios = out.get("ratios", {})
+    best = out.get("docindex_best", "")
+    cold = out.get("cold", {}).get("lambda", out.get("cold", {}).get("lambda_tracing", {})).get("median_ms")
+    return {
+        "docindex_vs_baseline": _target(
+            ratios.get(f"{best} / baseline"), TARGETS["docindex_vs_baseline"], higher_is_better=True
+        ),
+        "docindex_vs_extraction": _target(
+            ratios.get(f"{best} / extraction"), TARGETS["docindex_vs_extraction"], higher_is_better=True
+        ),
+        "cold_import_ms": _target(cold, TARGETS["cold_import_ms"], higher_is_better=False),
+        "peak_rss_mb": _target(
+            out.get("memory", {}).get("peak_rss_mb"), TARGETS["peak_rss_mb"], higher_is_better=False
+        ),
+    }
+
+
+def _ocr_projection(out: dict[str, Any]) -> dict[str, Any]:
+    for source in ("worker", "tesseract_cli"):
+        figure = out.get("ocr", {}).get(source, {})
+        if figure.get("available") and figure.get("median_s_per_page"):
+            seconds_per_page = figure["median_s_per_page"]
+            break
+    else:
+        return {}
+    pages = BACKLOG_FILES * SCAN_SHARE * PAGES_PER_SCAN
+    hours = pages * seconds_per_page / (OCR_TASKS * OCR_VCPUS_PER_TASK) / 3600
+    task_hours = hours * OCR_TASKS
+    return {
+        "source": source,
+        "seconds_per_page": seconds_per_page,
+        "pages": pages,
+        "tasks": OCR_TASKS,
+        "hours": hours,
+        "task_hours": task_hours,
+        "fargate_usd": task_hours
+        * (OCR_VCPUS_PER_TASK * PRICE_FARGATE_VCPU_H + OCR_MEMORY_GB_PER_TASK * PRICE_FARGATE_GB_H),
+    }
+
+
+def _analysis_cpu_s(out: dict[str, Any]) -> float | None:
+    """osmem's CPU per document when fed 100-document _bulk requests (its best case)."""
+    figure = out.get("servers", {}).get("osmem", {}).get("bulk_100")
+    if not figure or not figure.get("osmem_cpu_s"):
+        return None
+    return float(figure["osmem_cpu_s"]) / figure["docs"]
+
+
+def projection(out: dict[str, Any]) -> dict[str, Any]:
+    """The 5 M files / 10 TB backlog at MAX_CONCURRENCY instances: time and cost (a projection).
+
+    T = files / (MaximumConcurrency x r), r = the docs/s one instance sustained here.
+    """
+    tp = out.get("throughput", {})
+    best = out.get("docindex_best")
+    if not best:
+        return {}
+    rate = tp[best]["docs_per_s"]
+    cpu_rate = 1000 / tp[best]["cpu_ms_per_doc"]
+    seconds = BACKLOG_FILES / (MAX_CONCURRENCY * rate)
+    gb_seconds = BACKLOG_FILES / rate * LAMBDA_MEMORY_GB
+    ocr = _ocr_projection(out)
+    scans = BACKLOG_FILES * SCAN_SHARE
+    sqs_requests = BACKLOG_FILES * SQS_REQUESTS_PER_FILE + scans * SQS_REQUESTS_PER_OCR_JOB
+    ddb_writes = BACKLOG_FILES * DDB_WRITES_PER_FILE + scans * DDB_WRITES_PER_OCR_JOB
+    log_gb = BACKLOG_FILES * tp[best].get("log_bytes_per_doc", 0.0) / 1e9
+    cost = {
+        "lambda_gb_s": gb_seconds,
+        "lambda_usd": gb_seconds * PRICE_LAMBDA_GB_S + BACKLOG_FILES / BATCH_SIZE * PRICE_LAMBDA_REQUEST,
+        "sqs_requests": sqs_requests,
+        "sqs_usd": sqs_requests * PRICE_SQS_REQUEST,
+        "dynamodb_writes": ddb_writes,
+        "dynamodb_usd": ddb_writes * PRICE_DDB_WRITE,
+        "fargate_usd": ocr.get("fargate_usd", 0.0),
+        "s3_get_usd": BACKLOG_FILES * PRICE_S3_GET,
+        "logs_gb": log_gb,
+        "logs_usd": log_gb * PRICE_LOGS_GB,
+    }
+    cost["total_usd"] = sum(v for k, v in cost.items() if k.endswith("_usd"))
+    analysis_cpu_s = _analysis_cpu_s(out) or tp[best].get("osmem_cpu_ms_per_doc", 0.0) / 1000
+    cluster_vcpu_hours = BACKLOG_FILES * analysis_cpu_s / 3600
+    return {
+        "row": best,
+        "assumptions": {
+            "files": BACKLOG_FILES,
+            "bytes": BACKLOG_BYTES,
+            "max_concurrency": MAX_CONCURRENCY,
+            "lambda_memory_gb": LAMBDA_MEMORY_GB,
+            "scan_share": SCAN_SHARE,
+            "pages_per_scan": PAGES_PER_SCAN,
+            "ocr_tasks": OCR_TASKS,
+            "ocr_vcpus_per_task": OCR_VCPUS_PER_TASK,
+        },
+        "per_instance_docs_per_s": rate,
+        "lambda_hours": seconds / 3600,
+        # If an instance had its vCPU to itself (the servers elsewhere, latency hidden): 1 / own CPU per doc.
+        "per_instance_cpu_bound_docs_per_s": cpu_rate,
+        "lambda_hours_cpu_bound": BACKLOG_FILES / (MAX_CONCURRENCY * cpu_rate) / 3600,
+        "aggregate_docs_per_s": MAX_CONCURRENCY * rate,
+        "s3_read_mb_per_s_needed": BACKLOG_BYTES / MB / seconds,
+        # osmem's analysis CPU per document times the aggregate rate: the order of magnitude of the
+        # cluster's indexing vCPUs for that rate (osmem is not OpenSearch; measure your cluster).
+        "cluster_vcpus_at_that_rate": MAX_CONCURRENCY * rate * analysis_cpu_s,
+        "analysis_cpu_s_per_doc": analysis_cpu_s,
+        "cluster_vcpu_hours": cluster_vcpu_hours,
+        "scenarios": {
+            "lambda_hours_by_max_concurrency": {c: BACKLOG_FILES / (c * rate) / 3600 for c in (20, 50, 100, 200)},
+            "cluster_hours_by_data_vcpus": {v: cluster_vcpu_hours / v for v in (16, 32, 64, 128)},
+            "ocr_hours_by_tasks": {
+                t: (ocr["pages"] * ocr["seconds_per_page"] / (t * OCR_VCPUS_PER_TASK) / 3600 if ocr else None)
+                for t in (20, 50, 100, 200)
+            },
+        },
+        "ocr": ocr,
+        "cost": cost,
+    }
+
+
+# ------------------------------------------------------------------ rendering
+
+
+def _f(value: float | None, digits: int = 1) -> str:
+    if value is None:
+        return "–"
+    return f"{value:,.{digits}f}"
+
+
+_ORDER = ["docindex_b10", "docindex_b100", "baseline", "extraction", "docindex_light", "baseline_light"]
+
+
+def _row_order(name: str) -> tuple[int, int, str]:
+    bare = name.split(":", 1)[-1]
+    rank = next((i for i, prefix in reversed(list(enumerate(_ORDER))) if bare.startswith(prefix)), len(_ORDER))
+    return (rank, 0 if name.startswith("before:") else 1, name)
+
+
+def _label(name: str) -> str:
+    before = name.startswith("before:")
+    bare = name.split(":", 1)[-1]
+    if bare.startswith("docindex_"):
+        parts = bare.split("_")[1:]
+        text = "docindex"
+        for part in parts:
+            if part.startswith("b"):
+                text += f", batches of {part[1:]}"
+            elif part.startswith("c"):
+                text += f", INDEXER_CONCURRENCY={part[1:]}"
+        if "light" in parts:
+            text += ", index without Japanese analysis"
+    else:
+        text = {
+            "baseline": "incident-style baseline",
+            "baseline_light": "incident-style baseline, index without Japanese analysis",
+            "extraction": "extraction bound (1 process)",
+        }.get(bare, bare)
+    return ("before: " if before else "") + text
+
+
+def _render_table(summary: dict[str, Any]) -> list[str]:
+    tp = summary.get("throughput", {})
+    lines = [
+        "| measurement | docs/s | MB/s | p50 ms | p95 ms | own CPU ms/doc | moto CPU ms/doc | osmem CPU ms/doc "
+        "| other load (cores) |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for name in sorted(tp, key=_row_order):
+        t = tp[name]
+        rounds = len(t["rounds_wall_s"])
+        label = _label(name) + (f" (median of {rounds})" if rounds > 1 else "")
+        lines.append(
+            f"| {label} | {_f(t['docs_per_s'])} | {_f(t['mb_per_s'], 2)} | {_f(t['p50_ms'])} | {_f(t['p95_ms'])} | "
+            f"{_f(t['cpu_ms_per_doc'])} | {_f(t['moto_cpu_ms_per_doc'])} | {_f(t['osmem_cpu_ms_per_doc'])} | "
+            f"{_f(t['other_load_cores'], 2)} |"
+        )
+    return lines
+
+
+def _render_figures(summary: dict[str, Any], corpus: dict[str, Any]) -> list[str]:
+    tp = summary.get("throughput", {})
+    lines = [f"- {key}: {value:.2f}" for key, value in summary.get("ratios", {}).items()]
+    for name, t in tp.items():
+        if _is_docindex(name) and (t["failures"] or t["indexed"] != corpus["docs"]):
+            lines.append(f"- WARNING {name}: {t['failures']} failed records, {t['indexed']} indexed")
+    if "extraction_threads_docs_per_s" in summary:
+        lines.append(
+            f"- extraction with 8 threads in one process: {summary['extraction_threads_docs_per_s']:.1f} docs/s"
+        )
+    if "extraction_by_kind_ms_per_doc" in summary:
+        parts = ", ".join(f"{k} {v:.1f}" for k, v in summary["extraction_by_kind_ms_per_doc"].items())
+        lines.append(
+            f"- extraction ms per document by kind: {parts} "
+            f"({summary['extraction_chars_per_doc']:,.0f} characters per document on average)"
+        )
+    for mode, figure in summary.get("cold", {}).items():
+        top = ", ".join(f"{k} {v}" for k, v in list(figure.get("self_ms_by_package", {}).items())[:6])
+        lines.append(f"- cold import ({mode}): median {figure['median_ms']:.0f} ms [self ms by package: {top}]")
+    mem = summary.get("memory")
+    if mem:
+        lines.append(
+            f"- memory: one batch of {mem['docs']} PDFs ({(mem['large_bytes'] or 0) / MB:.0f} MB): peak RSS "
+            f"{mem['peak_rss_mb']:.0f} MB (RSS before the batch {mem['rss_before_mb']:.0f} MB); "
+            f"{mem['indexed']} indexed, {mem['failures']} failed"
+        )
+    for source, figure in summary.get("ocr", {}).items():
+        if figure.get("available"):
+            lines.append(
+                f"- OCR ({figure['engine']}): {figure['median_s_per_page']:.2f} s/page over {figure['pages']} pages at "
+                f"{figure['dpi']} dpi, accuracy {figure['accuracy']:.3f}"
+            )
+        else:
+            lines.append(f"- OCR, {source}: {figure.get('why')}")
+    servers = summary.get("servers")
+    if servers:
+        moto = ", ".join(
+            f"{k} {v['median_ms']:.1f} ms (client CPU {v['client_cpu_ms']:.1f})" for k, v in servers["moto"].items()
+        )
+        lines.append(f"- moto round trips (median): {moto}")
+        osmem = "; ".join(
+            f"{k.split('_')[1]} per request: {v['docs_per_s']:.1f} docs/s, osmem CPU "
+            f"{(v['osmem_cpu_s'] or 0) / v['docs'] * 1000:.0f} ms/doc"
+            for k, v in servers["osmem"].items()
+            if k.startswith("bulk_")
+        )
+        lines.append(f"- osmem alone (raw _bulk of the same documents, kuromoji): {osmem}")
+    return lines
+
+
+def _render_breakdown(summary: dict[str, Any]) -> list[str]:
+    lines: list[str] = []
+    stages = summary.get("stages")
+    if stages:
+        lines += [
+            "",
+            f"Where a document's time goes ({summary.get('docindex_best')}; per record thread, records overlap):",
+            "",
+            "| stage | wall ms/doc | CPU ms/doc | calls | share of record time |",
+            "| --- | ---: | ---: | ---: | ---: |",
+        ]
+        for name, row in stages.items():
+            share = row["share_of_record_time"]
+            lines.append(
+                f"| {name} | {_f(row['ms_per_doc'])} | {_f(row['cpu_ms_per_doc'], 2)} | {row['calls']} | "
+                f"{'' if share is None else f'{share:.0%}'} |"
+            )
+    prof = summary.get("profile")
+    if prof:
+        groups = ", ".join(f"{k} {v:.2f}" for k, v in list(prof["own_seconds_by_library"].items())[:14])
+        lines += ["", f"Profiler (cProfile in every thread, index without Japanese analysis), own seconds: {groups}"]
+    return lines
+
+
+def _render_targets(summary: dict[str, Any]) -> list[str]:
+    lines = ["", f"Targets (docindex row: {summary.get('docindex_best')}):"]
+    for name, target in summary.get("targets", {}).items():
+        mark = {True: "holds", False: "MISSED", None: "not measured"}[target["holds"]]
+        lines.append(f"- {name}: {_f(target['value'], 2)} (target {target['target']}) {mark}")
+    proj = summary.get("projection")
+    if proj:
+        a = proj["assumptions"]
+        lines += [
+            "",
+            f"Projection (not a measurement): {a['files']:,} files / (MaximumConcurrency {a['max_concurrency']} x "
+            f"{proj['per_instance_docs_per_s']:.1f} docs/s per instance) = {proj['lambda_hours']:.2f} h "
+            f"({proj['lambda_hours_cpu_bound']:.2f} h at the CPU-bound {proj['per_instance_cpu_bound_docs_per_s']:.0f} "
+            f"docs/s); cost ≈ ${proj['cost']['total_usd']:,.0f}",
+        ]
+        lines.append(
+            f"Cluster: {proj['analysis_cpu_s_per_doc'] * 1000:.0f} ms of analysis CPU per document (osmem) x "
+            f"{a['files']:,} = {proj['cluster_vcpu_hours']:,.0f} vCPU-hours of indexing"
+        )
+        if proj["ocr"].get("hours"):
+            o = proj["ocr"]
+            lines.append(
+                f"OCR: {o['pages']:,.0f} pages x {o['seconds_per_page']:.2f} s / ({o['tasks']} tasks x "
+                f"{a['ocr_vcpus_per_task']} vCPU) = {o['hours']:.1f} h"
+            )
+    return lines
+
+
+def render(summary: dict[str, Any], results: dict[str, Any]) -> str:
+    corpus = results["corpus"]
+    kinds = ", ".join(f"{k} {v['docs']}" for k, v in corpus["by_kind"].items())
+    m = results.get("machine", {})
+    lines = [
+        f"Corpus: {corpus['docs']} documents ({kinds}), {corpus['bytes'] / MB:.1f} MB, "
+        f"{corpus['min_bytes'] / 1024:.0f} KB – {corpus['max_bytes'] / MB:.1f} MB, seed {corpus['seed']}",
+        f"Machine: {m.get('cpus')} x {m.get('cpu_model')}, Python {m.get('python')}",
+        "",
+        *_render_table(summary),
+        "",
+        *_render_figures(summary, corpus),
+        *_render_breakdown(summary),
+        *_render_targets(summary),
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    path = Path(args[0] if args else "bench/results.json")
+    results = json.loads(path.read_text())
+    print(render(summarise(results), results))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
