@@ -119,4 +119,4 @@ SOAK_ARGS ?=
 
 .PHONY: soak
 soak: $(STAMP) system-deps ## Fault-injection soak of the local pipeline, judged by reconcile (SEEDS="1 2 3"; bench/soak.json)
-	$(BIN)/python -m docindex.soak --seeds $(SEEDS) --documents $(SOAK_DOCUMENTS) --out bench/soak.json $(SOAK_ARGS)
+	$(BIN)/python -m soak --seeds $(SEEDS) --documents $(SOAK_DOCUMENTS) --out bench/soak.json $(SOAK_ARGS)

@@ -23,7 +23,7 @@ QUICK = ["--function-timeout", "3", "--visibility-timeout", "6", "--max-receive-
 def soak(tmp_path: Path, *args: str) -> tuple[int, dict[str, Any]]:
     out = tmp_path / "soak.json"
     completed = subprocess.run(
-        [sys.executable, "-m", "docindex.soak", "--state-dir", str(tmp_path / "state"), "--out", str(out), *args],
+        [sys.executable, "-m", "soak", "--state-dir", str(tmp_path / "state"), "--out", str(out), *args],
         capture_output=True,
         text=True,
         timeout=240,

@@ -34,7 +34,7 @@ import pytest
 from docindex import samples
 from docindex.events import doc_id
 from docindex.search_index import search
-from docindex.soak.proxy import GiantObjects, Proxy
+from soak.proxy import GiantObjects, Proxy
 from tests.conftest import REPO_ROOT, Stack
 from tests.integration.conftest import sqs_event
 from tests.messages import s3_notification

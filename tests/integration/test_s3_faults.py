@@ -10,7 +10,7 @@ import pytest
 from docindex.clients import boto_config
 from docindex.indexer import Indexer
 from docindex.settings import Settings
-from docindex.soak.proxy import AwsFaults, FaultCounts, FaultSwitch, Proxy, SendLog
+from soak.proxy import AwsFaults, FaultCounts, FaultSwitch, Proxy, SendLog
 from tests.conftest import REGION, Stack
 from tests.integration.conftest import invoke, sqs_event
 from tests.messages import s3_notification

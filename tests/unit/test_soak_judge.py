@@ -6,10 +6,10 @@ import json
 
 from docindex.events import doc_id
 from docindex.handoff import OcrJob
-from docindex.soak.judge import announced_changes, check_content, check_dlq, count_writes, queued_ocr_jobs
-from docindex.soak.notifications import Change, eventbridge_event, s3_notification, sns_wrapped
-from docindex.soak.proxy import SentMessage, Write
-from docindex.soak.workload import Expectation, ObjectState
+from soak.judge import announced_changes, check_content, check_dlq, count_writes, queued_ocr_jobs
+from soak.notifications import Change, eventbridge_event, s3_notification, sns_wrapped
+from soak.proxy import SentMessage, Write
+from soak.workload import Expectation, ObjectState
 
 BUCKET = "soak1-documents"
 INGEST, OCR = "http://q/ingest", "http://q/ocr"

@@ -76,7 +76,7 @@ def _wait_until(url: str, path: str, process: subprocess.Popen[bytes], log: Path
 def start_moto(state_dir: Path, port: int | None = None, *, module: str = "moto.server") -> ServerInfo:
     """moto in server mode: every AWS API docindex uses, over real HTTP.
 
-    ``module`` runs a wrapper of moto's server instead (the soak's, see ``docindex.soak.motoserver``).
+    ``module`` runs a wrapper of moto's server instead (the soak's, see ``soak.motoserver``).
     """
     port = port or free_port()
     log = state_dir / "moto.log"

@@ -19,7 +19,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from docindex.soak.proxy import SendLog, SentMessage
+from soak.proxy import SendLog, SentMessage
 
 
 @dataclass

@@ -7,7 +7,7 @@ thousand messages in a queue that is seconds per ``ReceiveMessage``, and the
 soak would measure moto, not docindex. These replacements return the same
 values; nothing else is touched.
 
-``python -m docindex.soak.motoserver -H 127.0.0.1 -p PORT`` (moto's own arguments).
+``python -m soak.motoserver -H 127.0.0.1 -p PORT`` (moto's own arguments).
 """
 
 from __future__ import annotations

@@ -16,8 +16,8 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from docindex.soak.notifications import Change, eventbridge_event, s3_notification, sns_wrapped
-from docindex.soak.proxy import SendLog, SentMessage
+from soak.notifications import Change, eventbridge_event, s3_notification, sns_wrapped
+from soak.proxy import SendLog, SentMessage
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """The soak: the local pipeline under injected faults, judged by ``docindex reconcile``.
 
-``python -m docindex.soak`` (``make soak``) builds a bucket of mixed documents
+``python -m soak`` (``make soak``) builds a bucket of mixed documents
 on the embedded local endpoints (moto server, osmem-server), storms it with
 overwrites, deletes, re-creates, renames and a backfill, and drives the real
 handlers the way AWS does while faults are injected over real HTTP:

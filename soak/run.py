@@ -34,8 +34,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from docindex.soak.delivery import Delivery, DeliveryFaults
-from docindex.soak.judge import (
+from soak.delivery import Delivery, DeliveryFaults
+from soak.judge import (
     announced_changes,
     check_content,
     check_dlq,
@@ -45,9 +45,9 @@ from docindex.soak.judge import (
     queued_ocr_jobs,
     run_reconcile,
 )
-from docindex.soak.mover import LocalMessageMover
-from docindex.soak.notifications import S3_TEST_EVENT, ocr_poison_bodies, poison_bodies
-from docindex.soak.proxy import (
+from soak.mover import LocalMessageMover
+from soak.notifications import S3_TEST_EVENT, ocr_poison_bodies, poison_bodies
+from soak.proxy import (
     AwsFaults,
     FaultCounts,
     FaultSwitch,
@@ -59,9 +59,9 @@ from docindex.soak.proxy import (
     SentMessage,
     WriteLog,
 )
-from docindex.soak.sandbox import SABOTAGE_ENV, KillSwitch, Poller, PollerStats, Sandbox
-from docindex.soak.workerproc import WorkerProcess
-from docindex.soak.workload import Workload
+from soak.sandbox import SABOTAGE_ENV, KillSwitch, Poller, PollerStats, Sandbox
+from soak.workerproc import WorkerProcess
+from soak.workload import Workload
 
 KiB = 1024
 CREDENTIALS = {"AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local"}  # nosec B105 - moto's, never AWS's
@@ -255,7 +255,7 @@ class Soak:
         if self.dir.exists():
             shutil.rmtree(self.dir)
         self.dir.mkdir(parents=True)
-        moto = start_moto(self.dir, module="docindex.soak.motoserver")
+        moto = start_moto(self.dir, module="soak.motoserver")
         self._servers.append(moto)
         osmem = start_osmem(self.dir)
         self._servers.append(osmem)

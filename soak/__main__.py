@@ -1,4 +1,4 @@
-"""``python -m docindex.soak``: fault-injection soak runs, one per seed, figures to a JSON file.
+"""``python -m soak``: fault-injection soak runs, one per seed, figures to a JSON file.
 
 Exit code 0 when every seed passed its judge, 1 when one did not, 2 when a
 run could not finish.
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sys
 import time
@@ -16,12 +17,12 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from docindex.soak.run import Soak, SoakConfig, SoakError
+from soak.run import Soak, SoakConfig, SoakError
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m docindex.soak",
+        prog="python -m soak",
         description=(
             "Run the local pipeline (moto server, osmem-server, the real handlers and worker) under injected "
             "faults, then judge it: docindex reconcile must report 100 %% coverage with nothing stale or orphaned, "
@@ -54,8 +55,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def config_from(args: argparse.Namespace, seed: int) -> SoakConfig:
-    from docindex.soak.delivery import DeliveryFaults
-    from docindex.soak.proxy import OpenSearchFaultRates, S3FaultRates
+    from soak.delivery import DeliveryFaults
+    from soak.proxy import OpenSearchFaultRates, S3FaultRates
 
     config = SoakConfig(
         seed=seed,
@@ -122,15 +123,24 @@ def replay_command(argv: Sequence[str] | None, seed: int) -> str:
         skip = arg == "--seeds"
         if not skip:
             kept.append(arg)
-    return " ".join(["python -m docindex.soak", "--seeds", str(seed), *kept])
+    return " ".join(["python -m soak", "--seeds", str(seed), *kept])
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 
+def _children_import_soak() -> None:
+    """Servers and workers started by the run import ``soak`` (a top-level package) whatever their cwd."""
+    root = str(Path(__file__).resolve().parents[1])
+    paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    if root not in paths:
+        os.environ["PYTHONPATH"] = os.pathsep.join([root, *paths])
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    _children_import_soak()
     # SIGTERM (and SIGINT, which a shell leaves ignored for background jobs) stop the run
     # through its teardown: no server, worker or sandbox outlives it.
     signal.signal(signal.SIGTERM, _interrupt)

@@ -33,8 +33,8 @@ from typing import Any
 from docindex.events import parse_body
 from docindex.exceptions import PoisonMessageError
 from docindex.handoff import OcrJob
-from docindex.soak.proxy import SentMessage, Write
-from docindex.soak.workload import ObjectState
+from soak.proxy import SentMessage, Write
+from soak.workload import ObjectState
 
 SAMPLES = 10
 

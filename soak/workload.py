@@ -25,7 +25,7 @@ from datetime import UTC, datetime
 from typing import Any, ClassVar
 
 from docindex import samples
-from docindex.soak.notifications import Change
+from soak.notifications import Change
 
 JA_LINES = (
     "東京都の売上は前年同期比で増加しました。",
