@@ -43,6 +43,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from docindex.queues import queue_depth
+
 REGION = "us-east-1"
 REPO = Path(__file__).resolve().parents[1]
 
@@ -194,13 +196,6 @@ def send_bodies(sqs: Any, url: str, bodies: list[str]) -> None:
     for start in range(0, len(bodies), 10):
         chunk = bodies[start : start + 10]
         sqs.send_message_batch(QueueUrl=url, Entries=[{"Id": str(i), "MessageBody": b} for i, b in enumerate(chunk)])
-
-
-def queue_depth(sqs: Any, url: str) -> int:
-    attrs = sqs.get_queue_attributes(
-        QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"]
-    )["Attributes"]
-    return sum(int(v) for v in attrs.values())
 
 
 # ----------------------------------------------------------------------------- stage timers

@@ -16,6 +16,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+from docindex.queues import queue_depth
 from soak.notifications import Change, eventbridge_event, s3_notification, sns_wrapped
 from soak.proxy import SendLog, SentMessage
 
@@ -125,22 +126,11 @@ class Delivery:
         except BaseException as exc:  # noqa: BLE001 - surfaced by the soak's run loop
             self.error = exc
 
-    def _depth(self) -> int:
-        attrs = self.sqs.get_queue_attributes(
-            QueueUrl=self.queue_url,
-            AttributeNames=[
-                "ApproximateNumberOfMessages",
-                "ApproximateNumberOfMessagesNotVisible",
-                "ApproximateNumberOfMessagesDelayed",
-            ],
-        )["Attributes"]
-        return sum(int(v) for v in attrs.values())
-
     def _flush(self) -> None:
         with self._lock:
             if not self._buffer:
                 return
-        room = self.max_in_queue - self._depth()
+        room = self.max_in_queue - queue_depth(self.sqs, self.queue_url)
         if room <= 0:
             return
         with self._lock:

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from docindex.queues import queue_depth
 from soak.delivery import Delivery, DeliveryFaults
 from soak.judge import (
     announced_changes,
@@ -127,19 +128,6 @@ class SoakConfig:
 
 class SoakError(RuntimeError):
     """The run could not finish (a queue never drained, a component died)."""
-
-
-def queue_depth(sqs: Any, url: str) -> int:
-    """Visible + in flight + delayed."""
-    attrs = sqs.get_queue_attributes(
-        QueueUrl=url,
-        AttributeNames=[
-            "ApproximateNumberOfMessages",
-            "ApproximateNumberOfMessagesNotVisible",
-            "ApproximateNumberOfMessagesDelayed",
-        ],
-    )["Attributes"]
-    return sum(int(v) for v in attrs.values())
 
 
 def _visible(sqs: Any, url: str) -> int:

@@ -37,6 +37,7 @@ from docindex.deployment import AwsClients, Deployment, queue_name
 from docindex.events import parse_body
 from docindex.exceptions import PoisonMessageError
 from docindex.operations import PauseState, PauseStore
+from docindex.queues import queue_depth
 from docindex.search_index import MAPPINGS, file_name_parts
 
 # AWS: at least 6 x the function timeout (Lambda's guidance for SQS event sources).
@@ -847,15 +848,7 @@ class Diagnoser:
             raise
 
     def depth(self, url: str) -> int:
-        attrs = self.sqs.get_queue_attributes(
-            QueueUrl=url,
-            AttributeNames=[
-                "ApproximateNumberOfMessages",
-                "ApproximateNumberOfMessagesNotVisible",
-                "ApproximateNumberOfMessagesDelayed",
-            ],
-        )["Attributes"]
-        return sum(int(v) for v in attrs.values())
+        return queue_depth(self.sqs, url)
 
     def peek(self, url: str, count: int) -> list[dict[str, Any]]:
         """Receive up to ``count`` messages and make them visible again at once."""

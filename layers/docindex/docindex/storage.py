@@ -102,16 +102,22 @@ def get_object(s3: Any, bucket: str, key: str, *, version_id: str | None = None)
     params: dict[str, Any] = {"Bucket": bucket, "Key": key}
     if version_id:
         params["VersionId"] = version_id
+    return _gone_or_transient("GetObject", bucket, key, lambda: s3.get_object(**params))
+
+
+def _gone_or_transient(
+    operation: str, bucket: str, key: str, call: Callable[[], dict[str, Any]]
+) -> dict[str, Any] | None:
+    """``call()``'s response; None when the object (or version) is gone, ``TransientError`` for the rest."""
     try:
-        response: dict[str, Any] = s3.get_object(**params)
+        return call()
     except ClientError as exc:
         code = str(exc.response.get("Error", {}).get("Code", ""))
         if code in _GONE:
             return None
-        raise TransientError(f"GetObject s3://{bucket}/{key} failed: {code or exc}") from exc
+        raise TransientError(f"{operation} s3://{bucket}/{key} failed: {code or exc}") from exc
     except BotoCoreError as exc:
-        raise TransientError(f"GetObject s3://{bucket}/{key} failed: {exc}") from exc
-    return response
+        raise TransientError(f"{operation} s3://{bucket}/{key} failed: {exc}") from exc
 
 
 class ObjectStore:
@@ -122,16 +128,10 @@ class ObjectStore:
 
     def exists(self, bucket: str, key: str) -> bool:
         """Whether the object (its current version) exists."""
-        try:
-            self._s3.head_object(Bucket=bucket, Key=key)
-        except ClientError as exc:
-            code = str(exc.response.get("Error", {}).get("Code", ""))
-            if code in _GONE:
-                return False
-            raise TransientError(f"HeadObject s3://{bucket}/{key} failed: {code or exc}") from exc
-        except BotoCoreError as exc:
-            raise TransientError(f"HeadObject s3://{bucket}/{key} failed: {exc}") from exc
-        return True
+        return (
+            _gone_or_transient("HeadObject", bucket, key, lambda: self._s3.head_object(Bucket=bucket, Key=key))
+            is not None
+        )
 
     @contextmanager
     def reading(

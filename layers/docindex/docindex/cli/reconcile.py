@@ -69,13 +69,12 @@ def run(args: argparse.Namespace) -> int:
 def _queue_depth(sqs: Any, url: str) -> int | None:
     from botocore.exceptions import BotoCoreError, ClientError
 
+    from docindex.queues import queue_depth
+
     try:
-        attrs = sqs.get_queue_attributes(
-            QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"]
-        )["Attributes"]
+        return queue_depth(sqs, url)
     except (ClientError, BotoCoreError):
         return None
-    return sum(int(v) for v in attrs.values())
 
 
 def _run(args: argparse.Namespace) -> int:

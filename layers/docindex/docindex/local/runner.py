@@ -21,6 +21,7 @@ from typing import Any, Protocol
 
 from docindex.local.context import LocalLambdaContext
 from docindex.observability import logger
+from docindex.queues import queue_depth
 
 _LAMBDA_ATTRIBUTES = ("ApproximateReceiveCount", "SentTimestamp", "SenderId", "ApproximateFirstReceiveTimestamp")
 
@@ -158,23 +159,12 @@ class LocalRunner:
         self.stats.failed_message_ids.extend(sorted(failed))
         return len(messages)
 
-    def _depth(self, url: str) -> int:
-        attrs = self.sqs.get_queue_attributes(
-            QueueUrl=url,
-            AttributeNames=[
-                "ApproximateNumberOfMessages",
-                "ApproximateNumberOfMessagesNotVisible",
-                "ApproximateNumberOfMessagesDelayed",
-            ],
-        )["Attributes"]
-        return sum(int(v) for v in attrs.values())
-
     def drained(self) -> bool:
         """Nothing visible, in flight or delayed in the queues this runner serves."""
         urls = [self.queue_url]
         if self.worker is not None and self.ocr_queue_url:
             urls.append(self.ocr_queue_url)
-        return all(self._depth(url) == 0 for url in urls)
+        return all(queue_depth(self.sqs, url) == 0 for url in urls)
 
     def run(self, *, once: bool = False, max_seconds: float | None = None) -> RunStats:
         """Poll until stopped; with ``once``, until every served queue is drained."""
