@@ -28,5 +28,8 @@ def test_demo_indexes_samples_and_finds_japanese_and_english(tmp_path: Path) -> 
     assert "[Quarterly] [revenue]" in out
     # the scans went through the OCR worker and their text is searchable
     assert "'done': 2" in out
+    # ... and the worker's metrics are all in the totals (also the ones after the last indexer batch)
+    assert "OcrJobsQueued          2" in out
+    assert "OcrJobsCompleted       2" in out
     assert "ご[請求]金額" in out
     assert "stopped moto" in out

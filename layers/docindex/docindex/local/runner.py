@@ -14,13 +14,13 @@ import json
 import sys
 import time
 from collections import defaultdict
-from collections.abc import Callable
-from contextlib import redirect_stdout
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, redirect_stdout
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from docindex.local.context import LocalLambdaContext
-from docindex.observability import logger
+from docindex.observability import flush, logger
 from docindex.queues import queue_depth
 
 _LAMBDA_ATTRIBUTES = ("ApproximateReceiveCount", "SentTimestamp", "SenderId", "ApproximateFirstReceiveTimestamp")
@@ -132,20 +132,13 @@ class LocalRunner:
         if not messages:
             return 0
         event = {"Records": [to_lambda_record(m, self.queue_arn, self.region) for m in messages]}
-        captured = io.StringIO()
         try:
-            # Powertools prints metrics (EMF) to stdout, as CloudWatch expects;
-            # the local run totals them instead of echoing every blob.
-            with redirect_stdout(captured):
+            with self._collecting_metrics():
                 response = self.handler(event, self.context_factory())
             failed = {f["itemIdentifier"] for f in response.get("batchItemFailures", [])}
         except Exception as exc:  # noqa: BLE001 - a crashed invocation fails the whole batch, as in Lambda
             logger.exception("handler raised; the whole batch will be retried", extra={"error": str(exc)})
             failed = {m["MessageId"] for m in messages}
-        finally:
-            rest = collect_emf(captured.getvalue(), self.stats.metrics)
-            if rest:
-                print(rest, file=sys.stdout)
         done = [m for m in messages if m["MessageId"] not in failed]
         for start in range(0, len(done), 10):
             chunk = done[start : start + 10]
@@ -158,6 +151,27 @@ class LocalRunner:
         self.stats.failures += len(failed)
         self.stats.failed_message_ids.extend(sorted(failed))
         return len(messages)
+
+    @contextmanager
+    def _collecting_metrics(self, *, flush_after: bool = False) -> Iterator[None]:
+        """Total the metrics (EMF) printed inside the block instead of echoing every blob.
+
+        Powertools prints them to stdout, as CloudWatch expects: the indexer
+        handler at the end of each invocation; the worker, which outside a
+        handler has no invocation end, when ``flush_after`` asks for it.
+        """
+        captured = io.StringIO()
+        try:
+            with redirect_stdout(captured):
+                try:
+                    yield
+                finally:
+                    if flush_after:
+                        flush()
+        finally:
+            rest = collect_emf(captured.getvalue(), self.stats.metrics)
+            if rest:
+                print(rest, file=sys.stdout)
 
     def drained(self) -> bool:
         """Nothing visible, in flight or delayed in the queues this runner serves."""
@@ -173,7 +187,8 @@ class LocalRunner:
             while True:
                 handled = self.poll_once(wait_seconds=1 if once else 10)
                 if self.worker is not None:
-                    jobs = self.worker.poll_once(wait_seconds=0 if handled else 1)
+                    with self._collecting_metrics(flush_after=True):
+                        jobs = self.worker.poll_once(wait_seconds=0 if handled else 1)
                     self.stats.ocr_jobs += jobs
                     handled += jobs
                 if once and not handled and self.drained():
