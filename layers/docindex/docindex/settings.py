@@ -92,9 +92,10 @@ class Settings(EnvSettings):
     max_pages: int = Field(5000, alias="MAX_PAGES", gt=0)
     extraction_timeout_seconds: float = Field(120.0, alias="EXTRACTION_TIMEOUT_SECONDS", gt=0)
 
-    # A change that has failed this many times (across receives and DLQ
-    # redrives: 2 trips through a DLQ with maxReceiveCount 5) is indexed by
-    # name with extraction_error "quarantined" instead of failing again.
+    # A change claimed this many times without completing (it raised, or its
+    # invocation died: timeout, out of memory), across receives and DLQ
+    # redrives (2 trips through a DLQ with maxReceiveCount 5), is indexed by
+    # name with extraction_error "quarantined" instead of being tried again.
     quarantine_after_failures: int = Field(10, alias="QUARANTINE_AFTER_FAILURES", ge=1)
 
     # Records processed at once inside one invocation (overlaps S3, DynamoDB and
