@@ -107,7 +107,7 @@ class Indexer:
         dynamodb: Any,
         opensearch: OpenSearch,
     ) -> None:
-        self.settings = settings
+        self.settings = settings.for_indexer()
         self.opensearch = opensearch
         self.ledger = Ledger(dynamodb, settings.ledger_table_name)
         self.store = ObjectStore(s3)
@@ -492,7 +492,8 @@ def get_indexer() -> Indexer:
         from docindex.clients import Clients
         from docindex.settings import get_settings
 
-        settings = get_settings()
+        # A configuration the indexer cannot run with fails here, naming the variable.
+        settings = get_settings().for_indexer()
         clients = Clients(settings)
         _indexer = Indexer(
             settings,

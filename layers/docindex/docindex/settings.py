@@ -1,7 +1,9 @@
 """One validated settings object, read once from the environment.
 
 Every tunable has a safe default; only the endpoints and tables that depend on
-the deployment are required. The README lists each variable.
+the deployment are required. ``OCR_QUEUE_URL`` is optional here (the CLI shares
+this class and never sends OCR jobs) but the indexer refuses to start without
+it: see ``Settings.for_indexer``. The README lists each variable.
 """
 
 from __future__ import annotations
@@ -116,6 +118,23 @@ class Settings(EnvSettings):
     @property
     def ledger_table_name(self) -> str:
         return self.ledger_table or self.idempotency_table
+
+    def for_indexer(self) -> Self:
+        """These settings if the indexer can run with them; ``config_error`` naming the variable if not.
+
+        The indexer hands scans, images and files above ``MAX_OBJECT_BYTES`` to
+        the OCR queue. Without ``OCR_QUEUE_URL`` it would start and fail only
+        when such a file arrives, one record at a time.
+        """
+        url = (self.ocr_queue_url or "").strip()
+        problem = None
+        if not url:
+            problem = "required by the indexer (scans, images and large files are handed to that queue), not set"
+        elif not url.startswith(("http://", "https://")):
+            problem = f"must be the queue's URL (https://sqs.<region>.amazonaws.com/<account>/<name>), got {url!r}"
+        if problem:
+            raise self.config_error(f"invalid {self.config_label} configuration: OCR_QUEUE_URL: {problem}")
+        return self
 
 
 @lru_cache(maxsize=1)
