@@ -35,3 +35,50 @@ def test_region_falls_back_to_aws_default_region() -> None:
 def test_invalid_configuration_is_reported_clearly(env: dict[str, str]) -> None:
     with pytest.raises(SettingsError, match="invalid docindex configuration"):
         Settings.from_env(env)
+
+
+def test_ocr_queue_url_is_optional_for_the_settings_class() -> None:
+    # The CLI shares these settings and never sends OCR jobs
+    assert Settings.from_env(REQUIRED).ocr_queue_url is None
+
+
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [
+        (None, "required by the indexer"),
+        ("", "required by the indexer"),
+        ("  ", "required by the indexer"),
+        ("arn:aws:sqs:us-east-1:123456789012:docindex-ocr", "must be the queue's URL"),
+    ],
+)
+def test_the_indexer_refuses_to_start_without_an_ocr_queue_url(
+    value: str | None, problem: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import docindex.indexer
+    from docindex.indexer import Indexer, get_indexer
+    from docindex.settings import get_settings
+
+    env = dict(REQUIRED) if value is None else {**REQUIRED, "OCR_QUEUE_URL": value}
+    expected = f"invalid docindex configuration: OCR_QUEUE_URL: {problem}"
+    # Constructing the indexer ...
+    with pytest.raises(SettingsError, match=expected):
+        Indexer(Settings.from_env(env), s3=None, sqs=None, dynamodb=None, opensearch=None)  # type: ignore[arg-type]
+    # ... and the Lambda handler's setup, from the environment
+    for name in ("OCR_QUEUE_URL", "LEDGER_TABLE", "OPENSEARCH_ENDPOINT", "IDEMPOTENCY_TABLE"):
+        monkeypatch.delenv(name, raising=False)
+    for name, setting in env.items():
+        monkeypatch.setenv(name, setting)
+    monkeypatch.setattr(docindex.indexer, "_indexer", None)
+    get_settings.cache_clear()
+    try:
+        with pytest.raises(SettingsError, match=expected):
+            get_indexer()
+        assert docindex.indexer._indexer is None
+    finally:
+        get_settings.cache_clear()
+
+
+def test_the_indexer_accepts_a_queue_url() -> None:
+    url = "https://sqs.eu-west-1.amazonaws.com/123456789012/docindex-ocr"
+    settings = Settings.from_env({**REQUIRED, "OCR_QUEUE_URL": url})
+    assert settings.for_indexer() is settings

@@ -107,7 +107,7 @@ class Indexer:
         dynamodb: Any,
         opensearch: OpenSearch,
     ) -> None:
-        self.settings = settings
+        self.settings = settings.for_indexer()
         self.opensearch = opensearch
         self.ledger = Ledger(dynamodb, settings.ledger_table_name)
         self.store = ObjectStore(s3)
@@ -244,6 +244,8 @@ class Indexer:
             count(Metric.STALE_EVENTS_SKIPPED)
             logger.info("stale change skipped: a newer change of this object was applied")
             return {"outcome": Outcome.STALE.value}
+        # The claim counted this attempt: claim.failures earlier attempts of this very
+        # change raised or died with their invocation (timeout, out of memory).
         resumed = self._resume(change, claim) if claim.retry and change.action is Action.CREATED else None
         if resumed is not None:
             result = resumed
@@ -256,13 +258,23 @@ class Indexer:
                 else:
                     result = self._index(change, claim, run, version_id=change.version_id)
             except Exception:
-                failures = self.ledger.record_failure(change)
-                logger.warning("change failed", extra={"failures": failures})
+                logger.warning("change failed", extra={"attempt": claim.failures + 1})
                 raise
+        if claim.retry:
+            self._forget_attempts(change)
         result["generation"] = claim.generation
         result["ms"] = round((time.perf_counter() - started) * 1000, 1)
         logger.info("change applied", extra=result)
         return result
+
+    def _forget_attempts(self, change: ObjectChange) -> None:
+        """A retried change completed: its count must not outlive it (first tries leave 1, harmlessly)."""
+        try:
+            self.ledger.clear_attempts(change)
+        except TransientError as exc:
+            # The change is applied; a leftover count only matters if this very
+            # change keeps coming back, and then its write is recognised first.
+            logger.warning("could not clear the attempts of a completed change", extra={"error": str(exc)})
 
     def _resume(self, change: ObjectChange, claim: Claim) -> dict[str, Any] | None:
         """A retried change whose document was written before its invocation died: not written again.
@@ -480,7 +492,8 @@ def get_indexer() -> Indexer:
         from docindex.clients import Clients
         from docindex.settings import get_settings
 
-        settings = get_settings()
+        # A configuration the indexer cannot run with fails here, naming the variable.
+        settings = get_settings().for_indexer()
         clients = Clients(settings)
         _indexer = Indexer(
             settings,

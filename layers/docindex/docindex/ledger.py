@@ -15,6 +15,16 @@ applied (the S3 sequencer, or the event time when there is none) and a
 The generation is the document's external version in OpenSearch, so even two
 Lambdas racing on one object cannot let the older change's write land last.
 
+Attempts. Every claim of a change for work counts one ``attempt`` of it, in
+the claim itself (a new change starts at 1, a retry adds 1 only while the
+ledger still holds that change). A change whose invocation dies (a timeout
+inside a native extractor, an out-of-memory kill) never reaches an
+``except``, so only a count taken before the work can see it: attempts - 1
+is how many earlier tries of the change did not complete, and the indexer
+quarantines the change after ``QUARANTINE_AFTER_FAILURES`` of them.
+Duplicates never reach a claim, stale changes claim nothing, and a newer
+change of the object starts its own count.
+
 Real events and observations. A change without a sequencer from backfill or
 ``reconcile --fix`` says "the object was like this when listed at time T"
 (``observed_at``). A real event (with a sequencer) is stale if an applied real
@@ -46,8 +56,10 @@ LEDGER_PREFIX = "object#"
 class Claim:
     """The right to apply one change, at ``generation``.
 
-    ``failures`` counts earlier failed attempts of this very change (across
-    SQS receives and DLQ redrives, which reset SQS's own receive count).
+    ``failures`` counts earlier attempts of this very change that did not
+    complete: they raised, or their invocation died (timeout, out of memory)
+    after claiming it. Counted across SQS receives and DLQ redrives, which
+    reset SQS's own receive count.
     """
 
     generation: int
@@ -78,10 +90,19 @@ class OcrCommit(StrEnum):
     STALE = "stale"  # the object changed or was deleted after the job was queued
 
 
+# Per-change failure count written by earlier versions (only after an exception);
+# read while entries written before attempts were counted may still be retried.
+_LEGACY_FAILURE_FIELDS = ("failing_change", "failures")
+
+
 def _failures(item: Mapping[str, Any], change: ObjectChange) -> int:
-    if item.get("failing_change", {}).get("S") != change.dedupe_key:
+    """Earlier attempts of ``change`` that did not complete, from the entry just claimed."""
+    if item.get("change_key", {}).get("S") != change.dedupe_key:
         return 0
-    return int(item.get("failures", {}).get("N", "0"))
+    earlier = int(item.get("attempts", {}).get("N", "1")) - 1
+    if item.get("failing_change", {}).get("S") == change.dedupe_key:
+        earlier = max(earlier, int(item.get("failures", {}).get("N", "0")))
+    return max(0, earlier)
 
 
 def _claimed_generation(item: Mapping[str, Any]) -> int:
@@ -130,14 +151,19 @@ class Ledger:
             fields["sequencer"] = change.sequencer
         names = {f"#{name}": name for name in fields}
         names["#generation"] = "generation"
+        names["#attempts"] = "attempts"
         values: dict[str, Any] = {":one": {"N": "1"}}
-        sets, removes = [], []
+        # This claim is the change's first attempt.
+        sets, removes = ["#attempts = :one"], []
         for name, value in fields.items():
             if value:
                 values[f":{name}"] = {"S": value}
                 sets.append(f"#{name} = :{name}")
             else:
                 removes.append(f"#{name}")
+        for name in _LEGACY_FAILURE_FIELDS:
+            names[f"#{name}"] = name
+            removes.append(f"#{name}")
         if change.sequencer:
             # Sequencers order real events exactly. Against an observation (a
             # backfill listing), the event applies unless it certainly happened
@@ -160,9 +186,7 @@ class Ledger:
         # The change the ledger already holds is a retry (its write may have landed before
         # a crash), never a new claim: with an equal event time it would pass the time test.
         condition = f"({condition}) AND (attribute_not_exists(#change_key) OR #change_key <> :change_key)"
-        update = "SET " + ", ".join(sets) + " ADD #generation :one"
-        if removes:
-            update += " REMOVE " + ", ".join(removes)
+        update = "SET " + ", ".join(sets) + " ADD #generation :one REMOVE " + ", ".join(removes)
         try:
             response = self._ddb.update_item(
                 TableName=self._table,
@@ -179,41 +203,47 @@ class Ledger:
                 raise TransientError(f"ledger update failed: {exc}") from exc
             old = exc.response.get("Item") or self._get_raw(change)
             if old and old.get("change_key", {}).get("S") == change.dedupe_key:
-                return Claim(generation=_claimed_generation(old), retry=True, failures=_failures(old, change))
+                return self._claim_again(change)
             return None
         item = response["Attributes"]
         return Claim(generation=int(item["generation"]["N"]), failures=_failures(item, change))
 
-    def record_failure(self, change: ObjectChange) -> int:
-        """Count one more failed attempt of ``change``; returns the new count.
-
-        Only the latest failing change of an object is tracked: a different
-        change starts the count again.
-        """
+    def _claim_again(self, change: ObjectChange) -> Claim | None:
+        """Claim the change the ledger holds once more, counting this attempt; ``None`` if it no longer holds it."""
         try:
             response = self._ddb.update_item(
                 TableName=self._table,
                 Key=self._key(change),
-                UpdateExpression="SET failing_change = :ck, failures = :n",
-                ConditionExpression="attribute_not_exists(failing_change) OR failing_change <> :ck",
-                ExpressionAttributeValues={":ck": {"S": change.dedupe_key}, ":n": {"N": "1"}},
-                ReturnValues="UPDATED_NEW",
+                UpdateExpression="ADD #attempts :one",
+                ConditionExpression="#change_key = :change_key",
+                ExpressionAttributeNames={"#attempts": "attempts", "#change_key": "change_key"},
+                ExpressionAttributeValues={":one": {"N": "1"}, ":change_key": {"S": change.dedupe_key}},
+                ReturnValues="ALL_NEW",
             )
-            return int(response["Attributes"]["failures"]["N"])
         except ClientError as exc:
             if exc.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
                 raise TransientError(f"ledger update failed: {exc}") from exc
+            # A newer change was claimed in between: this one is stale now.
+            return None
+        item = response["Attributes"]
+        return Claim(generation=_claimed_generation(item), retry=True, failures=_failures(item, change))
+
+    def clear_attempts(self, change: ObjectChange) -> None:
+        """Forget the attempts of ``change`` once it completed (a no-op when a newer change holds the entry)."""
+        names = {f"#{name}": name for name in ("attempts", "change_key", *_LEGACY_FAILURE_FIELDS)}
+        removes = ", ".join(f"#{name}" for name in ("attempts", *_LEGACY_FAILURE_FIELDS))
         try:
-            response = self._ddb.update_item(
+            self._ddb.update_item(
                 TableName=self._table,
                 Key=self._key(change),
-                UpdateExpression="ADD failures :one",
-                ExpressionAttributeValues={":one": {"N": "1"}},
-                ReturnValues="UPDATED_NEW",
+                UpdateExpression=f"REMOVE {removes}",
+                ConditionExpression="#change_key = :change_key",
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues={":change_key": {"S": change.dedupe_key}},
             )
         except ClientError as exc:
-            raise TransientError(f"ledger update failed: {exc}") from exc
-        return int(response["Attributes"]["failures"]["N"])
+            if exc.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
+                raise TransientError(f"ledger update failed: {exc}") from exc
 
     def _get_raw(self, change: ObjectChange) -> Mapping[str, Any] | None:
         try:

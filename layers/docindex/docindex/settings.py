@@ -1,7 +1,9 @@
 """One validated settings object, read once from the environment.
 
 Every tunable has a safe default; only the endpoints and tables that depend on
-the deployment are required. The README lists each variable.
+the deployment are required. ``OCR_QUEUE_URL`` is optional here (the CLI shares
+this class and never sends OCR jobs) but the indexer refuses to start without
+it: see ``Settings.for_indexer``. The README lists each variable.
 """
 
 from __future__ import annotations
@@ -92,9 +94,10 @@ class Settings(EnvSettings):
     max_pages: int = Field(5000, alias="MAX_PAGES", gt=0)
     extraction_timeout_seconds: float = Field(120.0, alias="EXTRACTION_TIMEOUT_SECONDS", gt=0)
 
-    # A change that has failed this many times (across receives and DLQ
-    # redrives: 2 trips through a DLQ with maxReceiveCount 5) is indexed by
-    # name with extraction_error "quarantined" instead of failing again.
+    # A change claimed this many times without completing (it raised, or its
+    # invocation died: timeout, out of memory), across receives and DLQ
+    # redrives (2 trips through a DLQ with maxReceiveCount 5), is indexed by
+    # name with extraction_error "quarantined" instead of being tried again.
     quarantine_after_failures: int = Field(10, alias="QUARANTINE_AFTER_FAILURES", ge=1)
 
     # Records processed at once inside one invocation (overlaps S3, DynamoDB and
@@ -115,6 +118,23 @@ class Settings(EnvSettings):
     @property
     def ledger_table_name(self) -> str:
         return self.ledger_table or self.idempotency_table
+
+    def for_indexer(self) -> Self:
+        """These settings if the indexer can run with them; ``config_error`` naming the variable if not.
+
+        The indexer hands scans, images and files above ``MAX_OBJECT_BYTES`` to
+        the OCR queue. Without ``OCR_QUEUE_URL`` it would start and fail only
+        when such a file arrives, one record at a time.
+        """
+        url = (self.ocr_queue_url or "").strip()
+        problem = None
+        if not url:
+            problem = "required by the indexer (scans, images and large files are handed to that queue), not set"
+        elif not url.startswith(("http://", "https://")):
+            problem = f"must be the queue's URL (https://sqs.<region>.amazonaws.com/<account>/<name>), got {url!r}"
+        if problem:
+            raise self.config_error(f"invalid {self.config_label} configuration: OCR_QUEUE_URL: {problem}")
+        return self
 
 
 @lru_cache(maxsize=1)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib
-import logging
 import re
 from collections.abc import Callable
 from typing import cast
@@ -13,7 +12,10 @@ from docindex.extract.base import Deadline, ExtractedDocument, ExtractionLimits,
 from docindex.extract.context import ExtractionContext
 from docindex.extract.detect import detect_type
 
-logger = logging.getLogger(__name__)
+# The Powertools logger, not a stdlib logger of this module: deployed, its name is
+# POWERTOOLS_SERVICE_NAME (docindex-<stage>), so a "docindex.*" stdlib logger would
+# not reach its JSON handler and would lose message_id, bucket and key.
+from docindex.observability import logger
 
 Extractor = Callable[[bytes, FileType, ExtractionContext], None]
 
@@ -106,7 +108,7 @@ def _run(extractor: Extractor, data: bytes, ftype: FileType, ctx: ExtractionCont
         return "too_large", "ran out of memory"
     except RecursionError:
         return "corrupt", "structure nested too deeply"
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - any library failure: logged with its traceback, indexed by name
         logger.warning("extractor for %s failed", ftype.kind, exc_info=True)
         return "extractor_failed", f"{type(exc).__name__}: {exc}"[:500]
     return None, None
