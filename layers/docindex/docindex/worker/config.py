@@ -51,7 +51,7 @@ def _cgroup_cpu_quota(root: str = "/sys/fs/cgroup") -> float | None:
 
 
 class WorkerSettings(BaseModel):
-    """Field aliases are the environment variable names (listed in docs/WORKER.md)."""
+    """Field aliases are the environment variable names (listed in the README, "OCR worker" → "Configuration")."""
 
     model_config = ConfigDict(populate_by_name=True, frozen=True, extra="ignore")
 
