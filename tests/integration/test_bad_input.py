@@ -5,11 +5,14 @@ template gives it, the file is findable by name with a clear
 ``extraction_error``, and nothing outside the document is ever read (an XXE
 entity points at a marker file and at a named pipe that notices being opened).
 
-The 2 GiB object is served by a proxy in front of moto from a sparse file:
-moto holds every object in its own memory, and uploading 2 GiB to it takes
-about a minute. What is under test is the size guard (the indexer decides from
-``Content-Length``, the worker from its own limit), and the proxy counts the
-body bytes that actually left: a few MiB of socket buffer, not 2 GiB.
+The two giant objects are served by a proxy in front of moto from sparse
+files: moto holds every object in its own memory, and uploading gigabytes to it
+takes minutes. The 21 GiB one is about the size guards (the indexer decides
+from ``Content-Length``, the worker from its own limit, 20 GiB by default), and
+the proxy counts the body bytes that actually left: a few MiB of socket buffer,
+not 21 GiB. The 1 GiB log is within the worker's default limit: it is
+downloaded whole, and its OCR process must still read only the prefix that
+``MAX_CONTENT_CHARS`` can hold, not the gigabyte.
 """
 
 from __future__ import annotations
@@ -134,7 +137,15 @@ def test_hostile_files_are_indexed_by_name_within_memory_and_read_nothing_else(
     marker.write_text(SECRET)
     sparse = tmp_path / "huge.bin"
     with sparse.open("wb") as handle:
-        handle.truncate(2 * GiB)  # a sparse file: 2 GiB long, no block on disk
+        handle.truncate(21 * GiB)  # a sparse file: 21 GiB long, no block on disk
+    huge_log = tmp_path / "huge.log"
+    with huge_log.open("wb") as handle:
+        # 9 MiB of lines (more than the 2,000,000 characters of MAX_CONTENT_CHARS), then 1 GiB of nothing
+        line = 0
+        while handle.tell() < 9 * MiB:
+            handle.write(f"{line:07d} 障害ログ hugelog entry\n".encode())
+            line += 1
+        handle.truncate(GiB)
     png_scan = samples.make_scan_png(["請求書", "株式会社サンプル 御中"], dpi=150)
     files: list[tuple[Hostile, bytes | None]] = [
         (Hostile("bad/報告書 bombdocx.docx", "bombdocx", error="zip_bomb"), samples.make_zip_bomb("docx", 2048)),
@@ -155,6 +166,7 @@ def test_hostile_files_are_indexed_by_name_within_memory_and_read_nothing_else(
         ),
         # Handed to the OCR worker:
         (Hostile("bad/巨大 sparsehuge.bin", "sparsehuge", error="too_large", ocr="failed"), None),
+        (Hostile("bad/巨大 hugelog.log", "hugelog", ocr="done", content="0000000 障害ログ hugelog entry"), None),
         (Hostile("bad/画像爆弾 pngbomb.png", "pngbomb", error="too_large", ocr="failed"), samples.make_png_bomb()),
         (Hostile("bad/壊れ画像 brokenpng.png", "brokenpng", error="corrupt", ocr="failed"), samples.make_corrupt_png()),
         (Hostile("bad/偽装 scanaspdf.pdf", "scanaspdf", "application/pdf", ocr="done", content="サンプル"), png_scan),
@@ -167,14 +179,15 @@ def test_hostile_files_are_indexed_by_name_within_memory_and_read_nothing_else(
         "bad/二万ページ manypages.pdf": samples.make_many_pages_pdf(20_000),
         "bad/壊れた相互参照 badxref.pdf": samples.make_bad_xref_pdf(),
     }
-    giant = GiantObjects({f"/{stack.bucket}/bad/巨大 sparsehuge.bin": str(sparse)})
+    giants = {"bad/巨大 sparsehuge.bin": sparse, "bad/巨大 hugelog.log": huge_log}
+    giant = GiantObjects({f"/{stack.bucket}/{key}": str(path) for key, path in giants.items()})
     proxy = Proxy(stack.aws.endpoint, giant).start()
     try:
-        # Given the files in the bucket (the 2 GiB one only behind the proxy)
+        # Given the files in the bucket (the giant ones only behind the proxy)
         notifications = []
         for n, (hostile, body) in enumerate(files):
             data = body if body is not None else bodies.get(hostile.key)
-            size = 2 * GiB
+            size = giants[hostile.key].stat().st_size if hostile.key in giants else 0
             if data is not None:
                 stack.aws.s3.put_object(
                     Bucket=stack.bucket, Key=hostile.key, Body=data, ContentType=hostile.content_type
@@ -200,14 +213,17 @@ def test_hostile_files_are_indexed_by_name_within_memory_and_read_nothing_else(
                 assert source.get("extraction_error") == hostile.error, hostile.key
                 assert hostile.content is None or hostile.content in source.get("content", ""), hostile.key
 
-        # When the OCR worker takes the files handed to it (2 GiB is above its own limit here)
-        worker_env = {**env, "WORKER_MAX_OBJECT_BYTES": str(GiB), "WORKER_CONCURRENCY": "2"}
+        # When the OCR worker takes the files handed to it (21 GiB is above its default limit)
+        worker_env = {**env, "WORKER_CONCURRENCY": "2"}
         worker = _run("worker", {"env": worker_env, "timeout": 120}, tmp_path)
         # Then every job ends, within the task's memory (main process + one OCR process per slot)
         print(f"worker: {worker}")
         assert worker["jobs"] == sum(1 for hostile, _ in files if hostile.ocr)
         task_mb = worker["max_rss_mb"] + worker["concurrency"] * worker["children_max_rss_mb"]
         assert task_mb < _template_default("WorkerMemory")
+        # ... and no OCR process held a giant file: models and a page (~210 MiB) plus at most
+        # WORKER_MAX_IN_MEMORY_BYTES (256 MiB) of one file, never the 1 GiB log
+        assert worker["children_max_rss_mb"] < 512
     finally:
         proxy.stop()
 
@@ -228,8 +244,14 @@ def test_hostile_files_are_indexed_by_name_within_memory_and_read_nothing_else(
     lying = stack.doc("bad/偽装 lyingtype.docx")
     assert lying is not None
     assert lying["_source"]["content_type"].endswith("wordprocessingml.document")  # detected, not trusted
-    # ... the 2 GiB body never left the proxy (only what fits in socket buffers before the hang-up)
+    # ... the 21 GiB body never left the proxy (only what fits in socket buffers before the hang-up)
     assert giant.served.get(f"/{stack.bucket}/bad/巨大 sparsehuge.bin", 0) < 64 * MiB
+    # ... while the 1 GiB log was downloaded whole (to disk) and indexed from its start
+    assert giant.served.get(f"/{stack.bucket}/bad/巨大 hugelog.log", 0) >= GiB
+    huge = stack.doc("bad/巨大 hugelog.log")
+    assert huge is not None
+    assert huge["_source"]["content_truncated"] is True
+    assert huge["_source"]["content"].startswith("0000000 障害ログ hugelog entry\n0000001 ")
     # ... and nothing outside a document was read: not the marker file, not the pipe
     assert not tripwire.tripped.is_set()
     stack.opensearch.indices.refresh(index=stack.index)

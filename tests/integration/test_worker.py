@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import io
 import json
+import random
+import zipfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import pytest
 
+from docindex import samples
 from docindex.handoff import OcrJob
 from docindex.observability import metrics
 from docindex.search_index import search
@@ -141,6 +145,60 @@ def test_pdf_scan_pages_are_all_read(stack: Stack, make_worker: WorkerFactory) -
     assert "経営会議" in source["content"]
     assert "大阪支店" in source["content"]
     assert [h["key"] for h in search(stack.opensearch, stack.index, "議事録 大阪支店")] == [key]
+
+
+def test_a_text_file_too_large_for_the_lambda_is_indexed_from_its_start(
+    stack: Stack, make_worker: WorkerFactory
+) -> None:
+    # Given a Shift_JIS CSV the indexer hands over whole (above its MAX_OBJECT_BYTES), longer than
+    # MAX_CONTENT_CHARS can hold
+    key = "exports/売上明細.csv"
+    body = "".join(f"{n},東京支店,売上明細の行\n" for n in range(20_000)).encode("cp932")
+    upload_and_index(stack, key, body, MAX_OBJECT_BYTES="1000")
+    pending = stack.doc(key)
+    assert pending is not None
+    assert pending["_source"]["ocr_reason"] == "too_large"
+    # When a worker with the default WORKER_MAX_OBJECT_BYTES runs
+    worker = make_worker(stack, MAX_CONTENT_CHARS="5000")
+    assert worker.settings.max_object_bytes == 20 * 1024**3
+    assert worker.poll_once(wait_seconds=1) == 1
+    # Then the document holds the file's start, marked truncated, and the job is over
+    doc = stack.doc(key)
+    assert doc is not None
+    source = doc["_source"]
+    assert source["ocr_status"] == "done"
+    assert source["content_type"] == "text/csv"
+    assert source["content"].startswith("0,東京支店,売上明細の行\n1,東京支店")
+    assert len(source["content"]) <= 5000
+    assert "19999," not in source["content"]
+    assert source["content_truncated"] is True
+    assert "extraction_error" not in source
+    assert [h["key"] for h in search(stack.opensearch, stack.index, "東京支店")] == [key]
+    assert ocr_queue_depth(stack) == {"visible": 0, "in_flight": 0}
+    assert stack.messages("OCR_DLQ_URL") == []
+
+
+def test_an_office_file_above_the_in_memory_bound_is_failed_too_large(stack: Stack, make_worker: WorkerFactory) -> None:
+    # Given a 2 MiB DOCX handed over whole, and a worker that reads at most 1 MiB of a file into memory
+    key = "docs/大きな報告書.docx"
+    package = io.BytesIO(samples.make_docx(["年次報告"]))
+    with zipfile.ZipFile(package, "a", zipfile.ZIP_STORED) as zf:
+        zf.writestr("word/media/padding.bin", random.Random(3).randbytes(2 * 1024 * 1024))
+    upload_and_index(stack, key, package.getvalue(), MAX_OBJECT_BYTES="1000")
+    worker = make_worker(stack, WORKER_MAX_IN_MEMORY_BYTES=str(1024 * 1024))
+    # When the worker runs
+    assert worker.poll_once(wait_seconds=1) == 1
+    # Then the job ends (not retried, not dead-lettered): failed, too_large, typed, findable by name
+    doc = stack.doc(key)
+    assert doc is not None
+    source = doc["_source"]
+    assert source["ocr_status"] == "failed"
+    assert source["extraction_error"] == "too_large"
+    assert source["content_type"].endswith("wordprocessingml.document")
+    assert "content" not in source
+    assert [h["key"] for h in search(stack.opensearch, stack.index, "大きな報告書")] == [key]
+    assert ocr_queue_depth(stack) == {"visible": 0, "in_flight": 0}
+    assert stack.messages("OCR_DLQ_URL") == []
 
 
 def test_corrupt_image_is_marked_failed_and_its_message_deleted(stack: Stack, make_worker: WorkerFactory) -> None:

@@ -28,6 +28,8 @@ def test_defaults_follow_the_contract() -> None:
     assert settings.shutdown_grace_seconds == 100  # below ECS's maximum stopTimeout of 120 s
     assert settings.wait_seconds == 20
     assert settings.concurrency >= 1
+    assert settings.max_object_bytes == 20 * 1024**3
+    assert settings.max_in_memory_bytes == 256 * 1024**2  # what a pool process holds of a non-OCR file
     assert settings.common.opensearch_index == "documents"
     options = settings.ocr_options()
     assert (options.languages, options.dpi, options.min_text_chars) == ("jpn+eng", 300, 16)
@@ -58,6 +60,7 @@ def test_environment_overrides() -> None:
         ("WORKER_HEARTBEAT_SECONDS", "0"),
         ("WORKER_CONCURRENCY", "0"),
         ("WORKER_JOB_TIMEOUT_SECONDS", str(12 * 3600)),
+        ("WORKER_MAX_IN_MEMORY_BYTES", "65536"),
     ],
 )
 def test_invalid_settings_are_refused_with_the_variable_name(name: str, value: str) -> None:

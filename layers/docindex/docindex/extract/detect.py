@@ -27,7 +27,8 @@ import zlib
 
 from docindex.extract.base import FileType
 
-_SNIFF_BYTES = 8192
+# Apart from zip and OLE2 packages (see is_package), the type is decided from this many leading bytes.
+SNIFF_BYTES = 8192
 _CFB_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 _ZIP_MAGICS = (b"PK\x03\x04", b"PK\x05\x06", b"PK\x07\x08")
 
@@ -153,6 +154,15 @@ def extension(filename: str) -> str:
     return base.rsplit(".", 1)[-1].lower() if "." in base.strip(".") else ""
 
 
+def is_package(head: bytes) -> bool:
+    """Whether ``head`` starts a zip (OOXML, ODF, EPUB) or OLE2 (legacy Office) package.
+
+    Only such a file's directory, which can be anywhere in it, tells what it is
+    (DOCX or plain zip, XLS or DOC): its type cannot be decided from its start alone.
+    """
+    return head.startswith((*_ZIP_MAGICS, _CFB_MAGIC))
+
+
 _IMAGE_MAGICS: tuple[tuple[bytes, str], ...] = (
     (b"\x89PNG\r\n\x1a\n", "image/png"),
     (b"\xff\xd8\xff", "image/jpeg"),
@@ -179,7 +189,7 @@ def detect_type(data: bytes, filename: str) -> FileType:  # noqa: PLR0911 - one 
     for magic, mime in _IMAGE_MAGICS:
         if data.startswith(magic):
             return FileType("image", mime)
-    head = data[:_SNIFF_BYTES]
+    head = data[:SNIFF_BYTES]
     if looks_like_text(head):
         return _detect_text(head, ext)
 
@@ -286,7 +296,7 @@ def _detect_cfb(data: bytes, ext: str) -> FileType:  # noqa: PLR0911 - one retur
     if names is None:
         import filetype
 
-        guess = filetype.guess(data[:_SNIFF_BYTES])
+        guess = filetype.guess(data[:SNIFF_BYTES])
         if guess is not None and guess.mime == XLS:
             return FileType("xls", XLS)
         if guess is not None:

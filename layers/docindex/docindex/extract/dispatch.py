@@ -49,6 +49,29 @@ def _extractor(kind: str) -> Extractor | None:
     return cast(Extractor, getattr(importlib.import_module(module), function))
 
 
+def has_extractor(kind: str) -> bool:
+    """Whether files of ``kind`` have a text extractor (the others are ``unsupported``, ``empty`` or OCR's)."""
+    return kind in _EXTRACTORS
+
+
+def prefix_budget(kind: str, limits: ExtractionLimits) -> int | None:
+    """How many leading bytes the extractor for ``kind`` reads at most, when it reads only the start of a file.
+
+    Text and HTML: ``max_chars`` worth of bytes (a longer file is cut at a line
+    end and marked truncated). None for every other kind: its extractor needs
+    the whole file (or it has none).
+    """
+    if kind == "text":
+        from docindex.extract.text import byte_budget as text_budget
+
+        return text_budget(limits)
+    if kind == "html":
+        from docindex.extract.html import byte_budget as html_budget
+
+        return html_budget(limits)
+    return None
+
+
 def extract(
     data: bytes,
     filename: str,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from docindex.extract.base import FileType
+from docindex.extract.base import ExtractionLimits, FileType
 from docindex.extract.context import ExtractionContext
 from docindex.extract.encoding import decode
 from docindex.extract.text import prefix_at_line_end
@@ -43,12 +43,19 @@ def declared_charset(data: bytes) -> str | None:
     return match.group(1).decode("ascii") if match else None
 
 
+def byte_budget(limits: ExtractionLimits) -> int:
+    """The most leading bytes of an HTML document that are parsed.
+
+    Markup roughly doubles the byte count; more than this cannot fit in ``max_chars`` anyway.
+    """
+    return limits.max_chars * 8 + 16
+
+
 def extract_html(data: bytes, ftype: FileType, ctx: ExtractionContext) -> None:
     """Visible text and ``<title>`` of an HTML document into ``ctx``."""
     from selectolax.lexbor import LexborHTMLParser
 
-    # Markup roughly doubles the byte count; more than this cannot fit anyway.
-    budget = ctx.limits.max_chars * 8 + 16
+    budget = byte_budget(ctx.limits)
     if len(data) > budget:
         data = prefix_at_line_end(data, budget)
         ctx.incomplete = True

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from docindex.extract.base import FileType
+from docindex.extract.base import ExtractionLimits, FileType
 from docindex.extract.context import ExtractionContext
 from docindex.extract.encoding import decode
 
@@ -11,9 +11,14 @@ from docindex.extract.encoding import decode
 _BYTES_PER_CHAR = 4
 
 
+def byte_budget(limits: ExtractionLimits) -> int:
+    """The most leading bytes of a text file that are decoded: more cannot fit in ``max_chars``."""
+    return limits.max_chars * _BYTES_PER_CHAR + 16
+
+
 def extract_text(data: bytes, ftype: FileType, ctx: ExtractionContext) -> None:
     """Decode a text file into ``ctx``; only the first ``max_chars`` worth of bytes is read."""
-    budget = ctx.limits.max_chars * _BYTES_PER_CHAR + 16
+    budget = byte_budget(ctx.limits)
     if len(data) > budget:
         data = prefix_at_line_end(data, budget)
         ctx.incomplete = True

@@ -12,7 +12,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from docindex.ocr import OcrOptions
 from docindex.settings import Settings, SettingsError
 
-GiB = 1024 * 1024 * 1024
+MiB = 1024 * 1024
+GiB = 1024 * MiB
 # SQS keeps a received message invisible for at most 12 hours in total.
 SQS_MAX_VISIBILITY_SECONDS = 12 * 3600
 
@@ -50,7 +51,7 @@ def _cgroup_cpu_quota(root: str = "/sys/fs/cgroup") -> float | None:
 
 
 class WorkerSettings(BaseModel):
-    """Field aliases are the environment variable names (listed in docs/WORKER.md)."""
+    """Field aliases are the environment variable names (listed in the README, "OCR worker" → "Configuration")."""
 
     model_config = ConfigDict(populate_by_name=True, frozen=True, extra="ignore")
 
@@ -79,6 +80,10 @@ class WorkerSettings(BaseModel):
     # A failed job's message becomes visible again after this (times 2^(receives-1), at most 15 min).
     retry_delay_seconds: int = Field(30, alias="WORKER_RETRY_DELAY_SECONDS", ge=0, le=900)
     max_object_bytes: int = Field(20 * GiB, alias="WORKER_MAX_OBJECT_BYTES", gt=0)
+    # The most bytes of one object a pool process reads into memory (ocr.extract_file): text is read
+    # up to this (and MAX_CONTENT_CHARS); an Office (zip, OLE2) file, which is extracted whole, is
+    # too_large above it.
+    max_in_memory_bytes: int = Field(256 * MiB, alias="WORKER_MAX_IN_MEMORY_BYTES", ge=MiB)
     tmp_dir: str | None = Field(None, alias="WORKER_TMP_DIR")
     metrics_flush_seconds: float = Field(60.0, alias="WORKER_METRICS_FLUSH_SECONDS", gt=0)
 

@@ -309,7 +309,10 @@ class JobRunner:
             content.content_type = ftype.mime
             return content
         extracted: ExtractedDocument = self._await(
-            self.pool.submit(extract_file, str(downloaded.path), filename, self.limits), lease
+            self.pool.submit(
+                extract_file, str(downloaded.path), filename, self.limits, self.settings.max_in_memory_bytes
+            ),
+            lease,
         )
         return JobContent(
             status="failed" if extracted.error and not extracted.text else "done",
@@ -319,6 +322,7 @@ class JobRunner:
             content_type=extracted.content_type,
             truncated=extracted.truncated,
             error=extracted.error,
+            detail=extracted.error_detail or "",
         )
 
     def _pages(self, path: str, kind: Any, lease: Lease, deadline: float) -> JobContent:
