@@ -6,6 +6,9 @@ ONLY those three calls go to a separate boto3 SQS client wrapped in botocore's
 parameters). Everything else — queues, their attributes, ListDeadLetterSourceQueues,
 the DynamoDB state — is moto in server mode over HTTP. The endpoint-says-unsupported
 path is tested against the real moto server, without a stub.
+
+``RoleClient`` wraps those clients and refuses, as IAM would with AccessDenied, every
+call whose action template.yaml's ``RedriveRole`` does not grant: code and IAM agree.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from typing import Any
 import boto3
 import pytest
 from botocore.config import Config
+from botocore.exceptions import ClientError
 from botocore.stub import Stubber
 from opensearchpy import OpenSearch
 
@@ -34,6 +38,7 @@ from docindex.redrive import (
     RedriveStateStore,
     ThroughputProbe,
 )
+from tests.unit.template_model import Scenario, as_list, iam_statements, load_template
 
 pytestmark = pytest.mark.integration
 
@@ -155,6 +160,46 @@ def task(status: str, **fields: Any) -> dict[str, Any]:
     entry: dict[str, Any] = {"Status": status, "SourceArn": fields.pop("source", INGEST_DLQ)}
     entry.update(fields)
     return entry
+
+
+def granted_actions(role: str = "RedriveRole", **parameters: str) -> frozenset[str]:
+    """The IAM actions template.yaml gives a role (for these parameter values)."""
+    resources = Scenario(load_template(), parameters).resources()
+    return frozenset(a for owner, s in iam_statements(resources) if owner == role for a in as_list(s["Action"]))
+
+
+class RoleClient:
+    """A boto3 client that answers AccessDenied, as IAM would, to every call the role does not grant.
+
+    Only the action is checked (``sqs:GetQueueUrl``, ``cloudwatch:GetMetricStatistics``...);
+    which resources each statement names is asserted by tests/unit/test_template.py.
+    """
+
+    def __init__(self, client: Any, granted: frozenset[str]) -> None:
+        self._client = client
+        self._granted = granted
+        self.denied: list[str] = []
+
+    def __getattr__(self, name: str) -> Any:
+        attribute = getattr(self._client, name)
+        operation = self._client.meta.method_to_api_mapping.get(name)
+        if operation is None:
+            return attribute
+        action = f"{self._client.meta.service_model.service_name}:{operation}"
+        if action in self._granted:
+            return attribute
+
+        def deny(**_: Any) -> Any:
+            self.denied.append(action)
+            raise ClientError(
+                {
+                    "Error": {"Code": "AccessDenied", "Message": f"not authorized to perform: {action}"},
+                    "ResponseMetadata": {"HTTPStatusCode": 403},
+                },
+                operation,
+            )
+
+        return deny
 
 
 def aws_client(service: str, endpoint: str) -> Any:
@@ -398,6 +443,57 @@ def test_dry_run_decides_everything_and_starts_nothing(world: World) -> None:
     assert results[OCR_DLQ]["status"] == "skipped"
     assert results[OCR_DLQ]["reason"] == "dlq_empty"
     assert world.state_item(INGEST_DLQ) is None
+
+
+def test_every_call_of_start_status_cancel_and_reset_is_granted_to_the_redrive_role(world: World) -> None:
+    # Given the service's clients limited to what template.yaml's RedriveRole allows
+    granted = granted_actions()
+    sqs, moves, dynamodb = (RoleClient(c, granted) for c in (world.sqs, world.moves, world.dynamodb))
+    service = RedriveService(
+        settings=world.settings(),
+        sqs=sqs,
+        move_tasks=moves,
+        state=RedriveStateStore(dynamodb, TABLE),
+        health=world.health,
+        clock=world.clock,
+    )
+    world.send("docindex-ingest-dlq", 2)
+
+    # When every action runs over both DLQs
+    world.expect_list(INGEST_DLQ)
+    world.expect_start(INGEST_DLQ, 10, "granted")
+    started = {r.dlq_arn: r for r in service.run(RedriveRequest(action="start")).results}
+    world.expect_list(INGEST_DLQ, task("RUNNING", TaskHandle="granted"))
+    world.expect_list(OCR_DLQ)
+    status = service.run(RedriveRequest(action="status")).results
+    world.expect_list(INGEST_DLQ, task("RUNNING", TaskHandle="granted"))
+    world.expect_cancel("granted", moved=1)
+    cancelled = service.run(RedriveRequest(action="cancel", dlq_arn=INGEST_DLQ)).results[0]
+    reset = service.run(RedriveRequest(action="reset")).results
+
+    # Then nothing was refused (no sqs:GetQueueUrl: queue URLs come from the ARNs)
+    assert [c.denied for c in (sqs, moves, dynamodb)] == [[], [], []]
+    assert (started[INGEST_DLQ].status, started[OCR_DLQ].reason) == ("started", "dlq_empty")
+    assert [r.status for r in status] == ["running", "idle"]
+    assert cancelled.status == "cancelled"
+    assert [r.status for r in reset] == ["reset", "reset"]
+
+
+def test_a_call_the_role_does_not_grant_is_access_denied_and_says_where_to_look(world: World) -> None:
+    # The guard itself: without sqs:ListDeadLetterSourceQueues nothing can be redriven
+    sqs = RoleClient(world.sqs, granted_actions() - {"sqs:ListDeadLetterSourceQueues"})
+    service = RedriveService(
+        settings=world.settings(),
+        sqs=sqs,
+        move_tasks=world.moves,
+        state=RedriveStateStore(world.dynamodb, TABLE),
+        health=world.health,
+        clock=world.clock,
+    )
+    world.send("docindex-ingest-dlq", 1)
+    result = service.run(RedriveRequest(action="status", dlq_arn=INGEST_DLQ)).results[0]
+    assert sqs.denied == ["sqs:ListDeadLetterSourceQueues"]
+    assert (result.status, result.reason) == ("error", "access_denied")
 
 
 # ============================================================================ no-progress back-off

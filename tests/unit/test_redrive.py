@@ -14,6 +14,7 @@ from botocore.exceptions import ClientError, EndpointConnectionError
 
 from docindex.redrive import (
     UNSUPPORTED_REASON,
+    DlqError,
     QueueInfo,
     RedriveConfigError,
     RedriveRequest,
@@ -22,6 +23,7 @@ from docindex.redrive import (
     check_velocity,
     classify_error,
     judge_round,
+    queue_url_from_arn,
     settle_time,
 )
 
@@ -242,6 +244,41 @@ def test_an_emulator_error_page_on_a_move_call_means_unsupported_but_not_on_aws(
 def test_connection_failures_are_classified() -> None:
     assert classify_error(EndpointConnectionError(endpoint_url="http://x")).reason == "endpoint_unreachable"
     assert classify_error(RuntimeError("bug")).reason == "internal_error"
+
+
+# ---------------------------------------------------------------------------- queue URLs from ARNs
+
+
+def sqs_client(region: str, endpoint_url: str | None = None) -> Any:
+    import boto3
+
+    # Creating a client needs neither the network nor credentials.
+    return boto3.client(
+        "sqs",
+        region_name=region,
+        endpoint_url=endpoint_url,
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+    )
+
+
+def test_queue_url_is_built_from_the_arn_without_get_queue_url() -> None:
+    # The redrive role has no sqs:GetQueueUrl: the URL comes from the ARN and the client's endpoint.
+    assert queue_url_from_arn(DLQ, sqs_client("us-east-1")) == (
+        "https://sqs.us-east-1.amazonaws.com/123456789012/docindex-ingest-dlq"
+    )
+    local = sqs_client("us-east-1", "http://127.0.0.1:5000/")
+    assert queue_url_from_arn(OCR_DLQ, local) == "http://127.0.0.1:5000/123456789012/docindex-ocr-dlq"
+
+
+def test_queue_url_of_another_region_is_not_found_and_a_bad_arn_is_invalid() -> None:
+    with pytest.raises(DlqError) as info:
+        queue_url_from_arn(DLQ, sqs_client("eu-west-1"))
+    assert info.value.reason == "queue_not_found"
+    assert "us-east-1" in info.value.message
+    with pytest.raises(DlqError) as bad:
+        queue_url_from_arn("arn:aws:sns:us-east-1:123456789012:topic", sqs_client("us-east-1"))
+    assert bad.value.reason == "invalid_request"
 
 
 # ---------------------------------------------------------------------------- the handler module

@@ -22,7 +22,8 @@ Each fruitless round doubles the wait before the next attempt; after
 resets it (``action: reset`` / ``docindex redrive reset``). A round that drained the DLQ
 clears the count.
 
-Clients are passed in: ``sqs`` for queue look-ups and attributes, ``move_tasks`` for the
+Clients are passed in: ``sqs`` for queue attributes and dead-letter sources (queue URLs
+are built from the ARNs, so no ``sqs:GetQueueUrl`` is needed), ``move_tasks`` for the
 three message-move operations (the same SQS client in production; tests stub it, since
 the local AWS endpoint has no such API), a DynamoDB client for the state and an optional
 consumer health check.
@@ -635,11 +636,34 @@ _QUEUE_ATTRIBUTES = [
 ]
 
 
-def _arn_parts(arn: str) -> tuple[str, str]:
+def _arn_parts(arn: str) -> tuple[str, str, str]:
+    """(region, account, queue name) of an SQS queue ARN."""
     parts = arn.split(":")
     if len(parts) != 6 or parts[0] != "arn" or parts[2] != "sqs":
         raise DlqError("invalid_request", f"not an SQS queue ARN or URL: {arn!r}")
-    return parts[4], parts[5]
+    return parts[3], parts[4], parts[5]
+
+
+def queue_url_from_arn(arn: str, sqs: Any) -> str:
+    """The queue URL of an SQS queue ARN, without an API call (so no ``sqs:GetQueueUrl``).
+
+    A queue URL is the client's endpoint + ``/<account>/<name>``: on AWS
+    ``https://sqs.<region>.amazonaws.com/<account>/<name>``; against a local endpoint
+    (``AWS_ENDPOINT_URL``, e.g. moto server) ``http://host:port/<account>/<name>``, which
+    is the URL the emulator itself hands out. A queue in another region than the client's
+    cannot be reached by it (and cannot be this region's DLQ or source either).
+    """
+    region, account, name = _arn_parts(arn)
+    meta = getattr(sqs, "meta", None)
+    client_region = getattr(meta, "region_name", None) or region
+    if region != client_region:
+        raise DlqError(
+            "queue_not_found",
+            f"{arn} is in region {region}, this SQS client in {client_region}: a DLQ, its sources and "
+            "the redrive must be in one region",
+        )
+    endpoint = getattr(meta, "endpoint_url", None) or f"https://sqs.{region}.amazonaws.com"
+    return f"{endpoint.rstrip('/')}/{account}/{name}"
 
 
 # --------------------------------------------------------------------------- the service
@@ -713,11 +737,7 @@ class RedriveService:
     # -- queue facts
 
     def _describe(self, ref: str) -> QueueInfo:
-        if ref.startswith(("http://", "https://")):
-            url = ref
-        else:
-            account, name = _arn_parts(ref)
-            url = self._sqs.get_queue_url(QueueName=name, QueueOwnerAWSAccountId=account)["QueueUrl"]
+        url = ref if ref.startswith(("http://", "https://")) else queue_url_from_arn(ref, self._sqs)
         attrs = self._sqs.get_queue_attributes(QueueUrl=url, AttributeNames=_QUEUE_ATTRIBUTES)["Attributes"]
         policy = json.loads(attrs.get("RedrivePolicy") or "{}")
         return QueueInfo(
