@@ -783,9 +783,9 @@ def test_cancel_without_a_running_task_and_dry_run_cancel(world: World) -> None:
 # ============================================================================ velocity from proven throughput
 
 
-def test_adaptive_velocity_is_a_fraction_of_what_the_consumer_proved(world: World, moto_reset: str) -> None:
-    # Given CloudWatch says the ingest consumer deleted 7200 messages in the last hour (2/s)
-    cloudwatch = aws_client("cloudwatch", moto_reset)
+def ingest_consumer_deleted_two_per_second(world: World, endpoint: str) -> Any:
+    """CloudWatch (moto) says the ingest consumer deleted 7200 messages in the last hour."""
+    cloudwatch = aws_client("cloudwatch", endpoint)
     world.clock.now = datetime.now(UTC).replace(microsecond=0)
     cloudwatch.put_metric_data(
         Namespace="AWS/SQS",
@@ -800,6 +800,12 @@ def test_adaptive_velocity_is_a_fraction_of_what_the_consumer_proved(world: Worl
             for minute in range(5, 55, 5)
         ],
     )
+    return cloudwatch
+
+
+def test_adaptive_velocity_is_a_fraction_of_what_the_consumer_proved(world: World, moto_reset: str) -> None:
+    # Given CloudWatch says the ingest consumer deleted 7200 messages in the last hour (2/s)
+    cloudwatch = ingest_consumer_deleted_two_per_second(world, moto_reset)
     probe = ThroughputProbe(cloudwatch, timedelta(hours=1), world.clock)
     service = world.service(throughput=probe, REDRIVE_ADAPTIVE_FRACTION="0.5", REDRIVE_VELOCITY="20")
 
@@ -822,6 +828,21 @@ def test_adaptive_velocity_is_a_fraction_of_what_the_consumer_proved(world: Worl
     world.expect_list(INGEST_DLQ)
     world.expect_start(INGEST_DLQ, 7, "explicit")
     assert start(service, velocity=7)["velocity"] == 7
+
+
+def test_adaptive_velocity_works_with_the_redrive_roles_cloudwatch_permission(world: World, moto_reset: str) -> None:
+    # Given the CloudWatch client limited to what RedriveRole grants (GetMetricStatistics)
+    cloudwatch = RoleClient(ingest_consumer_deleted_two_per_second(world, moto_reset), granted_actions())
+    probe = ThroughputProbe(cloudwatch, timedelta(hours=1), world.clock)
+    service = world.service(throughput=probe, REDRIVE_ADAPTIVE_FRACTION="0.5", REDRIVE_VELOCITY="20")
+    world.send("docindex-ingest-dlq", 3)
+    world.expect_list(INGEST_DLQ)
+    world.expect_start(INGEST_DLQ, 1, "adaptive")
+    # Then the measured throughput, not the configured fallback, sets the velocity
+    result = start(service)
+    assert cloudwatch.denied == []
+    assert (result["status"], result["velocity"]) == ("started", 1)
+    assert "adaptive" in result["message"]
 
 
 def test_a_failed_last_task_is_reported_on_the_next_start(world: World) -> None:

@@ -50,7 +50,7 @@ STAR_RESOURCE_ACTIONS = frozenset(
     {
         "xray:PutTraceSegments",
         "xray:PutTelemetryRecords",
-        "cloudwatch:GetMetricData",
+        "cloudwatch:GetMetricStatistics",
         "ecr:GetAuthorizationToken",
         "ec2:DescribeNetworkInterfaces",
         "ec2:DescribeSubnets",

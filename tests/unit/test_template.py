@@ -186,7 +186,9 @@ def test_redrive_has_exactly_the_background_permissions_on_dlqs_and_sources():
     source_side = statements["MoveMessagesIntoSources"]
     assert "sqs:SendMessage" in source_side["Action"]
     assert {ref_target(r) for r in source_side["Resource"]} == {"IngestQueue", "OcrQueue"}
-    assert statements["ReadQueueMetrics"]["Action"] == "cloudwatch:GetMetricData"
+    # ThroughputProbe (REDRIVE_ADAPTIVE_FRACTION) calls GetMetricStatistics, nothing calls GetMetricData
+    assert statements["ReadQueueMetrics"]["Action"] == "cloudwatch:GetMetricStatistics"
+    assert statements["ReadQueueMetrics"]["Resource"] == "*"
     assert {ref_target(r) for r in as_list(statements["RedriveState"]["Resource"])} == {"LedgerTable"}
     assert statements["ClusterHealth"]["Action"] == "es:ESHttpGet"
     sqs_actions = {a for s in statements.values() for a in as_list(s["Action"]) if a.startswith("sqs:")}
@@ -289,15 +291,37 @@ def test_redrive_environment_and_schedule():
         "REDRIVE_VELOCITY",
         "REDRIVE_STATE_TABLE",
         "REDRIVE_MAX_SOURCE_BACKLOG",
+        "REDRIVE_ADAPTIVE_FRACTION",
     }
     dlq_arns = scenario.render(variables["REDRIVE_DLQ_ARNS"]).split(",")
     assert dlq_arns == [scenario.render({"Fn::GetAtt": [q, "Arn"]}) for q in ("IngestDlq", "OcrDlq")]
     assert ref_target(variables["REDRIVE_STATE_TABLE"]) == "LedgerTable"
     velocity = TEMPLATE["Parameters"]["RedriveVelocity"]
     assert (velocity["Default"], velocity["MinValue"], velocity["MaxValue"]) == (10, 1, 500)
+    fraction = TEMPLATE["Parameters"]["RedriveAdaptiveFraction"]
+    assert (fraction["Default"], fraction["MinValue"], fraction["MaxValue"]) == (0, 0, 1)
+    assert variables["REDRIVE_ADAPTIVE_FRACTION"] == 0
     schedule = resources["RedriveFunction"]["Properties"]["Events"]["Schedule"]
     assert schedule["Type"] == "ScheduleV2"
     assert json.loads(schedule["Properties"]["Input"]) == {"action": "start"}
+
+
+def redrive_settings(**parameters: str) -> Any:
+    """The RedriveFunction's environment, rendered for these parameters, read as the function reads it."""
+    from docindex.redrive import RedriveSettings
+
+    scenario = Scenario(TEMPLATE, parameters)
+    variables = env(scenario.resources(), "RedriveFunction")
+    rendered = {name: scenario.render(value) for name, value in variables.items()}
+    # Lambda hands every value over as a string; a table's Ref stays unresolved by the model (any name will do).
+    return RedriveSettings.from_env(
+        {k: str(v) if isinstance(v, str | int | float) else "table" for k, v in rendered.items()}
+    )
+
+
+def test_redrive_adaptive_fraction_parameter_reaches_the_function_and_defaults_to_off():
+    assert redrive_settings().adaptive_fraction == 0.0  # the behaviour before the parameter existed
+    assert redrive_settings(RedriveAdaptiveFraction="0.25").adaptive_fraction == 0.25
 
 
 def test_worker_task_runs_the_worker_module_with_its_environment():

@@ -331,7 +331,10 @@ class OpenSearchHealth:
 
 
 class ThroughputProbe:
-    """What a queue's consumer has proven it can take: CloudWatch ``NumberOfMessagesDeleted``."""
+    """What a queue's consumer has proven it can take: CloudWatch ``NumberOfMessagesDeleted``.
+
+    One ``GetMetricStatistics`` call per target queue (the action template.yaml's RedriveRole grants).
+    """
 
     def __init__(self, cloudwatch: Any, window: timedelta, clock: Callable[[], datetime]) -> None:
         self._cloudwatch = cloudwatch
