@@ -19,6 +19,7 @@ import pytest
 from tests.unit.template_model import (
     DOCINDEX_METRICS,
     EXISTING_BUCKET,
+    OPENSEARCH_ARNS,
     REDRIVE_DLQ_ACTIONS,
     TEMPLATE_PATH,
     Scenario,
@@ -29,6 +30,7 @@ from tests.unit.template_model import (
     check_least_privilege,
     check_log_groups,
     check_notification_paths,
+    check_opensearch_service,
     check_queue_protection,
     check_visibility_timeout,
     copy_template,
@@ -45,7 +47,7 @@ TEMPLATE = load_template()
 SHAPES = list(all_deployment_shapes(TEMPLATE))
 SHAPE_IDS = [
     f"{s.params['NotificationMode']}-{'existing' if s.params['ExistingBucketName'] else 'created'}"
-    f"-{s.params['OpenSearchService']}{'-vpc' if s.params['FunctionsInVpc'] == 'true' else ''}"
+    f"-{'aoss' if s.condition('IsServerless') else 'es'}{'-vpc' if s.params['FunctionsInVpc'] == 'true' else ''}"
     for s in SHAPES
 ]
 
@@ -195,12 +197,12 @@ def test_redrive_has_exactly_the_background_permissions_on_dlqs_and_sources():
     assert sqs_actions == REDRIVE_DLQ_ACTIONS | {"sqs:SendMessage"}
 
 
-def test_indexer_and_worker_reach_opensearch_by_the_chosen_service():
+def test_indexer_and_worker_reach_opensearch_by_the_service_of_its_arn():
     for service, sid, action in (
         ("es", "WriteIndex", "es:ESHttpPost"),
         ("aoss", "WriteIndexServerless", "aoss:APIAccessAll"),
     ):
-        resources = default_resources(OpenSearchService=service)
+        resources = default_resources(OpenSearchArn=OPENSEARCH_ARNS[service])
         for role in ("IndexerRole", "WorkerTaskRole"):
             statement = _statements_of(resources, role)[sid]
             assert action in as_list(statement["Action"])
@@ -221,6 +223,21 @@ def test_worker_can_extend_visibility_on_the_ocr_queue_only():
     assert "sqs:ChangeMessageVisibility" in consume["Action"]
     assert ref_target(consume["Resource"]) == "OcrQueue"
     assert not any("cloudwatch:PutMetricData" in as_list(s["Action"]) for s in statements.values())
+
+
+@pytest.mark.parametrize("scenario", SHAPES, ids=SHAPE_IDS)
+def test_sigv4_service_and_opensearch_iam_follow_the_arn(scenario):
+    assert check_opensearch_service(scenario) == []
+
+
+def test_the_sigv4_service_is_not_a_free_parameter():
+    # OpenSearchService could say es for a collection ARN (and vice versa); the ARN decides now
+    assert "OpenSearchService" not in TEMPLATE["Parameters"]
+    for service, arn in OPENSEARCH_ARNS.items():
+        scenario = Scenario(TEMPLATE, {"OpenSearchArn": arn})
+        assert scenario.condition("IsServerless") is (service == "aoss")
+        variables = env(scenario.resources(), "RedriveFunction")
+        assert variables["OPENSEARCH_SERVICE"] == service
 
 
 # ------------------------------------------------------------------ functions, layer, worker
@@ -273,7 +290,7 @@ COMMON_ENV = {
 
 
 def test_indexer_environment():
-    variables = env(default_resources(OpenSearchService="aoss"), "IndexerFunction")
+    variables = env(default_resources(OpenSearchArn=OPENSEARCH_ARNS["aoss"]), "IndexerFunction")
     assert set(variables) == COMMON_ENV | {"OCR_QUEUE_URL", "INDEXER_CONCURRENCY", "MAX_OBJECT_BYTES"}
     assert variables["OPENSEARCH_SERVICE"] == "aoss"
     assert variables["OPENSEARCH_AUTH"] == "sigv4"
@@ -573,6 +590,14 @@ def test_checker_catches_wildcards_and_queue_urls_in_iam(template):
     assert any("wildcard action s3:*" in p for p in problems)
     assert any("Resource '*'" in p for p in problems)
     assert any("given by URL" in p for p in problems)
+
+
+def test_checker_catches_a_sigv4_service_that_disagrees_with_the_arn(template):
+    # Given the old shape: serverless-ness decided by something other than the ARN
+    template["Conditions"]["IsServerless"] = {"Fn::Equals": ["es", "aoss"]}
+    problems = check_opensearch_service(Scenario(template, {"OpenSearchArn": OPENSEARCH_ARNS["aoss"]}))
+    assert any("OPENSEARCH_SERVICE 'es' for an aoss ARN" in p for p in problems)
+    assert any("['es'] actions for an aoss ARN" in p for p in problems)
 
 
 def test_checker_catches_a_function_without_its_log_group(template):
