@@ -58,6 +58,10 @@ INGEST_DLQ = arn("docindex-ingest-dlq")
 OCR_DLQ = arn("docindex-ocr-dlq")
 INGEST = arn("docindex-ingest")
 OCR = arn("docindex-ocr")
+# Each DLQ's one source queue: the DestinationArn a start names unless told otherwise.
+SOURCE_OF = {INGEST_DLQ: INGEST, OCR_DLQ: OCR}
+# expect_start(..., destination=ORIGINAL_SOURCES): no DestinationArn at all.
+ORIGINAL_SOURCES = ""
 
 
 class Clock:
@@ -143,7 +147,9 @@ class World:
         )
 
     def expect_start(self, dlq_arn: str, velocity: int, handle: str, destination: str | None = None) -> None:
+        """StartMessageMoveTask with exactly these parameters; DestinationArn defaults to the DLQ's source."""
         params: dict[str, Any] = {"SourceArn": dlq_arn, "MaxNumberOfMessagesPerSecond": velocity}
+        destination = SOURCE_OF.get(dlq_arn) if destination is None else destination
         if destination:
             params["DestinationArn"] = destination
         self.stub.add_response("start_message_move_task", {"TaskHandle": handle}, expected_params=params)
@@ -300,7 +306,7 @@ def test_start_calls_message_move_with_exact_parameters_and_records_state(world:
     world.expect_list(INGEST_DLQ)
     world.expect_start(INGEST_DLQ, velocity=10, handle="handle-1")
 
-    # When a redrive starts (destination omitted: back to the original source)
+    # When a redrive starts (no destination configured: the DLQ's one source, named explicitly)
     result = start(world.service())
 
     # Then the task runs at the default velocity and the round is recorded
@@ -310,7 +316,7 @@ def test_start_calls_message_move_with_exact_parameters_and_records_state(world:
     assert result["velocity"] == 10
     assert result["approximate_messages"] == 5
     assert result["source_arn"] == INGEST
-    assert result["destination_arn"] is None
+    assert result["destination_arn"] == INGEST
     item = world.state_item(INGEST_DLQ)
     assert item is not None
     assert item["pending"] == {"BOOL": True}
@@ -353,6 +359,48 @@ def test_configured_destination_is_passed_and_its_backlog_is_checked(world: Worl
     )
     world.dynamodb.delete_item(TableName=TABLE, Key={"id": {"S": f"redrive#{INGEST_DLQ}"}})
     assert start(service)["reason"] == "source_backlog"
+
+
+def test_messages_with_no_sqs_source_are_moved_to_the_named_destination(world: World) -> None:
+    # Given what EventBridge's DeadLetterConfig does in eventbridge mode: an undeliverable event
+    # sent straight into the ingest DLQ (it never was in the ingest queue, so has no SQS source)
+    world.sqs.send_message(
+        QueueUrl=world.urls["docindex-ingest-dlq"],
+        MessageBody=json.dumps({"source": "aws.s3", "detail-type": "Object Created", "detail": {}}),
+        MessageAttributes={"ERROR_CODE": {"DataType": "String", "StringValue": "SQS_SEND_FAILED"}},
+    )
+    # And the template's REDRIVE_DESTINATIONS: every DLQ mapped to its source queue
+    service = world.service(REDRIVE_DESTINATIONS=json.dumps(SOURCE_OF))
+    world.send("docindex-ocr-dlq", 1)
+    world.expect_list(INGEST_DLQ)
+    world.expect_start(INGEST_DLQ, 10, "eb", destination=INGEST)
+    world.expect_list(OCR_DLQ)
+    world.expect_start(OCR_DLQ, 10, "ocr", destination=OCR)
+
+    # Then every StartMessageMoveTask carries DestinationArn (the stub asserts the exact parameters)
+    results = start(service, dlq=None)
+    assert [(r["status"], r["destination_arn"]) for r in results.values()] == [
+        ("started", INGEST),
+        ("started", OCR),
+    ]
+
+
+def test_a_dlq_with_several_sources_is_left_to_them_unless_a_destination_is_configured(world: World) -> None:
+    # Given a second queue dead-lettering into the ingest DLQ
+    world.sqs.create_queue(
+        QueueName="docindex-other",
+        Attributes={"RedrivePolicy": json.dumps({"deadLetterTargetArn": INGEST_DLQ, "maxReceiveCount": 3})},
+    )
+    world.send("docindex-ingest-dlq", 1)
+    # Without a configured destination SQS returns each message to its own source
+    world.expect_list(INGEST_DLQ)
+    world.expect_start(INGEST_DLQ, 10, "each", destination=ORIGINAL_SOURCES)
+    assert start(world.service())["destination_arn"] is None
+    # With one, it is named
+    world.dynamodb.delete_item(TableName=TABLE, Key={"id": {"S": f"redrive#{INGEST_DLQ}"}})
+    world.expect_list(INGEST_DLQ)
+    world.expect_start(INGEST_DLQ, 10, "named", destination=INGEST)
+    assert start(world.service(REDRIVE_DESTINATIONS=json.dumps(SOURCE_OF)))["destination_arn"] == INGEST
 
 
 def test_dlq_empty_is_skipped_without_touching_the_move_api(world: World) -> None:

@@ -309,6 +309,7 @@ def test_redrive_environment_and_schedule():
         "REDRIVE_STATE_TABLE",
         "REDRIVE_MAX_SOURCE_BACKLOG",
         "REDRIVE_ADAPTIVE_FRACTION",
+        "REDRIVE_DESTINATIONS",
     }
     dlq_arns = scenario.render(variables["REDRIVE_DLQ_ARNS"]).split(",")
     assert dlq_arns == [scenario.render({"Fn::GetAtt": [q, "Arn"]}) for q in ("IngestDlq", "OcrDlq")]
@@ -334,6 +335,30 @@ def redrive_settings(**parameters: str) -> Any:
     return RedriveSettings.from_env(
         {k: str(v) if isinstance(v, str | int | float) else "table" for k, v in rendered.items()}
     )
+
+
+@pytest.mark.parametrize("mode", ["s3", "eventbridge"])
+def test_redrive_names_a_destination_for_every_dlq_and_may_send_only_there(mode):
+    # eventbridge mode dead-letters undeliverable events into the ingest DLQ: they have no SQS
+    # source, so a move without DestinationArn would fail on them
+    scenario = Scenario(TEMPLATE, {"NotificationMode": mode})
+    resources = scenario.resources()
+    settings = redrive_settings(NotificationMode=mode)
+    source_of = {
+        scenario.render(q["Properties"]["RedrivePolicy"]["deadLetterTargetArn"]): scenario.render(
+            {"Fn::GetAtt": [name, "Arn"]}
+        )
+        for name, q in by_type(resources, "AWS::SQS::Queue").items()
+        if "RedrivePolicy" in q["Properties"]
+    }
+    assert settings.destinations == {dlq: source_of[dlq] for dlq in settings.configured_dlqs()}
+    sendable = {
+        scenario.render(r)
+        for s in _statements_of(resources, "RedriveRole").values()
+        if "sqs:SendMessage" in as_list(s["Action"])
+        for r in as_list(s["Resource"])
+    }
+    assert sendable == set(settings.destinations.values())
 
 
 def test_redrive_adaptive_fraction_parameter_reaches_the_function_and_defaults_to_off():

@@ -98,8 +98,8 @@ class RedriveSettings(EnvSettings):
     velocity: int = Field(10, alias="REDRIVE_VELOCITY")
     # JSON object {"<dlq arn>": velocity}: per-DLQ overrides of REDRIVE_VELOCITY.
     velocities: dict[str, int] = Field(default_factory=dict, alias="REDRIVE_VELOCITIES")
-    # JSON object {"<dlq arn>": "<destination arn>"}; a DLQ not named here is redriven
-    # back to its original source queue(s).
+    # JSON object {"<dlq arn>": "<destination arn>"}; a DLQ not named here is redriven to its
+    # only source queue (named as DestinationArn), or, with several, back to each message's own.
     destinations: dict[str, str] = Field(default_factory=dict, alias="REDRIVE_DESTINATIONS")
 
     state_table: str = Field(alias="REDRIVE_STATE_TABLE")
@@ -796,10 +796,10 @@ class RedriveService:
     # -- actions
 
     def _start(self, request: RedriveRequest, dlq: QueueInfo, result: DlqResult) -> None:
-        settings, now = self.settings, self._clock()
-        destination = request.destination_arn or settings.destinations.get(dlq.arn)
-        result.destination_arn = destination
+        now = self._clock()
         sources = self._sources(dlq, result)
+        destination = self._destination(request, dlq, sources)
+        result.destination_arn = destination
         targets = [self._describe(destination)] if destination else sources
         velocity, basis = self._velocity(request, dlq, targets)
         result.velocity = velocity
@@ -850,6 +850,20 @@ class RedriveService:
             # The task runs; only the no-progress bookkeeping of this round is lost.
             logger.exception("redrive started but its state was not saved", extra={"dlq_arn": dlq.arn})
             result.message += f"; warning: state not saved ({classify_error(exc).message})"
+
+    def _destination(self, request: RedriveRequest, dlq: QueueInfo, sources: list[QueueInfo]) -> str | None:
+        """Where the messages go: always named explicitly when it can be.
+
+        The request's ``destination_arn``, else ``REDRIVE_DESTINATIONS``, else the DLQ's only
+        source queue. A message that never came from an SQS queue (EventBridge dead-letters
+        undeliverable events straight into the ingest DLQ) has no original source, and a
+        task without ``DestinationArn`` fails on it. Only a DLQ with several sources and no
+        configured destination is left to SQS (back to each message's own source).
+        """
+        configured = request.destination_arn or self.settings.destinations.get(dlq.arn)
+        if configured:
+            return configured
+        return sources[0].arn if len(sources) == 1 else None
 
     def _velocity(self, request: RedriveRequest, dlq: QueueInfo, targets: list[QueueInfo]) -> tuple[int, str]:
         """The velocity for this start, and a few words on where it comes from."""
