@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import load_event
 from tests.unit.template_model import (
     DOCINDEX_METRICS,
     EXISTING_BUCKET,
@@ -680,6 +681,28 @@ def test_functions_join_the_vpc_only_when_asked():
 # ------------------------------------------------------------------ the existing-bucket custom resource
 
 
+CUSTOM_RESOURCE_EVENT = "custom-resource-create.json"
+CONFIG_ID = load_event(CUSTOM_RESOURCE_EVENT)["ResourceProperties"]["ConfigurationId"]
+
+
+def test_custom_resource_sample_event_is_what_cloudformation_sends_for_the_template():
+    # `sam local invoke BucketNotificationFunction -e events/custom-resource-create.json` and the
+    # tests below use it: it must carry exactly the properties the template gives the resource
+    event = load_event(CUSTOM_RESOURCE_EVENT)
+    resource = TEMPLATE["Resources"][event["LogicalResourceId"]]
+    assert event["RequestType"] == "Create"
+    assert event["ResourceType"] == resource["Type"] == "Custom::BucketQueueNotification"
+    assert {"ServiceToken", "ResponseURL", "StackId", "RequestId"} <= set(event)
+    properties = event["ResourceProperties"]
+    assert set(properties) == set(resource["Properties"])
+    assert properties["ServiceToken"] == event["ServiceToken"]
+    assert properties["Events"] == resource["Properties"]["Events"]
+    assert properties["Bucket"] == EXISTING_BUCKET
+    stack_name = event["StackId"].split("/")[1]
+    assert resource["Properties"]["ConfigurationId"] == {"Fn::Sub": "docindex-${AWS::StackName}"}
+    assert properties["ConfigurationId"] == f"docindex-{stack_name}"
+
+
 @pytest.fixture
 def notification_handler(monkeypatch):
     """The custom resource's inline code, run against moto's in-process S3 and SQS."""
@@ -715,23 +738,15 @@ def notification_handler(monkeypatch):
         ingest = queue_arn("docindex-dev-ingest")
 
         def invoke(request_type: str, bucket: str = EXISTING_BUCKET) -> dict[str, Any]:
-            namespace["handler"](
-                {
-                    "RequestType": request_type,
-                    "ResourceProperties": {
-                        "Bucket": bucket,
-                        "ConfigurationId": "docindex-test",
-                        "AccountId": "123456789012",
-                        "QueueArn": ingest,
-                        "Events": ["s3:ObjectCreated:*", "s3:ObjectRemoved:*"],
-                    },
-                    "StackId": "stack",
-                    "RequestId": "request",
-                    "LogicalResourceId": "ExistingBucketNotification",
-                    "ResponseURL": "https://cloudformation-response.invalid/",
-                },
-                None,
-            )
+            # events/custom-resource-create.json, as CloudFormation would send it for this request
+            event = load_event(CUSTOM_RESOURCE_EVENT)
+            event["RequestType"] = request_type
+            event["ResourceProperties"].update(Bucket=bucket, QueueArn=ingest)
+            if request_type != "Create":
+                event["PhysicalResourceId"] = f"{EXISTING_BUCKET}/{CONFIG_ID}"
+            if request_type == "Update":
+                event["OldResourceProperties"] = dict(event["ResourceProperties"])
+            namespace["handler"](event, None)
             return responses[-1]
 
         def queue_configurations() -> list[dict[str, Any]]:
@@ -763,8 +778,8 @@ def test_custom_resource_adds_its_notification_and_keeps_the_others(notification
     deleted = notification_handler.invoke("Delete")
     # Then ours was added next to theirs, and only ours was removed again
     assert created["Status"] == "SUCCESS"
-    assert created["PhysicalResourceId"] == f"{EXISTING_BUCKET}/docindex-test"
-    assert [c["Id"] for c in after_create] == ["theirs", "docindex-test"]
+    assert created["PhysicalResourceId"] == f"{EXISTING_BUCKET}/{CONFIG_ID}"
+    assert [c["Id"] for c in after_create] == ["theirs", CONFIG_ID]
     assert after_create[1]["QueueArn"] == notification_handler.ingest
     assert deleted["Status"] == "SUCCESS"
     assert notification_handler.queue_configurations() == [theirs]
@@ -790,6 +805,6 @@ def test_custom_resource_refuses_a_second_path_into_the_ingest_queue(notificatio
 def test_custom_resource_update_is_idempotent_and_delete_tolerates_a_gone_bucket(notification_handler):
     notification_handler.invoke("Create")
     assert notification_handler.invoke("Update")["Status"] == "SUCCESS"
-    assert [c["Id"] for c in notification_handler.queue_configurations()] == ["docindex-test"]
+    assert [c["Id"] for c in notification_handler.queue_configurations()] == [CONFIG_ID]
     assert notification_handler.invoke("Delete", bucket="bucket-that-is-gone")["Status"] == "SUCCESS"
     assert notification_handler.invoke("Create", bucket="bucket-that-is-gone")["Status"] == "FAILED"
