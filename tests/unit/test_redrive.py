@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import textwrap
@@ -13,6 +14,7 @@ import pytest
 from botocore.exceptions import ClientError, EndpointConnectionError
 
 from docindex.redrive import (
+    PERMISSIONS_DOC,
     UNSUPPORTED_REASON,
     DlqError,
     QueueInfo,
@@ -244,6 +246,29 @@ def test_an_emulator_error_page_on_a_move_call_means_unsupported_but_not_on_aws(
 def test_connection_failures_are_classified() -> None:
     assert classify_error(EndpointConnectionError(endpoint_url="http://x")).reason == "endpoint_unreachable"
     assert classify_error(RuntimeError("bug")).reason == "internal_error"
+
+
+def test_access_denied_points_to_the_readme_section_that_lists_the_permissions() -> None:
+    error = classify_error(client_error("AccessDenied", "not authorized"))
+    assert (error.reason, PERMISSIONS_DOC in error.message) == ("access_denied", True)
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "## Operating the DLQs" in readme
+    assert "### Metrics and permissions" in readme.split("## Operating the DLQs", 1)[1]
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "layers/docindex/docindex/redrive.py",
+        "layers/docindex/docindex/cli/redrive.py",
+        "functions/redrive/app.py",
+        "template.yaml",
+    ],
+)
+def test_redrive_files_point_only_to_documents_that_exist(path: str) -> None:
+    text = (ROOT / path).read_text(encoding="utf-8")
+    missing = [doc for doc in re.findall(r"\bdocs/[\w./-]+", text) if not (ROOT / doc).exists()]
+    assert missing == []
 
 
 # ---------------------------------------------------------------------------- queue URLs from ARNs

@@ -13,7 +13,7 @@ guard that stops it (``skipped`` with a ``reason``):
                         ``REDRIVE_MAX_SOURCE_BACKLOG`` messages (visible + in flight).
 ``consumer_unhealthy``  OpenSearch is red or unreachable: the consumers would only burn receives.
 
-The no-loop rule (see docs/REDRIVE.md, "Why a redrive can stop itself"): when a redrive
+The no-loop rule (README.md, "Operating the DLQs" > "Why a redrive can stop itself"): when a redrive
 starts, the DLQ's depth is recorded in DynamoDB. Once its messages have had time to fail
 again (``maxReceiveCount`` x visibility timeout of the source, plus the move itself), the
 next run compares: a DLQ holding no fewer messages than before is a *fruitless round*.
@@ -62,6 +62,8 @@ MOVE_TASK_OPERATIONS = frozenset({"StartMessageMoveTask", "ListMessageMoveTasks"
 UNSUPPORTED_REASON = "unsupported by this endpoint"
 # Only one active move task per queue: a cancelling task still blocks a new one.
 ACTIVE_TASK_STATUSES = frozenset({"RUNNING", "CANCELLING"})
+# Where an operator finds the permissions the redrive needs (named in access_denied messages).
+PERMISSIONS_DOC = 'README.md, "Operating the DLQs" > "Metrics and permissions"'
 
 
 class RedriveConfigError(ValueError):
@@ -576,7 +578,7 @@ def _classify_client_error(exc: ClientError, endpoint_url: str | None) -> DlqErr
         (on_state and bool(codes & _NOT_FOUND), "state_table_not_found", f"{where} (REDRIVE_STATE_TABLE)"),
         (bool(codes & _NOT_FOUND), "queue_not_found", where),
         (bool(codes & _THROTTLED), "throttled", f"{where} (the next run tries again)"),
-        (bool(codes & _DENIED), "access_denied", f"{where} (docs/REDRIVE.md lists the permissions)"),
+        (bool(codes & _DENIED), "access_denied", f"{where} ({PERMISSIONS_DOC} lists the permissions)"),
         (
             "dead" in lowered and "letter" in lowered and bool(codes & (_INVALID | {"UnsupportedOperation"})),
             "not_a_dlq",
