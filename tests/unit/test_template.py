@@ -9,6 +9,7 @@ to prove the checks catch what they claim to.
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import tomllib
 import types
@@ -665,6 +666,15 @@ def test_samconfig_has_default_dev_and_prod_deployable_environments():
     assert stages["prod"] == "prod"
     assert len(set(stages.values())) == 3  # Stage names resources: environments must not collide
     assert config["prod"]["deploy"]["parameters"]["confirm_changeset"] is True
+
+
+def test_readme_commands_name_the_stacks_samconfig_deploys():
+    # `sam remote invoke ... --stack-name docindex` named a stack no environment creates
+    stacks = {env["global"]["parameters"]["stack_name"] for env in _samconfig().values() if isinstance(env, dict)}
+    readme = (TEMPLATE_PATH.parent / "README.md").read_text(encoding="utf-8")
+    named = set(re.findall(r"--stack(?:-name)?[ =]([\w.-]+)", readme)) - {"NAME"}
+    assert named
+    assert named <= stacks, sorted(named - stacks)
 
 
 def test_functions_join_the_vpc_only_when_asked():
