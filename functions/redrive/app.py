@@ -1,4 +1,4 @@
-"""Scheduled and manual DLQ redrive (CONTRACT.md, "Redrive"; docs/REDRIVE.md)."""
+"""Scheduled and manual DLQ redrive (CONTRACT.md, "Redrive"; README.md, "Operating the DLQs")."""
 
 from typing import Any
 

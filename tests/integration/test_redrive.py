@@ -6,6 +6,9 @@ ONLY those three calls go to a separate boto3 SQS client wrapped in botocore's
 parameters). Everything else — queues, their attributes, ListDeadLetterSourceQueues,
 the DynamoDB state — is moto in server mode over HTTP. The endpoint-says-unsupported
 path is tested against the real moto server, without a stub.
+
+``RoleClient`` wraps those clients and refuses, as IAM would with AccessDenied, every
+call whose action template.yaml's ``RedriveRole`` does not grant: code and IAM agree.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from typing import Any
 import boto3
 import pytest
 from botocore.config import Config
+from botocore.exceptions import ClientError
 from botocore.stub import Stubber
 from opensearchpy import OpenSearch
 
@@ -34,6 +38,7 @@ from docindex.redrive import (
     RedriveStateStore,
     ThroughputProbe,
 )
+from tests.unit.template_model import Scenario, as_list, iam_statements, load_template
 
 pytestmark = pytest.mark.integration
 
@@ -53,6 +58,10 @@ INGEST_DLQ = arn("docindex-ingest-dlq")
 OCR_DLQ = arn("docindex-ocr-dlq")
 INGEST = arn("docindex-ingest")
 OCR = arn("docindex-ocr")
+# Each DLQ's one source queue: the DestinationArn a start names unless told otherwise.
+SOURCE_OF = {INGEST_DLQ: INGEST, OCR_DLQ: OCR}
+# expect_start(..., destination=ORIGINAL_SOURCES): no DestinationArn at all.
+ORIGINAL_SOURCES = ""
 
 
 class Clock:
@@ -138,7 +147,9 @@ class World:
         )
 
     def expect_start(self, dlq_arn: str, velocity: int, handle: str, destination: str | None = None) -> None:
+        """StartMessageMoveTask with exactly these parameters; DestinationArn defaults to the DLQ's source."""
         params: dict[str, Any] = {"SourceArn": dlq_arn, "MaxNumberOfMessagesPerSecond": velocity}
+        destination = SOURCE_OF.get(dlq_arn) if destination is None else destination
         if destination:
             params["DestinationArn"] = destination
         self.stub.add_response("start_message_move_task", {"TaskHandle": handle}, expected_params=params)
@@ -155,6 +166,46 @@ def task(status: str, **fields: Any) -> dict[str, Any]:
     entry: dict[str, Any] = {"Status": status, "SourceArn": fields.pop("source", INGEST_DLQ)}
     entry.update(fields)
     return entry
+
+
+def granted_actions(role: str = "RedriveRole", **parameters: str) -> frozenset[str]:
+    """The IAM actions template.yaml gives a role (for these parameter values)."""
+    resources = Scenario(load_template(), parameters).resources()
+    return frozenset(a for owner, s in iam_statements(resources) if owner == role for a in as_list(s["Action"]))
+
+
+class RoleClient:
+    """A boto3 client that answers AccessDenied, as IAM would, to every call the role does not grant.
+
+    Only the action is checked (``sqs:GetQueueUrl``, ``cloudwatch:GetMetricStatistics``...);
+    which resources each statement names is asserted by tests/unit/test_template.py.
+    """
+
+    def __init__(self, client: Any, granted: frozenset[str]) -> None:
+        self._client = client
+        self._granted = granted
+        self.denied: list[str] = []
+
+    def __getattr__(self, name: str) -> Any:
+        attribute = getattr(self._client, name)
+        operation = self._client.meta.method_to_api_mapping.get(name)
+        if operation is None:
+            return attribute
+        action = f"{self._client.meta.service_model.service_name}:{operation}"
+        if action in self._granted:
+            return attribute
+
+        def deny(**_: Any) -> Any:
+            self.denied.append(action)
+            raise ClientError(
+                {
+                    "Error": {"Code": "AccessDenied", "Message": f"not authorized to perform: {action}"},
+                    "ResponseMetadata": {"HTTPStatusCode": 403},
+                },
+                operation,
+            )
+
+        return deny
 
 
 def aws_client(service: str, endpoint: str) -> Any:
@@ -255,7 +306,7 @@ def test_start_calls_message_move_with_exact_parameters_and_records_state(world:
     world.expect_list(INGEST_DLQ)
     world.expect_start(INGEST_DLQ, velocity=10, handle="handle-1")
 
-    # When a redrive starts (destination omitted: back to the original source)
+    # When a redrive starts (no destination configured: the DLQ's one source, named explicitly)
     result = start(world.service())
 
     # Then the task runs at the default velocity and the round is recorded
@@ -265,7 +316,7 @@ def test_start_calls_message_move_with_exact_parameters_and_records_state(world:
     assert result["velocity"] == 10
     assert result["approximate_messages"] == 5
     assert result["source_arn"] == INGEST
-    assert result["destination_arn"] is None
+    assert result["destination_arn"] == INGEST
     item = world.state_item(INGEST_DLQ)
     assert item is not None
     assert item["pending"] == {"BOOL": True}
@@ -308,6 +359,48 @@ def test_configured_destination_is_passed_and_its_backlog_is_checked(world: Worl
     )
     world.dynamodb.delete_item(TableName=TABLE, Key={"id": {"S": f"redrive#{INGEST_DLQ}"}})
     assert start(service)["reason"] == "source_backlog"
+
+
+def test_messages_with_no_sqs_source_are_moved_to_the_named_destination(world: World) -> None:
+    # Given what EventBridge's DeadLetterConfig does in eventbridge mode: an undeliverable event
+    # sent straight into the ingest DLQ (it never was in the ingest queue, so has no SQS source)
+    world.sqs.send_message(
+        QueueUrl=world.urls["docindex-ingest-dlq"],
+        MessageBody=json.dumps({"source": "aws.s3", "detail-type": "Object Created", "detail": {}}),
+        MessageAttributes={"ERROR_CODE": {"DataType": "String", "StringValue": "SQS_SEND_FAILED"}},
+    )
+    # And the template's REDRIVE_DESTINATIONS: every DLQ mapped to its source queue
+    service = world.service(REDRIVE_DESTINATIONS=json.dumps(SOURCE_OF))
+    world.send("docindex-ocr-dlq", 1)
+    world.expect_list(INGEST_DLQ)
+    world.expect_start(INGEST_DLQ, 10, "eb", destination=INGEST)
+    world.expect_list(OCR_DLQ)
+    world.expect_start(OCR_DLQ, 10, "ocr", destination=OCR)
+
+    # Then every StartMessageMoveTask carries DestinationArn (the stub asserts the exact parameters)
+    results = start(service, dlq=None)
+    assert [(r["status"], r["destination_arn"]) for r in results.values()] == [
+        ("started", INGEST),
+        ("started", OCR),
+    ]
+
+
+def test_a_dlq_with_several_sources_is_left_to_them_unless_a_destination_is_configured(world: World) -> None:
+    # Given a second queue dead-lettering into the ingest DLQ
+    world.sqs.create_queue(
+        QueueName="docindex-other",
+        Attributes={"RedrivePolicy": json.dumps({"deadLetterTargetArn": INGEST_DLQ, "maxReceiveCount": 3})},
+    )
+    world.send("docindex-ingest-dlq", 1)
+    # Without a configured destination SQS returns each message to its own source
+    world.expect_list(INGEST_DLQ)
+    world.expect_start(INGEST_DLQ, 10, "each", destination=ORIGINAL_SOURCES)
+    assert start(world.service())["destination_arn"] is None
+    # With one, it is named
+    world.dynamodb.delete_item(TableName=TABLE, Key={"id": {"S": f"redrive#{INGEST_DLQ}"}})
+    world.expect_list(INGEST_DLQ)
+    world.expect_start(INGEST_DLQ, 10, "named", destination=INGEST)
+    assert start(world.service(REDRIVE_DESTINATIONS=json.dumps(SOURCE_OF)))["destination_arn"] == INGEST
 
 
 def test_dlq_empty_is_skipped_without_touching_the_move_api(world: World) -> None:
@@ -398,6 +491,57 @@ def test_dry_run_decides_everything_and_starts_nothing(world: World) -> None:
     assert results[OCR_DLQ]["status"] == "skipped"
     assert results[OCR_DLQ]["reason"] == "dlq_empty"
     assert world.state_item(INGEST_DLQ) is None
+
+
+def test_every_call_of_start_status_cancel_and_reset_is_granted_to_the_redrive_role(world: World) -> None:
+    # Given the service's clients limited to what template.yaml's RedriveRole allows
+    granted = granted_actions()
+    sqs, moves, dynamodb = (RoleClient(c, granted) for c in (world.sqs, world.moves, world.dynamodb))
+    service = RedriveService(
+        settings=world.settings(),
+        sqs=sqs,
+        move_tasks=moves,
+        state=RedriveStateStore(dynamodb, TABLE),
+        health=world.health,
+        clock=world.clock,
+    )
+    world.send("docindex-ingest-dlq", 2)
+
+    # When every action runs over both DLQs
+    world.expect_list(INGEST_DLQ)
+    world.expect_start(INGEST_DLQ, 10, "granted")
+    started = {r.dlq_arn: r for r in service.run(RedriveRequest(action="start")).results}
+    world.expect_list(INGEST_DLQ, task("RUNNING", TaskHandle="granted"))
+    world.expect_list(OCR_DLQ)
+    status = service.run(RedriveRequest(action="status")).results
+    world.expect_list(INGEST_DLQ, task("RUNNING", TaskHandle="granted"))
+    world.expect_cancel("granted", moved=1)
+    cancelled = service.run(RedriveRequest(action="cancel", dlq_arn=INGEST_DLQ)).results[0]
+    reset = service.run(RedriveRequest(action="reset")).results
+
+    # Then nothing was refused (no sqs:GetQueueUrl: queue URLs come from the ARNs)
+    assert [c.denied for c in (sqs, moves, dynamodb)] == [[], [], []]
+    assert (started[INGEST_DLQ].status, started[OCR_DLQ].reason) == ("started", "dlq_empty")
+    assert [r.status for r in status] == ["running", "idle"]
+    assert cancelled.status == "cancelled"
+    assert [r.status for r in reset] == ["reset", "reset"]
+
+
+def test_a_call_the_role_does_not_grant_is_access_denied_and_says_where_to_look(world: World) -> None:
+    # The guard itself: without sqs:ListDeadLetterSourceQueues nothing can be redriven
+    sqs = RoleClient(world.sqs, granted_actions() - {"sqs:ListDeadLetterSourceQueues"})
+    service = RedriveService(
+        settings=world.settings(),
+        sqs=sqs,
+        move_tasks=world.moves,
+        state=RedriveStateStore(world.dynamodb, TABLE),
+        health=world.health,
+        clock=world.clock,
+    )
+    world.send("docindex-ingest-dlq", 1)
+    result = service.run(RedriveRequest(action="status", dlq_arn=INGEST_DLQ)).results[0]
+    assert sqs.denied == ["sqs:ListDeadLetterSourceQueues"]
+    assert (result.status, result.reason) == ("error", "access_denied")
 
 
 # ============================================================================ no-progress back-off
@@ -687,9 +831,9 @@ def test_cancel_without_a_running_task_and_dry_run_cancel(world: World) -> None:
 # ============================================================================ velocity from proven throughput
 
 
-def test_adaptive_velocity_is_a_fraction_of_what_the_consumer_proved(world: World, moto_reset: str) -> None:
-    # Given CloudWatch says the ingest consumer deleted 7200 messages in the last hour (2/s)
-    cloudwatch = aws_client("cloudwatch", moto_reset)
+def ingest_consumer_deleted_two_per_second(world: World, endpoint: str) -> Any:
+    """CloudWatch (moto) says the ingest consumer deleted 7200 messages in the last hour."""
+    cloudwatch = aws_client("cloudwatch", endpoint)
     world.clock.now = datetime.now(UTC).replace(microsecond=0)
     cloudwatch.put_metric_data(
         Namespace="AWS/SQS",
@@ -704,6 +848,12 @@ def test_adaptive_velocity_is_a_fraction_of_what_the_consumer_proved(world: Worl
             for minute in range(5, 55, 5)
         ],
     )
+    return cloudwatch
+
+
+def test_adaptive_velocity_is_a_fraction_of_what_the_consumer_proved(world: World, moto_reset: str) -> None:
+    # Given CloudWatch says the ingest consumer deleted 7200 messages in the last hour (2/s)
+    cloudwatch = ingest_consumer_deleted_two_per_second(world, moto_reset)
     probe = ThroughputProbe(cloudwatch, timedelta(hours=1), world.clock)
     service = world.service(throughput=probe, REDRIVE_ADAPTIVE_FRACTION="0.5", REDRIVE_VELOCITY="20")
 
@@ -726,6 +876,21 @@ def test_adaptive_velocity_is_a_fraction_of_what_the_consumer_proved(world: Worl
     world.expect_list(INGEST_DLQ)
     world.expect_start(INGEST_DLQ, 7, "explicit")
     assert start(service, velocity=7)["velocity"] == 7
+
+
+def test_adaptive_velocity_works_with_the_redrive_roles_cloudwatch_permission(world: World, moto_reset: str) -> None:
+    # Given the CloudWatch client limited to what RedriveRole grants (GetMetricStatistics)
+    cloudwatch = RoleClient(ingest_consumer_deleted_two_per_second(world, moto_reset), granted_actions())
+    probe = ThroughputProbe(cloudwatch, timedelta(hours=1), world.clock)
+    service = world.service(throughput=probe, REDRIVE_ADAPTIVE_FRACTION="0.5", REDRIVE_VELOCITY="20")
+    world.send("docindex-ingest-dlq", 3)
+    world.expect_list(INGEST_DLQ)
+    world.expect_start(INGEST_DLQ, 1, "adaptive")
+    # Then the measured throughput, not the configured fallback, sets the velocity
+    result = start(service)
+    assert cloudwatch.denied == []
+    assert (result["status"], result["velocity"]) == ("started", 1)
+    assert "adaptive" in result["message"]
 
 
 def test_a_failed_last_task_is_reported_on_the_next_start(world: World) -> None:

@@ -24,7 +24,7 @@ import pytest
 from docindex import redrive
 from docindex.cli import redrive as cli_redrive
 from docindex.redrive import UNSUPPORTED_REASON, OpenSearchHealth, RedriveConfigError
-from tests.integration.test_redrive import INGEST, INGEST_DLQ, OCR_DLQ, TABLE, World, build_world, task
+from tests.integration.test_redrive import INGEST, INGEST_DLQ, OCR_DLQ, TABLE, World, aws_client, build_world, task
 
 pytestmark = [
     pytest.mark.integration,
@@ -237,35 +237,40 @@ def test_handler_rejects_an_out_of_range_velocity(handler: ModuleType, world: Wo
         handler.lambda_handler({"action": "start", "velocity": velocity}, FakeLambdaContext())
 
 
-def local_env(world: World, endpoint: str, opensearch_url: str) -> dict[str, str]:
-    """What `docindex local up` writes (DLQ URLs, endpoints), plus the redrive table."""
-    return {
-        "AWS_ENDPOINT_URL": endpoint,
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_DEFAULT_REGION": "us-east-1",
-        "INGEST_DLQ_URL": world.urls["docindex-ingest-dlq"],
-        "OCR_DLQ_URL": world.urls["docindex-ocr-dlq"],
-        "REDRIVE_STATE_TABLE": TABLE,
-        "OPENSEARCH_ENDPOINT": opensearch_url,
-        "OPENSEARCH_AUTH": "none",
-    }
+def local_up_env(state_dir: Path, endpoint: str, opensearch_url: str) -> tuple[dict[str, str], Path]:
+    """Run the real `docindex local up` against the test servers: its env, and the file it wrote."""
+    from docindex.cli.local import default_env_file, local_up
+
+    env = local_up(state_dir=state_dir, aws_endpoint=endpoint, opensearch_endpoint=opensearch_url)
+    return env, default_env_file(state_dir)
+
+
+def test_local_up_writes_the_redrive_state_table_as_the_template_does(
+    moto_reset: str, osmem_clone: Any, tmp_path: Path
+) -> None:
+    # template.yaml sets REDRIVE_STATE_TABLE to the ledger table; `local up` mirrors it
+    env, env_file = local_up_env(tmp_path, moto_reset, osmem_clone.url)
+    assert env["REDRIVE_STATE_TABLE"] == env["LEDGER_TABLE"]
+    assert f"REDRIVE_STATE_TABLE={env['LEDGER_TABLE']}" in env_file.read_text(encoding="utf-8").splitlines()
+    settings = redrive.RedriveSettings.from_env(env)  # what `docindex redrive --env-file` validates
+    assert settings.configured_dlqs() == (env["INGEST_DLQ_ARN"], env["OCR_DLQ_ARN"])
 
 
 def test_handler_wired_from_the_environment_says_unsupported_locally(
     handler: ModuleType,
     moto_reset: str,
     osmem_clone: Any,
-    osmem_health: OpenSearchHealth,
+    tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    # Given the real wiring (no stub): moto as AWS, osmem as OpenSearch
-    for world in build_world(moto_reset, osmem_health):
-        os.environ.update(local_env(world, moto_reset, osmem_clone.url))
-        world.send("docindex-ingest-dlq", 1)
+    # Given the real wiring (no stub) from the environment `docindex local up` writes:
+    # moto as AWS, osmem as OpenSearch, one message in the ingest DLQ
+    env, _ = local_up_env(tmp_path, moto_reset, osmem_clone.url)
+    os.environ.update(env)
+    aws_client("sqs", moto_reset).send_message(QueueUrl=env["INGEST_DLQ_URL"], MessageBody="{}")
 
-        # When the scheduled event runs
-        output, metrics = invoke(handler, load_event("redrive-scheduled.json"), capsys)
+    # When the scheduled event runs
+    output, metrics = invoke(handler, load_event("redrive-scheduled.json"), capsys)
 
     # Then the full DLQ is reported as unsupported, plainly, and the empty one as empty
     results = {r["dlq_arn"].rsplit(":", 1)[-1]: r for r in output["results"]}
@@ -313,19 +318,20 @@ def test_cli_start_prints_one_block_per_dlq(world: World, capsys: pytest.Capture
 def test_cli_local_env_file_says_unsupported_and_exits_1(
     moto_reset: str,
     osmem_clone: Any,
-    osmem_health: OpenSearchHealth,
     restore_environ: None,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    for world in build_world(moto_reset, osmem_health):
-        env_file = tmp_path / "docindex.env"
-        env = local_env(world, moto_reset, osmem_clone.url)
-        env_file.write_text("".join(f"{k}={v}\n" for k, v in env.items()), encoding="utf-8")
-        for key in env:
-            os.environ.pop(key, None)
-        world.send("docindex-ocr-dlq", 1)
-        code = cli("status", "--env-file", str(env_file))
+    # Given the env file `docindex local up` wrote, used as is (README: Operating the DLQs > Locally)
+    env, env_file = local_up_env(tmp_path, moto_reset, osmem_clone.url)
+    for key in env:
+        os.environ.pop(key, None)
+    aws_client("sqs", moto_reset).send_message(QueueUrl=env["OCR_DLQ_URL"], MessageBody="{}")
+
+    # When `docindex redrive status --env-file .docindex/local.env` runs
+    code = cli("status", "--env-file", str(env_file))
+
+    # Then the configuration is complete (not exit 2) and moto's missing move API is said plainly
     out = capsys.readouterr().out
     assert code == 1
     assert "docindex-ocr-dlq: error (unsupported by this endpoint)" in out

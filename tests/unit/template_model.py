@@ -3,7 +3,8 @@
 The template is loaded with cfn-lint's decoder (it understands the short-form tags
 ``!Sub``/``!Ref``/``!If``...). A :class:`Scenario` fixes the parameter values; for it
 the model evaluates the ``Conditions``, drops resources whose condition is false,
-resolves ``Fn::If``, ``Ref`` to parameters, ``AWS::NoValue`` and ``Fn::FindInMap``,
+resolves ``Fn::If``, ``Ref`` to parameters, ``AWS::NoValue``, ``Fn::FindInMap``,
+``Fn::Split`` and ``Fn::Select``,
 and renders ``Fn::Sub`` / queue ARNs and URLs to strings with fake account values.
 Everything else (``Fn::GetAtt`` of non-queues, ``Ref`` of resources) is left as is.
 
@@ -45,12 +46,18 @@ REQUIRED_PARAMETERS = {
 
 EXISTING_BUCKET = "corp-file-server"
 
+# OpenSearchArn per SigV4 service: the service is the ARN's third field.
+OPENSEARCH_ARNS = {
+    "es": REQUIRED_PARAMETERS["OpenSearchArn"],
+    "aoss": "arn:aws:aoss:ap-northeast-1:123456789012:collection/abc123def456",
+}
+
 # Actions whose only valid IAM resource is "*" (no resource-level permissions exist).
 STAR_RESOURCE_ACTIONS = frozenset(
     {
         "xray:PutTraceSegments",
         "xray:PutTelemetryRecords",
-        "cloudwatch:GetMetricData",
+        "cloudwatch:GetMetricStatistics",
         "ecr:GetAuthorizationToken",
         "ec2:DescribeNetworkInterfaces",
         "ec2:DescribeSubnets",
@@ -159,7 +166,7 @@ class Scenario:
 
     # -- values
     def resolve(self, value: Any) -> Any:
-        """Resolve Fn::If, Ref to parameters, AWS::NoValue and Fn::FindInMap; keep the rest."""
+        """Resolve Fn::If, Ref to parameters, AWS::NoValue, Fn::FindInMap, Fn::Split, Fn::Select; keep the rest."""
         if isinstance(value, list):
             items = [self.resolve(v) for v in value]
             return [v for v in items if v is not _NO_VALUE]
@@ -178,6 +185,14 @@ class Scenario:
             if key == "Fn::FindInMap":
                 mapping, top, second = (self.resolve(a) for a in arg)
                 return self.template["Mappings"][mapping][str(top)][str(second)]
+            if key == "Fn::Split":
+                delimiter, source = arg[0], self.resolve(arg[1])
+                if isinstance(source, str):
+                    return source.split(delimiter)
+            if key == "Fn::Select":
+                index, items = self.resolve(arg[0]), self.resolve(arg[1])
+                if isinstance(items, list) and all(isinstance(i, str) for i in items):
+                    return items[int(index)]
         items = {k: self.resolve(v) for k, v in value.items()}
         return {k: v for k, v in items.items() if v is not _NO_VALUE}
 
@@ -268,7 +283,7 @@ def all_deployment_shapes(template: dict[str, Any]) -> Iterator[Scenario]:
         template,
         NotificationMode=["s3", "eventbridge"],
         ExistingBucketName=["", EXISTING_BUCKET],
-        OpenSearchService=["es", "aoss"],
+        OpenSearchArn=list(OPENSEARCH_ARNS.values()),
         FunctionsInVpc=["false", "true"],
     )
 
@@ -517,6 +532,40 @@ def check_least_privilege(scenario: Scenario) -> list[str]:
                 problems.append(f"{owner}/{sid}: Resource '*' for {sorted(set(actions) - STAR_RESOURCE_ACTIONS)}")
             if isinstance(res, dict) and "Ref" in res and res["Ref"] in queues:
                 problems.append(f"{owner}/{sid}: queue {res['Ref']} given by URL (Ref), IAM needs its ARN")
+    return problems
+
+
+def opensearch_service_env(resources: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """OPENSEARCH_SERVICE of every function and container that sets it."""
+    found: dict[str, Any] = {}
+    for name, resource in resources.items():
+        props = resource.get("Properties", {})
+        variables = props.get("Environment", {}).get("Variables", {})
+        if "OPENSEARCH_SERVICE" in variables:
+            found[name] = variables["OPENSEARCH_SERVICE"]
+        for container in props.get("ContainerDefinitions", []):
+            for pair in container.get("Environment", []):
+                if pair["Name"] == "OPENSEARCH_SERVICE":
+                    found[f"{name}/{container['Name']}"] = pair["Value"]
+    return found
+
+
+def check_opensearch_service(scenario: Scenario) -> list[str]:
+    """OPENSEARCH_SERVICE and the IAM actions on OpenSearch follow the service in OpenSearchArn."""
+    problems = []
+    service = scenario.params["OpenSearchArn"].split(":")[2]
+    resources = scenario.resources()
+    found = opensearch_service_env(resources)
+    if not found:
+        problems.append("no function or container sets OPENSEARCH_SERVICE")
+    for owner, value in found.items():
+        if value != service:
+            problems.append(f"{owner}: OPENSEARCH_SERVICE {value!r} for an {service} ARN")
+    for owner, statement in iam_statements(resources):
+        prefixes = {str(a).split(":", 1)[0] for a in as_list(statement.get("Action", []))}
+        wrong = prefixes & ({"es", "aoss"} - {service})
+        if wrong:
+            problems.append(f"{owner}/{statement.get('Sid', '?')}: {sorted(wrong)} actions for an {service} ARN")
     return problems
 
 

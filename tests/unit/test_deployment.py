@@ -4,25 +4,27 @@ from __future__ import annotations
 
 from typing import Any
 
-from docindex.deployment import Deployment, queue_name
+from docindex.deployment import Deployment, opensearch_service_of, queue_name
 from docindex.operations import OperationReport, PauseState, Step, StepStatus
+
+AOSS_ARN = "arn:aws:aoss:ap-northeast-1:123456789012:collection/abc123"
 
 
 class FakeCloudFormation:
+    def __init__(self, **parameters: str) -> None:
+        self.parameters = {
+            "OpenSearchEndpoint": "https://search-docs.es.amazonaws.com",
+            "NotificationMode": "eventbridge",
+            "WorkerMaxTasks": "10",
+            **parameters,
+        }
+
     def describe_stacks(self, StackName: str) -> dict[str, Any]:
         return {
             "Stacks": [
                 {
                     "StackName": StackName,
-                    "Parameters": [
-                        {
-                            "ParameterKey": "OpenSearchEndpoint",
-                            "ParameterValue": "https://search-docs.es.amazonaws.com",
-                        },
-                        {"ParameterKey": "OpenSearchService", "ParameterValue": "es"},
-                        {"ParameterKey": "NotificationMode", "ParameterValue": "eventbridge"},
-                        {"ParameterKey": "WorkerMaxTasks", "ParameterValue": "10"},
-                    ],
+                    "Parameters": [{"ParameterKey": k, "ParameterValue": v} for k, v in self.parameters.items()],
                     "Outputs": [
                         {"OutputKey": "DocumentsBucketName", "OutputValue": "docs-bucket"},
                         {
@@ -80,6 +82,19 @@ def test_a_stack_gives_outputs_parameters_and_resources() -> None:
     assert (d.ecs_service, d.eventbridge_rule) == ("prod-worker", "docindex-prod-ingest")
     assert d.parameters["WorkerMaxTasks"] == "10"
     assert not d.is_local
+
+
+def test_the_sigv4_service_follows_the_opensearch_arn_as_in_the_template() -> None:
+    # A stack of the current template has no OpenSearchService parameter: the ARN says aoss
+    d = Deployment.from_stack(FakeCloudFormation(OpenSearchArn=AOSS_ARN), "s", region="r", endpoint_url=None)
+    assert (d.opensearch_service, d.opensearch_auth) == ("aoss", "sigv4")
+    # An older stack's parameter cannot contradict its ARN
+    old = FakeCloudFormation(OpenSearchArn=AOSS_ARN, OpenSearchService="es")
+    assert Deployment.from_stack(old, "s", region="r", endpoint_url=None).opensearch_service == "aoss"
+    assert Deployment.from_stack(FakeCloudFormation(), "s", region="r", endpoint_url=None).opensearch_service == "es"
+    assert Deployment.from_environment({"OPENSEARCH_ARN": AOSS_ARN}).opensearch_service == "aoss"
+    assert opensearch_service_of("arn:aws:es:us-east-1:123456789012:domain/docs") == "es"
+    assert opensearch_service_of("not-an-arn") is None
 
 
 def test_the_local_env_file() -> None:

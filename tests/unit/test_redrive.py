@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import textwrap
@@ -13,7 +14,9 @@ import pytest
 from botocore.exceptions import ClientError, EndpointConnectionError
 
 from docindex.redrive import (
+    PERMISSIONS_DOC,
     UNSUPPORTED_REASON,
+    DlqError,
     QueueInfo,
     RedriveConfigError,
     RedriveRequest,
@@ -22,6 +25,7 @@ from docindex.redrive import (
     check_velocity,
     classify_error,
     judge_round,
+    queue_url_from_arn,
     settle_time,
 )
 
@@ -242,6 +246,64 @@ def test_an_emulator_error_page_on_a_move_call_means_unsupported_but_not_on_aws(
 def test_connection_failures_are_classified() -> None:
     assert classify_error(EndpointConnectionError(endpoint_url="http://x")).reason == "endpoint_unreachable"
     assert classify_error(RuntimeError("bug")).reason == "internal_error"
+
+
+def test_access_denied_points_to_the_readme_section_that_lists_the_permissions() -> None:
+    error = classify_error(client_error("AccessDenied", "not authorized"))
+    assert (error.reason, PERMISSIONS_DOC in error.message) == ("access_denied", True)
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "## Operating the DLQs" in readme
+    assert "### Metrics and permissions" in readme.split("## Operating the DLQs", 1)[1]
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "layers/docindex/docindex/redrive.py",
+        "layers/docindex/docindex/cli/redrive.py",
+        "functions/redrive/app.py",
+        "template.yaml",
+    ],
+)
+def test_redrive_files_point_only_to_documents_that_exist(path: str) -> None:
+    text = (ROOT / path).read_text(encoding="utf-8")
+    missing = [doc for doc in re.findall(r"\bdocs/[\w./-]+", text) if not (ROOT / doc).exists()]
+    assert missing == []
+
+
+# ---------------------------------------------------------------------------- queue URLs from ARNs
+
+
+def sqs_client(region: str, endpoint_url: str | None = None) -> Any:
+    import boto3
+
+    # Creating a client needs neither the network nor credentials.
+    return boto3.client(
+        "sqs",
+        region_name=region,
+        endpoint_url=endpoint_url,
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+    )
+
+
+def test_queue_url_is_built_from_the_arn_without_get_queue_url() -> None:
+    # The redrive role has no sqs:GetQueueUrl: the URL comes from the ARN and the client's endpoint.
+    assert queue_url_from_arn(DLQ, sqs_client("us-east-1")) == (
+        "https://sqs.us-east-1.amazonaws.com/123456789012/docindex-ingest-dlq"
+    )
+    local = sqs_client("us-east-1", "http://127.0.0.1:5000/")
+    assert queue_url_from_arn(OCR_DLQ, local) == "http://127.0.0.1:5000/123456789012/docindex-ocr-dlq"
+
+
+def test_queue_url_of_another_region_is_not_found_and_a_bad_arn_is_invalid() -> None:
+    with pytest.raises(DlqError) as info:
+        queue_url_from_arn(DLQ, sqs_client("eu-west-1"))
+    assert info.value.reason == "queue_not_found"
+    assert "us-east-1" in info.value.message
+    with pytest.raises(DlqError) as bad:
+        queue_url_from_arn("arn:aws:sns:us-east-1:123456789012:topic", sqs_client("us-east-1"))
+    assert bad.value.reason == "invalid_request"
 
 
 # ---------------------------------------------------------------------------- the handler module

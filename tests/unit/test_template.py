@@ -9,6 +9,7 @@ to prove the checks catch what they claim to.
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import tomllib
 import types
@@ -16,9 +17,11 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import load_event
 from tests.unit.template_model import (
     DOCINDEX_METRICS,
     EXISTING_BUCKET,
+    OPENSEARCH_ARNS,
     REDRIVE_DLQ_ACTIONS,
     TEMPLATE_PATH,
     Scenario,
@@ -29,6 +32,7 @@ from tests.unit.template_model import (
     check_least_privilege,
     check_log_groups,
     check_notification_paths,
+    check_opensearch_service,
     check_queue_protection,
     check_visibility_timeout,
     copy_template,
@@ -45,7 +49,7 @@ TEMPLATE = load_template()
 SHAPES = list(all_deployment_shapes(TEMPLATE))
 SHAPE_IDS = [
     f"{s.params['NotificationMode']}-{'existing' if s.params['ExistingBucketName'] else 'created'}"
-    f"-{s.params['OpenSearchService']}{'-vpc' if s.params['FunctionsInVpc'] == 'true' else ''}"
+    f"-{'aoss' if s.condition('IsServerless') else 'es'}{'-vpc' if s.params['FunctionsInVpc'] == 'true' else ''}"
     for s in SHAPES
 ]
 
@@ -186,19 +190,21 @@ def test_redrive_has_exactly_the_background_permissions_on_dlqs_and_sources():
     source_side = statements["MoveMessagesIntoSources"]
     assert "sqs:SendMessage" in source_side["Action"]
     assert {ref_target(r) for r in source_side["Resource"]} == {"IngestQueue", "OcrQueue"}
-    assert statements["ReadQueueMetrics"]["Action"] == "cloudwatch:GetMetricData"
+    # ThroughputProbe (REDRIVE_ADAPTIVE_FRACTION) calls GetMetricStatistics, nothing calls GetMetricData
+    assert statements["ReadQueueMetrics"]["Action"] == "cloudwatch:GetMetricStatistics"
+    assert statements["ReadQueueMetrics"]["Resource"] == "*"
     assert {ref_target(r) for r in as_list(statements["RedriveState"]["Resource"])} == {"LedgerTable"}
     assert statements["ClusterHealth"]["Action"] == "es:ESHttpGet"
     sqs_actions = {a for s in statements.values() for a in as_list(s["Action"]) if a.startswith("sqs:")}
     assert sqs_actions == REDRIVE_DLQ_ACTIONS | {"sqs:SendMessage"}
 
 
-def test_indexer_and_worker_reach_opensearch_by_the_chosen_service():
+def test_indexer_and_worker_reach_opensearch_by_the_service_of_its_arn():
     for service, sid, action in (
         ("es", "WriteIndex", "es:ESHttpPost"),
         ("aoss", "WriteIndexServerless", "aoss:APIAccessAll"),
     ):
-        resources = default_resources(OpenSearchService=service)
+        resources = default_resources(OpenSearchArn=OPENSEARCH_ARNS[service])
         for role in ("IndexerRole", "WorkerTaskRole"):
             statement = _statements_of(resources, role)[sid]
             assert action in as_list(statement["Action"])
@@ -219,6 +225,21 @@ def test_worker_can_extend_visibility_on_the_ocr_queue_only():
     assert "sqs:ChangeMessageVisibility" in consume["Action"]
     assert ref_target(consume["Resource"]) == "OcrQueue"
     assert not any("cloudwatch:PutMetricData" in as_list(s["Action"]) for s in statements.values())
+
+
+@pytest.mark.parametrize("scenario", SHAPES, ids=SHAPE_IDS)
+def test_sigv4_service_and_opensearch_iam_follow_the_arn(scenario):
+    assert check_opensearch_service(scenario) == []
+
+
+def test_the_sigv4_service_is_not_a_free_parameter():
+    # OpenSearchService could say es for a collection ARN (and vice versa); the ARN decides now
+    assert "OpenSearchService" not in TEMPLATE["Parameters"]
+    for service, arn in OPENSEARCH_ARNS.items():
+        scenario = Scenario(TEMPLATE, {"OpenSearchArn": arn})
+        assert scenario.condition("IsServerless") is (service == "aoss")
+        variables = env(scenario.resources(), "RedriveFunction")
+        assert variables["OPENSEARCH_SERVICE"] == service
 
 
 # ------------------------------------------------------------------ functions, layer, worker
@@ -271,7 +292,7 @@ COMMON_ENV = {
 
 
 def test_indexer_environment():
-    variables = env(default_resources(OpenSearchService="aoss"), "IndexerFunction")
+    variables = env(default_resources(OpenSearchArn=OPENSEARCH_ARNS["aoss"]), "IndexerFunction")
     assert set(variables) == COMMON_ENV | {"OCR_QUEUE_URL", "INDEXER_CONCURRENCY", "MAX_OBJECT_BYTES"}
     assert variables["OPENSEARCH_SERVICE"] == "aoss"
     assert variables["OPENSEARCH_AUTH"] == "sigv4"
@@ -289,15 +310,62 @@ def test_redrive_environment_and_schedule():
         "REDRIVE_VELOCITY",
         "REDRIVE_STATE_TABLE",
         "REDRIVE_MAX_SOURCE_BACKLOG",
+        "REDRIVE_ADAPTIVE_FRACTION",
+        "REDRIVE_DESTINATIONS",
     }
     dlq_arns = scenario.render(variables["REDRIVE_DLQ_ARNS"]).split(",")
     assert dlq_arns == [scenario.render({"Fn::GetAtt": [q, "Arn"]}) for q in ("IngestDlq", "OcrDlq")]
     assert ref_target(variables["REDRIVE_STATE_TABLE"]) == "LedgerTable"
     velocity = TEMPLATE["Parameters"]["RedriveVelocity"]
     assert (velocity["Default"], velocity["MinValue"], velocity["MaxValue"]) == (10, 1, 500)
+    fraction = TEMPLATE["Parameters"]["RedriveAdaptiveFraction"]
+    assert (fraction["Default"], fraction["MinValue"], fraction["MaxValue"]) == (0, 0, 1)
+    assert variables["REDRIVE_ADAPTIVE_FRACTION"] == 0
     schedule = resources["RedriveFunction"]["Properties"]["Events"]["Schedule"]
     assert schedule["Type"] == "ScheduleV2"
     assert json.loads(schedule["Properties"]["Input"]) == {"action": "start"}
+
+
+def redrive_settings(**parameters: str) -> Any:
+    """The RedriveFunction's environment, rendered for these parameters, read as the function reads it."""
+    from docindex.redrive import RedriveSettings
+
+    scenario = Scenario(TEMPLATE, parameters)
+    variables = env(scenario.resources(), "RedriveFunction")
+    rendered = {name: scenario.render(value) for name, value in variables.items()}
+    # Lambda hands every value over as a string; a table's Ref stays unresolved by the model (any name will do).
+    return RedriveSettings.from_env(
+        {k: str(v) if isinstance(v, str | int | float) else "table" for k, v in rendered.items()}
+    )
+
+
+@pytest.mark.parametrize("mode", ["s3", "eventbridge"])
+def test_redrive_names_a_destination_for_every_dlq_and_may_send_only_there(mode):
+    # eventbridge mode dead-letters undeliverable events into the ingest DLQ: they have no SQS
+    # source, so a move without DestinationArn would fail on them
+    scenario = Scenario(TEMPLATE, {"NotificationMode": mode})
+    resources = scenario.resources()
+    settings = redrive_settings(NotificationMode=mode)
+    source_of = {
+        scenario.render(q["Properties"]["RedrivePolicy"]["deadLetterTargetArn"]): scenario.render(
+            {"Fn::GetAtt": [name, "Arn"]}
+        )
+        for name, q in by_type(resources, "AWS::SQS::Queue").items()
+        if "RedrivePolicy" in q["Properties"]
+    }
+    assert settings.destinations == {dlq: source_of[dlq] for dlq in settings.configured_dlqs()}
+    sendable = {
+        scenario.render(r)
+        for s in _statements_of(resources, "RedriveRole").values()
+        if "sqs:SendMessage" in as_list(s["Action"])
+        for r in as_list(s["Resource"])
+    }
+    assert sendable == set(settings.destinations.values())
+
+
+def test_redrive_adaptive_fraction_parameter_reaches_the_function_and_defaults_to_off():
+    assert redrive_settings().adaptive_fraction == 0.0  # the behaviour before the parameter existed
+    assert redrive_settings(RedriveAdaptiveFraction="0.25").adaptive_fraction == 0.25
 
 
 def test_worker_task_runs_the_worker_module_with_its_environment():
@@ -551,6 +619,14 @@ def test_checker_catches_wildcards_and_queue_urls_in_iam(template):
     assert any("given by URL" in p for p in problems)
 
 
+def test_checker_catches_a_sigv4_service_that_disagrees_with_the_arn(template):
+    # Given the old shape: serverless-ness decided by something other than the ARN
+    template["Conditions"]["IsServerless"] = {"Fn::Equals": ["es", "aoss"]}
+    problems = check_opensearch_service(Scenario(template, {"OpenSearchArn": OPENSEARCH_ARNS["aoss"]}))
+    assert any("OPENSEARCH_SERVICE 'es' for an aoss ARN" in p for p in problems)
+    assert any("['es'] actions for an aoss ARN" in p for p in problems)
+
+
 def test_checker_catches_a_function_without_its_log_group(template):
     del template["Resources"]["RedriveFunction"]["Properties"]["LoggingConfig"]
     assert any("RedriveFunction" in p for p in check_log_groups(Scenario(template)))
@@ -592,6 +668,15 @@ def test_samconfig_has_default_dev_and_prod_deployable_environments():
     assert config["prod"]["deploy"]["parameters"]["confirm_changeset"] is True
 
 
+def test_readme_commands_name_the_stacks_samconfig_deploys():
+    # `sam remote invoke ... --stack-name docindex` named a stack no environment creates
+    stacks = {env["global"]["parameters"]["stack_name"] for env in _samconfig().values() if isinstance(env, dict)}
+    readme = (TEMPLATE_PATH.parent / "README.md").read_text(encoding="utf-8")
+    named = set(re.findall(r"--stack(?:-name)?[ =]([\w.-]+)", readme)) - {"NAME"}
+    assert named
+    assert named <= stacks, sorted(named - stacks)
+
+
 def test_functions_join_the_vpc_only_when_asked():
     assert "VpcConfig" not in default_resources()["IndexerFunction"]["Properties"]
     resources = default_resources(FunctionsInVpc="true")
@@ -604,6 +689,28 @@ def test_functions_join_the_vpc_only_when_asked():
 
 
 # ------------------------------------------------------------------ the existing-bucket custom resource
+
+
+CUSTOM_RESOURCE_EVENT = "custom-resource-create.json"
+CONFIG_ID = load_event(CUSTOM_RESOURCE_EVENT)["ResourceProperties"]["ConfigurationId"]
+
+
+def test_custom_resource_sample_event_is_what_cloudformation_sends_for_the_template():
+    # `sam local invoke BucketNotificationFunction -e events/custom-resource-create.json` and the
+    # tests below use it: it must carry exactly the properties the template gives the resource
+    event = load_event(CUSTOM_RESOURCE_EVENT)
+    resource = TEMPLATE["Resources"][event["LogicalResourceId"]]
+    assert event["RequestType"] == "Create"
+    assert event["ResourceType"] == resource["Type"] == "Custom::BucketQueueNotification"
+    assert {"ServiceToken", "ResponseURL", "StackId", "RequestId"} <= set(event)
+    properties = event["ResourceProperties"]
+    assert set(properties) == set(resource["Properties"])
+    assert properties["ServiceToken"] == event["ServiceToken"]
+    assert properties["Events"] == resource["Properties"]["Events"]
+    assert properties["Bucket"] == EXISTING_BUCKET
+    stack_name = event["StackId"].split("/")[1]
+    assert resource["Properties"]["ConfigurationId"] == {"Fn::Sub": "docindex-${AWS::StackName}"}
+    assert properties["ConfigurationId"] == f"docindex-{stack_name}"
 
 
 @pytest.fixture
@@ -641,23 +748,15 @@ def notification_handler(monkeypatch):
         ingest = queue_arn("docindex-dev-ingest")
 
         def invoke(request_type: str, bucket: str = EXISTING_BUCKET) -> dict[str, Any]:
-            namespace["handler"](
-                {
-                    "RequestType": request_type,
-                    "ResourceProperties": {
-                        "Bucket": bucket,
-                        "ConfigurationId": "docindex-test",
-                        "AccountId": "123456789012",
-                        "QueueArn": ingest,
-                        "Events": ["s3:ObjectCreated:*", "s3:ObjectRemoved:*"],
-                    },
-                    "StackId": "stack",
-                    "RequestId": "request",
-                    "LogicalResourceId": "ExistingBucketNotification",
-                    "ResponseURL": "https://cloudformation-response.invalid/",
-                },
-                None,
-            )
+            # events/custom-resource-create.json, as CloudFormation would send it for this request
+            event = load_event(CUSTOM_RESOURCE_EVENT)
+            event["RequestType"] = request_type
+            event["ResourceProperties"].update(Bucket=bucket, QueueArn=ingest)
+            if request_type != "Create":
+                event["PhysicalResourceId"] = f"{EXISTING_BUCKET}/{CONFIG_ID}"
+            if request_type == "Update":
+                event["OldResourceProperties"] = dict(event["ResourceProperties"])
+            namespace["handler"](event, None)
             return responses[-1]
 
         def queue_configurations() -> list[dict[str, Any]]:
@@ -689,8 +788,8 @@ def test_custom_resource_adds_its_notification_and_keeps_the_others(notification
     deleted = notification_handler.invoke("Delete")
     # Then ours was added next to theirs, and only ours was removed again
     assert created["Status"] == "SUCCESS"
-    assert created["PhysicalResourceId"] == f"{EXISTING_BUCKET}/docindex-test"
-    assert [c["Id"] for c in after_create] == ["theirs", "docindex-test"]
+    assert created["PhysicalResourceId"] == f"{EXISTING_BUCKET}/{CONFIG_ID}"
+    assert [c["Id"] for c in after_create] == ["theirs", CONFIG_ID]
     assert after_create[1]["QueueArn"] == notification_handler.ingest
     assert deleted["Status"] == "SUCCESS"
     assert notification_handler.queue_configurations() == [theirs]
@@ -716,6 +815,6 @@ def test_custom_resource_refuses_a_second_path_into_the_ingest_queue(notificatio
 def test_custom_resource_update_is_idempotent_and_delete_tolerates_a_gone_bucket(notification_handler):
     notification_handler.invoke("Create")
     assert notification_handler.invoke("Update")["Status"] == "SUCCESS"
-    assert [c["Id"] for c in notification_handler.queue_configurations()] == ["docindex-test"]
+    assert [c["Id"] for c in notification_handler.queue_configurations()] == [CONFIG_ID]
     assert notification_handler.invoke("Delete", bucket="bucket-that-is-gone")["Status"] == "SUCCESS"
     assert notification_handler.invoke("Create", bucket="bucket-that-is-gone")["Status"] == "FAILED"

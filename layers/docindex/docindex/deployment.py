@@ -36,7 +36,8 @@ _STACK_OUTPUTS = {
     "WorkerServiceName": "ecs_service",
     "NotificationMode": "notification_mode",
 }
-# Stack Parameters → Deployment fields.
+# Stack Parameters → Deployment fields. The SigV4 service follows from OpenSearchArn (as in
+# template.yaml); OpenSearchService is only read from stacks deployed while it was a parameter.
 _STACK_PARAMETERS = {
     "OpenSearchEndpoint": "opensearch_endpoint",
     "OpenSearchIndex": "opensearch_index",
@@ -78,6 +79,21 @@ _ENVIRONMENT = {
     "AWS_ENDPOINT_URL": "endpoint_url",
     "AWS_REGION": "region",
 }
+
+
+def opensearch_service_of(arn: str | None) -> str | None:
+    """``es`` or ``aoss``: the service field of an OpenSearch domain or collection ARN (else None)."""
+    parts = (arn or "").split(":")
+    return parts[2] if len(parts) > 2 and parts[2] in ("es", "aoss") else None
+
+
+def _values_of_parameters(parameters: Mapping[str, str]) -> dict[str, Any]:
+    """Deployment fields from a stack's Parameters; the ARN's service wins over OpenSearchService."""
+    values: dict[str, Any] = {name: parameters[key] for key, name in _STACK_PARAMETERS.items() if parameters.get(key)}
+    service = opensearch_service_of(values.get("opensearch_arn"))
+    if service:
+        values["opensearch_service"] = service
+    return values
 
 
 class DeploymentError(ValueError):
@@ -143,6 +159,8 @@ class Deployment:
         for variable, name in _ENVIRONMENT.items():
             if environ.get(variable):
                 values[name] = environ[variable]
+        if "opensearch_service" not in values and opensearch_service_of(values.get("opensearch_arn")):
+            values["opensearch_service"] = opensearch_service_of(values["opensearch_arn"])
         timeout = environ.get("LOCAL_FUNCTION_TIMEOUT")
         if timeout and timeout.strip().isdigit():
             values["local_function_timeout"] = int(timeout)
@@ -161,11 +179,8 @@ class Deployment:
         if not stacks:
             raise DeploymentError(f"stack {stack_name!r} not found")
         stack = stacks[0]
-        values: dict[str, Any] = {}
         parameters = {p["ParameterKey"]: p.get("ParameterValue", "") for p in stack.get("Parameters", [])}
-        for key, name in _STACK_PARAMETERS.items():
-            if parameters.get(key):
-                values[name] = parameters[key]
+        values = _values_of_parameters(parameters)
         for output in stack.get("Outputs", []):
             field_name = _STACK_OUTPUTS.get(str(output.get("OutputKey", "")))
             if field_name and output.get("OutputValue"):

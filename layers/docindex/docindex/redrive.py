@@ -13,7 +13,7 @@ guard that stops it (``skipped`` with a ``reason``):
                         ``REDRIVE_MAX_SOURCE_BACKLOG`` messages (visible + in flight).
 ``consumer_unhealthy``  OpenSearch is red or unreachable: the consumers would only burn receives.
 
-The no-loop rule (see docs/REDRIVE.md, "Why a redrive can stop itself"): when a redrive
+The no-loop rule (README.md, "Operating the DLQs" > "Why a redrive can stop itself"): when a redrive
 starts, the DLQ's depth is recorded in DynamoDB. Once its messages have had time to fail
 again (``maxReceiveCount`` x visibility timeout of the source, plus the move itself), the
 next run compares: a DLQ holding no fewer messages than before is a *fruitless round*.
@@ -22,7 +22,8 @@ Each fruitless round doubles the wait before the next attempt; after
 resets it (``action: reset`` / ``docindex redrive reset``). A round that drained the DLQ
 clears the count.
 
-Clients are passed in: ``sqs`` for queue look-ups and attributes, ``move_tasks`` for the
+Clients are passed in: ``sqs`` for queue attributes and dead-letter sources (queue URLs
+are built from the ARNs, so no ``sqs:GetQueueUrl`` is needed), ``move_tasks`` for the
 three message-move operations (the same SQS client in production; tests stub it, since
 the local AWS endpoint has no such API), a DynamoDB client for the state and an optional
 consumer health check.
@@ -61,6 +62,8 @@ MOVE_TASK_OPERATIONS = frozenset({"StartMessageMoveTask", "ListMessageMoveTasks"
 UNSUPPORTED_REASON = "unsupported by this endpoint"
 # Only one active move task per queue: a cancelling task still blocks a new one.
 ACTIVE_TASK_STATUSES = frozenset({"RUNNING", "CANCELLING"})
+# Where an operator finds the permissions the redrive needs (named in access_denied messages).
+PERMISSIONS_DOC = 'README.md, "Operating the DLQs" > "Metrics and permissions"'
 
 
 class RedriveConfigError(ValueError):
@@ -97,8 +100,8 @@ class RedriveSettings(EnvSettings):
     velocity: int = Field(10, alias="REDRIVE_VELOCITY")
     # JSON object {"<dlq arn>": velocity}: per-DLQ overrides of REDRIVE_VELOCITY.
     velocities: dict[str, int] = Field(default_factory=dict, alias="REDRIVE_VELOCITIES")
-    # JSON object {"<dlq arn>": "<destination arn>"}; a DLQ not named here is redriven
-    # back to its original source queue(s).
+    # JSON object {"<dlq arn>": "<destination arn>"}; a DLQ not named here is redriven to its
+    # only source queue (named as DestinationArn), or, with several, back to each message's own.
     destinations: dict[str, str] = Field(default_factory=dict, alias="REDRIVE_DESTINATIONS")
 
     state_table: str = Field(alias="REDRIVE_STATE_TABLE")
@@ -330,7 +333,10 @@ class OpenSearchHealth:
 
 
 class ThroughputProbe:
-    """What a queue's consumer has proven it can take: CloudWatch ``NumberOfMessagesDeleted``."""
+    """What a queue's consumer has proven it can take: CloudWatch ``NumberOfMessagesDeleted``.
+
+    One ``GetMetricStatistics`` call per target queue (the action template.yaml's RedriveRole grants).
+    """
 
     def __init__(self, cloudwatch: Any, window: timedelta, clock: Callable[[], datetime]) -> None:
         self._cloudwatch = cloudwatch
@@ -572,7 +578,7 @@ def _classify_client_error(exc: ClientError, endpoint_url: str | None) -> DlqErr
         (on_state and bool(codes & _NOT_FOUND), "state_table_not_found", f"{where} (REDRIVE_STATE_TABLE)"),
         (bool(codes & _NOT_FOUND), "queue_not_found", where),
         (bool(codes & _THROTTLED), "throttled", f"{where} (the next run tries again)"),
-        (bool(codes & _DENIED), "access_denied", f"{where} (docs/REDRIVE.md lists the permissions)"),
+        (bool(codes & _DENIED), "access_denied", f"{where} ({PERMISSIONS_DOC} lists the permissions)"),
         (
             "dead" in lowered and "letter" in lowered and bool(codes & (_INVALID | {"UnsupportedOperation"})),
             "not_a_dlq",
@@ -635,11 +641,34 @@ _QUEUE_ATTRIBUTES = [
 ]
 
 
-def _arn_parts(arn: str) -> tuple[str, str]:
+def _arn_parts(arn: str) -> tuple[str, str, str]:
+    """(region, account, queue name) of an SQS queue ARN."""
     parts = arn.split(":")
     if len(parts) != 6 or parts[0] != "arn" or parts[2] != "sqs":
         raise DlqError("invalid_request", f"not an SQS queue ARN or URL: {arn!r}")
-    return parts[4], parts[5]
+    return parts[3], parts[4], parts[5]
+
+
+def queue_url_from_arn(arn: str, sqs: Any) -> str:
+    """The queue URL of an SQS queue ARN, without an API call (so no ``sqs:GetQueueUrl``).
+
+    A queue URL is the client's endpoint + ``/<account>/<name>``: on AWS
+    ``https://sqs.<region>.amazonaws.com/<account>/<name>``; against a local endpoint
+    (``AWS_ENDPOINT_URL``, e.g. moto server) ``http://host:port/<account>/<name>``, which
+    is the URL the emulator itself hands out. A queue in another region than the client's
+    cannot be reached by it (and cannot be this region's DLQ or source either).
+    """
+    region, account, name = _arn_parts(arn)
+    meta = getattr(sqs, "meta", None)
+    client_region = getattr(meta, "region_name", None) or region
+    if region != client_region:
+        raise DlqError(
+            "queue_not_found",
+            f"{arn} is in region {region}, this SQS client in {client_region}: a DLQ, its sources and "
+            "the redrive must be in one region",
+        )
+    endpoint = getattr(meta, "endpoint_url", None) or f"https://sqs.{region}.amazonaws.com"
+    return f"{endpoint.rstrip('/')}/{account}/{name}"
 
 
 # --------------------------------------------------------------------------- the service
@@ -713,11 +742,7 @@ class RedriveService:
     # -- queue facts
 
     def _describe(self, ref: str) -> QueueInfo:
-        if ref.startswith(("http://", "https://")):
-            url = ref
-        else:
-            account, name = _arn_parts(ref)
-            url = self._sqs.get_queue_url(QueueName=name, QueueOwnerAWSAccountId=account)["QueueUrl"]
+        url = ref if ref.startswith(("http://", "https://")) else queue_url_from_arn(ref, self._sqs)
         attrs = self._sqs.get_queue_attributes(QueueUrl=url, AttributeNames=_QUEUE_ATTRIBUTES)["Attributes"]
         policy = json.loads(attrs.get("RedrivePolicy") or "{}")
         return QueueInfo(
@@ -773,10 +798,10 @@ class RedriveService:
     # -- actions
 
     def _start(self, request: RedriveRequest, dlq: QueueInfo, result: DlqResult) -> None:
-        settings, now = self.settings, self._clock()
-        destination = request.destination_arn or settings.destinations.get(dlq.arn)
-        result.destination_arn = destination
+        now = self._clock()
         sources = self._sources(dlq, result)
+        destination = self._destination(request, dlq, sources)
+        result.destination_arn = destination
         targets = [self._describe(destination)] if destination else sources
         velocity, basis = self._velocity(request, dlq, targets)
         result.velocity = velocity
@@ -827,6 +852,20 @@ class RedriveService:
             # The task runs; only the no-progress bookkeeping of this round is lost.
             logger.exception("redrive started but its state was not saved", extra={"dlq_arn": dlq.arn})
             result.message += f"; warning: state not saved ({classify_error(exc).message})"
+
+    def _destination(self, request: RedriveRequest, dlq: QueueInfo, sources: list[QueueInfo]) -> str | None:
+        """Where the messages go: always named explicitly when it can be.
+
+        The request's ``destination_arn``, else ``REDRIVE_DESTINATIONS``, else the DLQ's only
+        source queue. A message that never came from an SQS queue (EventBridge dead-letters
+        undeliverable events straight into the ingest DLQ) has no original source, and a
+        task without ``DestinationArn`` fails on it. Only a DLQ with several sources and no
+        configured destination is left to SQS (back to each message's own source).
+        """
+        configured = request.destination_arn or self.settings.destinations.get(dlq.arn)
+        if configured:
+            return configured
+        return sources[0].arn if len(sources) == 1 else None
 
     def _velocity(self, request: RedriveRequest, dlq: QueueInfo, targets: list[QueueInfo]) -> tuple[int, str]:
         """The velocity for this start, and a few words on where it comes from."""

@@ -193,6 +193,8 @@ def provision(
         "OCR_DLQ_ARN": ocr["dlq_arn"],
         "IDEMPOTENCY_TABLE": names.idempotency_table,
         "LEDGER_TABLE": names.ledger_table,
+        # As in template.yaml: the redrive's no-progress state shares the ledger table (ids redrive#...).
+        "REDRIVE_STATE_TABLE": names.ledger_table,
         "OPENSEARCH_INDEX": names.index,
         "LOCAL_FUNCTION_TIMEOUT": str(options.function_timeout),
     }
