@@ -24,6 +24,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from bench.measure import percentile
+
 MB = 1_000_000  # MB/s in the report are 10^6 bytes per second
 
 # ------------------------------------------------------------------ projection inputs (assumptions)
@@ -81,16 +83,6 @@ def machine() -> dict[str, Any]:
     }
 
 
-def _pct(values: list[float], q: float) -> float:
-    if not values:
-        return 0.0
-    ordered = sorted(values)
-    position = (len(ordered) - 1) * q
-    low = int(position)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
-
-
 def _rounds(runs: dict[str, Any], name: str) -> list[dict[str, Any]]:
     return [run for key, run in runs.items() if key.split("#")[0] == name]
 
@@ -111,8 +103,8 @@ def _throughput(run: dict[str, Any], docs: int, nbytes: int, rounds: list[dict[s
         "mb_per_s": nbytes / MB / run["wall"],
         "wall_s": run["wall"],
         "rounds_wall_s": sorted(r["wall"] for r in rounds),
-        "p50_ms": _pct(latencies, 0.5) * 1000,
-        "p95_ms": _pct(latencies, 0.95) * 1000,
+        "p50_ms": percentile(latencies, 0.5) * 1000,
+        "p95_ms": percentile(latencies, 0.95) * 1000,
         "cpu_ms_per_doc": run["cpu"] / docs * 1000,
         "moto_cpu_ms_per_doc": servers.get("moto", 0.0) / docs * 1000,
         "osmem_cpu_ms_per_doc": servers.get("osmem", 0.0) / docs * 1000,

@@ -158,6 +158,16 @@ class PauseStore:
         self._ddb.delete_item(TableName=self._table, Key={"id": {"S": PAUSE_ITEM_ID}})
 
 
+def _no_mapping_step() -> Step:
+    """Pause and resume found no event source mapping to change."""
+    return Step(
+        "indexer event source mapping",
+        StepStatus.SKIPPED,
+        "no event source mapping found for the indexer on the ingest queue",
+        fix="pass --stack NAME, or --function and --queue-url",
+    )
+
+
 def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -264,14 +274,7 @@ class PipelineControl:
         for mapping in mappings:
             report.steps.append(self._set_mapping(mapping, enabled=False, dry_run=dry_run))
         if not mappings:
-            report.steps.append(
-                Step(
-                    "indexer event source mapping",
-                    StepStatus.SKIPPED,
-                    "no event source mapping found for the indexer on the ingest queue",
-                    fix="pass --stack NAME, or --function and --queue-url",
-                )
-            )
+            report.steps.append(_no_mapping_step())
         report.steps.append(self._scale_worker_down(service, target, dry_run=dry_run))
         report.notes += self._pause_notes()
         return report
@@ -427,14 +430,7 @@ class PipelineControl:
                 continue
             report.steps.append(self._set_mapping(mapping, enabled=True, dry_run=dry_run))
         if not mappings:
-            report.steps.append(
-                Step(
-                    "indexer event source mapping",
-                    StepStatus.SKIPPED,
-                    "no event source mapping found for the indexer on the ingest queue",
-                    fix="pass --stack NAME, or --function and --queue-url",
-                )
-            )
+            report.steps.append(_no_mapping_step())
         report.steps.append(
             self._scale_worker_up(
                 service,
