@@ -353,3 +353,51 @@ def test_cli_reports_a_bad_environment_with_exit_2(restore_environ: None, capsys
     err = capsys.readouterr().err
     assert "REDRIVE_VELOCITY" in err
     assert "between 1 and 500" in err
+
+
+def test_cli_finds_the_dlqs_state_table_and_opensearch_from_a_stack(
+    moto_reset: str,
+    osmem_clone: Any,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Given a stack with template.yaml's outputs and parameters (moto cannot run the SAM transform)
+    # over the resources `docindex local up` provisions, one message in the ingest DLQ,
+    env, _ = local_up_env(tmp_path, moto_reset, osmem_clone.url)
+    template = {
+        "Parameters": {
+            "OpenSearchEndpoint": {"Type": "String", "Default": osmem_clone.url},
+            "OpenSearchIndex": {"Type": "String", "Default": env["OPENSEARCH_INDEX"]},
+        },
+        "Resources": {"Placeholder": {"Type": "AWS::SQS::Queue", "Properties": {"QueueName": "stack-placeholder"}}},
+        "Outputs": {
+            "IngestDlqUrl": {"Value": env["INGEST_DLQ_URL"]},
+            "OcrDlqUrl": {"Value": env["OCR_DLQ_URL"]},
+            "LedgerTableName": {"Value": env["LEDGER_TABLE"]},
+        },
+    }
+    aws_client("cloudformation", moto_reset).create_stack(StackName="docindex-dev", TemplateBody=json.dumps(template))
+    aws_client("sqs", moto_reset).send_message(QueueUrl=env["INGEST_DLQ_URL"], MessageBody="{}")
+    # and an operator's shell with nothing of docindex in it (every variable restored afterwards)
+    for name in [*env, "REDRIVE_DLQ_ARNS", "DOCINDEX_STACK", "AWS_PROFILE"]:
+        monkeypatch.setenv(name, "-")
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", moto_reset)
+
+    # When the operator names the stack
+    code = cli("start", "--stack", "docindex-dev", "--json")
+
+    # Then both DLQs were found and judged: the full one reaches StartMessageMoveTask
+    # (which moto lacks: said plainly), the empty one is skipped
+    summary = json.loads(capsys.readouterr().out)
+    results = {r["dlq_arn"].rsplit(":", 1)[-1]: r for r in summary["results"]}
+    assert (results["docindex-ingest-dlq"]["status"], results["docindex-ingest-dlq"]["reason"]) == (
+        "error",
+        UNSUPPORTED_REASON,
+    )
+    assert results["docindex-ocr-dlq"]["reason"] == "dlq_empty"
+    assert code == 1
+    # and a stack that does not exist is an error the operator can read
+    assert cli("status", "--stack", "no-such-stack") == 2
+    assert "no-such-stack" in capsys.readouterr().err

@@ -141,6 +141,14 @@ class Deployment:
         known = {k: v for k, v in values.items() if v is not None}
         return replace(self, **known) if known else self
 
+    def environment(self) -> dict[str, str]:
+        """The variables the handlers read, for what is known (the inverse of :meth:`from_environment`)."""
+        fields = asdict(self)
+        env = {variable: str(fields[name]) for variable, name in _ENVIRONMENT.items() if fields.get(name)}
+        if self.ledger_table:
+            env["REDRIVE_STATE_TABLE"] = self.ledger_table  # as template.yaml sets it
+        return env
+
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["parameters"] = dict(self.parameters)

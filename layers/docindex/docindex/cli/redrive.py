@@ -57,28 +57,56 @@ def register(subparsers: Any) -> None:
         "--reset", action="store_true", help="with start: clear the no-progress stop first (cause fixed)"
     )
     parser.add_argument("--json", action="store_true", help="print the JSON summary the Lambda returns")
-    parser.add_argument(
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument(
+        "--stack",
+        metavar="NAME",
+        help="CloudFormation stack deployed from template.yaml: its DLQs, state table and OpenSearch "
+        "(or DOCINDEX_STACK)",
+    )
+    where.add_argument(
         "--env-file",
         type=Path,
         metavar="PATH",
         help="KEY=VALUE lines (as `docindex local up` writes) for variables not already set",
     )
+    parser.add_argument("--region", help="AWS region of the stack (default: AWS_REGION / the profile's)")
+    parser.add_argument("--profile", help="AWS named profile")
     parser.set_defaults(func=run)
 
 
 def load_env_file(path: Path) -> None:
     """Fill in variables from a KEY=VALUE file; the real environment wins."""
-    for raw in path.read_text(encoding="utf-8").splitlines():
-        line = raw.strip()
-        if not line or line.startswith("#") or "=" not in line:
-            continue
-        key, _, value = line.removeprefix("export ").partition("=")
-        os.environ.setdefault(key.strip(), value.strip().strip("'\""))
+    from docindex.local.envfile import read_env_file
+
+    for key, value in read_env_file(path).items():
+        os.environ.setdefault(key.removeprefix("export ").strip(), value.strip("'\""))
+
+
+def load_stack(args: argparse.Namespace) -> None:
+    """Fill in variables from the stack's outputs and parameters; the real environment wins."""
+    from docindex.cli._ops import CommandError, resolve
+
+    deployment, _ = resolve(args)
+    if args.profile:
+        os.environ.setdefault("AWS_PROFILE", args.profile)
+    if not (deployment.ingest_dlq_url or deployment.ocr_dlq_url):
+        raise CommandError(f"{deployment.source}: no DLQ found (outputs IngestDlqUrl / OcrDlqUrl)")
+    for key, value in {**deployment.environment(), "AWS_REGION": deployment.region}.items():
+        os.environ.setdefault(key, value)
 
 
 def run(args: argparse.Namespace) -> int:
+    from docindex.cli._ops import CommandError
+
     if args.env_file:
         load_env_file(args.env_file)
+    elif args.stack or os.environ.get("DOCINDEX_STACK"):
+        try:
+            load_stack(args)
+        except CommandError as exc:
+            print(f"docindex redrive: {exc}", file=sys.stderr)
+            return 2
     fields = {
         "action": args.action,
         "dlq_arn": args.dlq,
