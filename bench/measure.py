@@ -35,7 +35,6 @@ import statistics
 import sys
 import threading
 import time
-import unicodedata
 import uuid
 from collections import defaultdict
 from collections.abc import Callable, Iterator
@@ -821,22 +820,6 @@ def measure_servers(spec: dict[str, Any]) -> dict[str, Any]:
     return {"moto": moto, "osmem": osmem}
 
 
-def _cer_accuracy(text: str, truth: str) -> float:
-    def norm(value: str) -> str:
-        return "".join(unicodedata.normalize("NFKC", value).split())
-
-    a, b = norm(text), norm(truth)
-    if not b:
-        return 0.0
-    previous = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        current = [i]
-        for j, cb in enumerate(b, 1):
-            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
-        previous = current
-    return max(0.0, 1 - previous[-1] / len(b))
-
-
 def measure_ocr(spec: dict[str, Any]) -> dict[str, Any]:
     """Seconds per scanned page: the worker's OCR (docindex.ocr) when it exists, and Tesseract's CLI."""
     root = Path(spec["corpus_root"])
@@ -864,6 +847,8 @@ def _tesseract_cli_figure(root: Path, scans: list[dict[str, Any]]) -> dict[str, 
     import shutil
     import subprocess
 
+    from docindex.samples import char_accuracy
+
     tesseract = shutil.which("tesseract")
     if not tesseract:
         return {"available": False, "why": "tesseract not installed (make system-deps)"}
@@ -884,7 +869,7 @@ def _tesseract_cli_figure(root: Path, scans: list[dict[str, Any]]) -> dict[str, 
         if done.returncode != 0:
             return {"available": False, "why": f"tesseract failed: {done.stderr.strip()[-300:]}"}
         seconds.append(time.perf_counter() - started)
-        accuracy.append(_cer_accuracy(done.stdout, scan["truth"][0]))
+        accuracy.append(char_accuracy(scan["truth"][0], done.stdout))
     return {
         "available": True,
         "engine": "tesseract CLI (jpn+eng, psm 3, OMP_THREAD_LIMIT=1), model load included",
@@ -897,6 +882,8 @@ def _tesseract_cli_figure(root: Path, scans: list[dict[str, Any]]) -> dict[str, 
 
 
 def _ocr_worker(ocr: Any, root: Path, scans: list[dict[str, Any]]) -> dict[str, Any]:
+    from docindex.samples import char_accuracy
+
     ocr.init_process()
     options = ocr.OcrOptions()
     t0 = time.perf_counter()
@@ -915,7 +902,7 @@ def _ocr_worker(ocr: Any, root: Path, scans: list[dict[str, Any]]) -> dict[str, 
             page = ocr.process_page(path, kind, index, options)
             seconds.append(time.perf_counter() - started)
             if index < len(scan["truth"]):
-                accuracy.append(_cer_accuracy(page.text, scan["truth"][index]))
+                accuracy.append(char_accuracy(scan["truth"][index], page.text))
     return {
         "available": True,
         "engine": f"docindex.ocr.process_page ({options.languages}, {options.dpi} dpi), engine reused",

@@ -137,7 +137,8 @@ def run_measurement(
     spec_path.write_text(json.dumps(spec, ensure_ascii=False))
     before = {k: proc_cpu_seconds(v.pid) for k, v in servers.items()}
     started = time.perf_counter()
-    path = [str(REPO)] if code is None else [str(code.resolve() / "layers" / "docindex"), str(REPO)]
+    # The layer first: an installed (editable) docindex may be another checkout's.
+    path = [str((code or REPO).resolve() / "layers" / "docindex"), str(REPO)]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(path), "POWERTOOLS_TRACE_DISABLED": "true"}
     with log_path.open("wb") as out:
         done = subprocess.run(  # noqa: S603 - our interpreter, our module

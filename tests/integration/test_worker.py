@@ -21,7 +21,7 @@ from docindex.worker.service import Worker
 from tests.conftest import Stack
 from tests.integration.conftest import build_indexer, invoke, sqs_event
 from tests.messages import s3_notification
-from tests.unit.test_ocr_samples import CARD_INCHES, REPORT_LINES, accuracy, make_scan_pdf, make_scan_png
+from tests.scans import CARD_INCHES, LAYOUT, REPORT_LINES
 
 SEQ = ["0062A1B2C3D4E5F6%02d" % i for i in range(10)]  # noqa: UP031 - sequencer-shaped
 
@@ -97,7 +97,7 @@ def metric_total(name: str) -> float:
 def test_png_scan_becomes_searchable(stack: Stack, make_worker: WorkerFactory) -> None:
     # Given a scanned PNG the indexer has handed to the OCR queue
     key = "スキャン/業績報告書.png"
-    upload_and_index(stack, key, make_scan_png(REPORT_LINES, dpi=300, page_inches=(8.27, 3.0)))
+    upload_and_index(stack, key, samples.make_scan_png(REPORT_LINES, dpi=300, page=(8.27, 3.0), **LAYOUT))
     pending = stack.doc(key)
     assert pending is not None
     assert pending["_source"]["ocr_status"] == "pending"
@@ -112,7 +112,7 @@ def test_png_scan_becomes_searchable(stack: Stack, make_worker: WorkerFactory) -
     assert source["page_count"] == 1
     assert source["filename"] == "業績報告書.png"
     assert "extraction_error" not in source
-    assert accuracy("".join(REPORT_LINES), source["content"]) >= 0.95
+    assert samples.char_accuracy("".join(REPORT_LINES), source["content"]) >= 0.95
     assert doc["_version"] == pending["_version"] + 1
     hits = search(stack.opensearch, stack.index, "経費削減")
     assert [h["key"] for h in hits] == [key]
@@ -127,10 +127,11 @@ def test_pdf_scan_pages_are_all_read(stack: Stack, make_worker: WorkerFactory) -
     # Given a two-page scanned PDF, large enough that
     # the indexer does not read it and hands it over whole (reason too_large)
     key = "scans/議事録.pdf"
-    pdf = make_scan_pdf(
+    pdf = samples.make_scan_pdf(
         [["第3回 経営会議 議事録", "売上目標を確認した"], ["次回は大阪支店で開催"]],
         dpi=200,
-        page_inches=(4.0, 4.0),
+        page=(4.0, 4.0),
+        **LAYOUT,
     )
     upload_and_index(stack, key, pdf, MAX_OBJECT_BYTES="1000")
     assert stack.doc(key)["_source"]["ocr_reason"] == "too_large"
@@ -224,7 +225,7 @@ def test_transient_failure_leaves_the_message_for_the_redrive_policy(
     # Given an OCR queue that dead-letters after 2 receives, and a worker whose ledger table is unreachable
     stack = make_stack(ocr_max_receive_count=2)
     key = "scans/retry.png"
-    upload_and_index(stack, key, make_scan_png(["再試行"], dpi=150, page_inches=CARD_INCHES))
+    upload_and_index(stack, key, samples.make_scan_png(["再試行"], dpi=150, page=CARD_INCHES, **LAYOUT))
     worker = make_worker(stack, LEDGER_TABLE="no-such-table")
     # When it fails on every receive
     assert worker.poll_once(wait_seconds=1) == 1

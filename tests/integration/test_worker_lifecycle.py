@@ -22,6 +22,7 @@ import pytest
 
 from docindex.events import doc_id
 from docindex.ledger import Ledger, OcrCommit
+from docindex.samples import make_scan_pdf
 from docindex.worker.pool import OcrPool
 from tests.conftest import Stack
 from tests.integration.test_worker import (
@@ -32,7 +33,7 @@ from tests.integration.test_worker import (
     upload_and_index,
     worker_factory,
 )
-from tests.unit.test_ocr_samples import CARD_INCHES, DENSE_PAGE, make_scan_pdf
+from tests.scans import CARD_INCHES, DENSE_PAGE, LAYOUT
 
 # The indexer hands anything above this to the worker whole (reason too_large).
 HAND_OVER = {"MAX_OBJECT_BYTES": "1000"}
@@ -41,7 +42,7 @@ HAND_OVER = {"MAX_OBJECT_BYTES": "1000"}
 @functools.cache
 def long_scan(pages: int) -> bytes:
     """``pages`` dense A4 pages at 300 dpi: about 1 s of OCR each on this machine."""
-    return make_scan_pdf([DENSE_PAGE] * pages, dpi=300)
+    return make_scan_pdf([DENSE_PAGE] * pages, dpi=300, **LAYOUT)
 
 
 @pytest.fixture(scope="module")
@@ -152,7 +153,7 @@ def test_duplicate_delivery_during_a_long_job_is_deferred_then_recognized(
 
 def test_stop_lets_a_running_job_finish_within_the_grace_period(stack: Stack, make_worker: WorkerFactory) -> None:
     key = "scans/猶予.pdf"
-    upload_and_index(stack, key, make_scan_pdf([DENSE_PAGE] * 2, dpi=200), **HAND_OVER)
+    upload_and_index(stack, key, make_scan_pdf([DENSE_PAGE] * 2, dpi=200, **LAYOUT), **HAND_OVER)
     worker = make_worker(stack, WORKER_CONCURRENCY="1", WORKER_WAIT_SECONDS="1")
     runner = threading.Thread(target=worker.run)
     runner.start()
@@ -253,7 +254,7 @@ def test_job_for_an_object_replaced_while_it_ran_does_not_overwrite_the_new_cont
     wait_until(lambda: in_flight(stack))
     time.sleep(0.5)
     # When the object is replaced by a different scan meanwhile (the indexer queues a new job)
-    replacement = make_scan_pdf([["差し替え後の請求書 株式会社テスト"]], dpi=200, page_inches=CARD_INCHES)
+    replacement = make_scan_pdf([["差し替え後の請求書 株式会社テスト"]], dpi=200, page=CARD_INCHES, **LAYOUT)
     upload_and_index(stack, key, replacement, sequencer=SEQ[2], **HAND_OVER)
     runner.join(timeout=120)
     # Then the first job is dropped as stale at its commit, and the document is the new version's, pending
@@ -276,7 +277,7 @@ def test_job_for_a_deleted_object_is_dropped_and_resurrects_nothing(stack: Stack
 
     # Given a queued job whose object is then deleted (and the delete indexed)
     key = "scans/削除済み.pdf"
-    upload_and_index(stack, key, make_scan_pdf([["削除される書類"]], dpi=150, page_inches=CARD_INCHES), **HAND_OVER)
+    upload_and_index(stack, key, make_scan_pdf([["削除される書類"]], dpi=150, page=CARD_INCHES, **LAYOUT), **HAND_OVER)
     stack.aws.s3.delete_object(Bucket=stack.bucket, Key=key)
     removed = s3_notification(stack.bucket, key, event="ObjectRemoved:Delete", sequencer=SEQ[2])
     assert invoke(build_indexer(stack), sqs_event(removed)) == set()
@@ -294,7 +295,7 @@ def test_a_job_whose_commit_was_not_followed_by_its_write_is_completed(
 ) -> None:
     # Given a job whose first attempt moved the ledger and then died before writing the document
     key = "scans/再開.pdf"
-    upload_and_index(stack, key, make_scan_pdf([["再開された処理"]], dpi=200, page_inches=CARD_INCHES), **HAND_OVER)
+    upload_and_index(stack, key, make_scan_pdf([["再開された処理"]], dpi=200, page=CARD_INCHES, **LAYOUT), **HAND_OVER)
     pending = stack.doc(key)
     generation = pending["_version"]
     ledger = Ledger(stack.aws.dynamodb, stack.env["LEDGER_TABLE"])

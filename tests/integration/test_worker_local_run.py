@@ -10,9 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from docindex.events import doc_id
+from docindex.samples import make_scan_png
 from docindex.search_index import search
 from tests.conftest import Aws
-from tests.unit.test_ocr_samples import make_scan_png
+from tests.scans import LAYOUT
 
 
 def cli(*args: str, cwd: Path) -> dict[str, Any]:
@@ -47,7 +48,7 @@ def test_local_run_ocrs_an_uploaded_scan(tmp_path: Path, aws: Aws, opensearch: A
     )
     # When a scanned receipt is uploaded (a real S3 notification) and the local run drains the queues
     key = "経理/領収書 2026-11.png"
-    scan = make_scan_png(["領収書", "株式会社サンプル 御中", "金額 一万二千円"], dpi=200, page_inches=(4.0, 2.0))
+    scan = make_scan_png(["領収書", "株式会社サンプル 御中", "金額 一万二千円"], dpi=200, page=(4.0, 2.0), **LAYOUT)
     aws.s3.put_object(Bucket=env["DOCINDEX_BUCKET"], Key=key, Body=scan)
     summary = cli("local", "run", "--once", "--max-seconds", "120", *common, cwd=tmp_path)
     # Then the indexer queued the OCR job, the worker ran it, and the receipt is searchable by its text

@@ -8,16 +8,8 @@ from pathlib import Path
 import pytest
 
 from docindex import ocr
-from tests.unit.test_ocr_samples import (
-    CARD_INCHES,
-    REPORT_LINES,
-    accuracy,
-    make_scan_image,
-    make_scan_pdf,
-    make_scan_png,
-    make_scan_tiff,
-    make_text_pdf,
-)
+from docindex.samples import char_accuracy, make_pdf, make_scan_pdf, make_scan_png, make_scan_tiff, render_scan_page
+from tests.scans import CARD_INCHES, LAYOUT, REPORT_LINES
 
 # What the pool's initializer does; set before tesserocr is first used in this process.
 os.environ["OMP_THREAD_LIMIT"] = "1"
@@ -38,7 +30,7 @@ def test_tidy_text_drops_spaces_between_japanese_characters_only() -> None:
 
 def test_png_scan_is_read_at_its_resolution(tmp_path: Path) -> None:
     # Given a 300 dpi scan of a Japanese report with an English line
-    path = write(tmp_path, "scan.png", make_scan_png(REPORT_LINES, dpi=300, page_inches=(8.27, 3.0)))
+    path = write(tmp_path, "scan.png", make_scan_png(REPORT_LINES, dpi=300, page=(8.27, 3.0), **LAYOUT))
     # When its only page is processed
     info = ocr.probe(path, "image", OPTIONS)
     page = ocr.process_page(path, "image", 0, OPTIONS)
@@ -46,30 +38,32 @@ def test_png_scan_is_read_at_its_resolution(tmp_path: Path) -> None:
     assert info.page_count == 1
     assert page.error is None
     assert (page.source, page.dpi, page.vertical) == ("ocr", 300, False)
-    assert accuracy("".join(REPORT_LINES), page.text) >= 0.95
+    assert char_accuracy("".join(REPORT_LINES), page.text) >= 0.95
     assert "東京本社" in page.text
     assert "revenue" in page.text
 
 
 def test_vertical_japanese_is_detected_and_read_with_the_vertical_model(tmp_path: Path) -> None:
     lines = REPORT_LINES[1:4]
-    path = write(tmp_path, "tategaki.png", make_scan_png(lines, dpi=300, page_inches=(3.0, 6.5), vertical=True))
+    path = write(tmp_path, "tategaki.png", make_scan_png(lines, dpi=300, page=(3.0, 6.5), vertical=True, **LAYOUT))
     page = ocr.process_page(path, "image", 0, OPTIONS)
     assert page.vertical is True
-    assert accuracy("".join(lines), page.text) >= 0.9
+    assert char_accuracy("".join(lines), page.text) >= 0.9
     assert "経費削減" in page.text
 
 
 def test_vertical_detection_can_be_turned_off(tmp_path: Path) -> None:
-    path = write(tmp_path, "tategaki.png", make_scan_png(["経費削減"], dpi=150, page_inches=(1.0, 3.0), vertical=True))
+    path = write(
+        tmp_path, "tategaki.png", make_scan_png(["経費削減"], dpi=150, page=(1.0, 3.0), vertical=True, **LAYOUT)
+    )
     page = ocr.process_page(path, "image", 0, ocr.OcrOptions(vertical="never"))
     assert page.vertical is False
 
 
 def test_pdf_pages_use_the_text_layer_when_there_is_one_and_ocr_otherwise(tmp_path: Path) -> None:
     # Given one PDF with a text layer and one scanned PDF
-    text_pdf = write(tmp_path, "office.pdf", make_text_pdf([["議事録 第3回 経営会議 売上目標を確認した"]]))
-    scan_pdf = write(tmp_path, "scan.pdf", make_scan_pdf([["見積書 合計金額"]], dpi=200, page_inches=CARD_INCHES))
+    text_pdf = write(tmp_path, "office.pdf", make_pdf(["議事録 第3回 経営会議 売上目標を確認した"]))
+    scan_pdf = write(tmp_path, "scan.pdf", make_scan_pdf([["見積書 合計金額"]], dpi=200, page=CARD_INCHES, **LAYOUT))
     # When their first pages are processed
     from_text = ocr.process_page(text_pdf, "pdf", 0, OPTIONS)
     from_scan = ocr.process_page(scan_pdf, "pdf", 0, OPTIONS)
@@ -85,7 +79,7 @@ def test_scanned_pdf_page_that_is_not_a_single_image_is_rendered(tmp_path: Path)
     import pypdfium2 as pdfium
 
     # A page rotated by /Rotate: the embedded image alone would be sideways.
-    source = pdfium.PdfDocument(make_scan_pdf([["請求書"]], dpi=200, page_inches=CARD_INCHES))
+    source = pdfium.PdfDocument(make_scan_pdf([["請求書"]], dpi=200, page=CARD_INCHES, **LAYOUT))
     source[0].set_rotation(90)
     path = tmp_path / "rotated.pdf"
     source.save(str(path))
@@ -97,7 +91,7 @@ def test_scanned_pdf_page_that_is_not_a_single_image_is_rendered(tmp_path: Path)
 
 def test_multi_page_tiff_pages_are_read_one_by_one(tmp_path: Path) -> None:
     path = write(
-        tmp_path, "fax.tif", make_scan_tiff([["一枚目 注文書"], ["二枚目 納品書"]], dpi=200, page_inches=CARD_INCHES)
+        tmp_path, "fax.tif", make_scan_tiff([["一枚目 注文書"], ["二枚目 納品書"]], dpi=200, page=CARD_INCHES, **LAYOUT)
     )
     info = ocr.probe(path, "image", OPTIONS)
     pages = [ocr.process_page(path, "image", i, OPTIONS) for i in range(info.page_count)]
@@ -107,7 +101,7 @@ def test_multi_page_tiff_pages_are_read_one_by_one(tmp_path: Path) -> None:
 
 
 def test_transparent_and_colour_images_are_flattened_on_white(tmp_path: Path) -> None:
-    image = make_scan_image(["領収書"], dpi=200, page_inches=CARD_INCHES)
+    image = render_scan_page(["領収書"], 200, page=CARD_INCHES, **LAYOUT)
     rgba = image.convert("RGBA")
     rgba.putalpha(image.point(lambda v: 255 - v))  # black text on a fully transparent page
     path = tmp_path / "receipt.png"
@@ -124,7 +118,7 @@ def test_corrupt_files_are_reported_not_raised(tmp_path: Path) -> None:
 
 
 def test_truncated_image_fails_its_page_only(tmp_path: Path) -> None:
-    data = make_scan_png(["途中で切れた画像"], dpi=100, page_inches=CARD_INCHES)
+    data = make_scan_png(["途中で切れた画像"], dpi=100, page=CARD_INCHES, **LAYOUT)
     path = write(tmp_path, "cut.png", data[: len(data) // 2])
     assert ocr.probe(path, "image", OPTIONS).page_count == 1  # the header is fine
     page = ocr.process_page(path, "image", 0, OPTIONS)
@@ -163,8 +157,8 @@ def open_files() -> set[str]:
 def test_no_file_stays_open_after_a_page(tmp_path: Path) -> None:
     # An open PDFium document keeps every object it parsed (memory grows with each page read), and an
     # open handle would keep a finished job's deleted temporary file on disk: files are opened per page.
-    pdf = write(tmp_path, "long.pdf", make_scan_pdf([["頁"]] * 3, dpi=50, page_inches=CARD_INCHES))
-    tif = write(tmp_path, "long.tif", make_scan_tiff([["頁"]] * 3, dpi=50, page_inches=CARD_INCHES))
+    pdf = write(tmp_path, "long.pdf", make_scan_pdf([["頁"]] * 3, dpi=50, page=CARD_INCHES, **LAYOUT))
+    tif = write(tmp_path, "long.tif", make_scan_tiff([["頁"]] * 3, dpi=50, page=CARD_INCHES, **LAYOUT))
     for path, kind in ((pdf, "pdf"), (tif, "image")):
         assert ocr.probe(path, kind, OPTIONS).page_count == 3
         for index in range(3):

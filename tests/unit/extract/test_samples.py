@@ -42,6 +42,59 @@ def test_scan_png_has_the_requested_resolution(japanese_font: str) -> None:
     assert image.getextrema()[0] == 0  # something black was drawn
 
 
+def test_scan_page_size_in_inches_or_by_name() -> None:
+    from PIL import Image
+
+    card = Image.open(io.BytesIO(samples.make_scan_png(["テスト"], dpi=150, page=(5.0, 2.0))))
+    assert card.size == (750, 300)
+    assert round(card.info["dpi"][0]) == 150
+    assert card.getextrema() == (0, 255)  # something was drawn
+    letter = Image.open(io.BytesIO(samples.make_scan_png(["テスト"], dpi=100, page="letter")))
+    assert letter.size == (850, 1100)
+    with pytest.raises(ValueError, match="unknown page size"):
+        samples.make_scan_png(["テスト"], page="A0")
+
+
+def test_vertical_scan_runs_top_to_bottom_from_the_right() -> None:
+    tall = samples.render_scan_page(["経費削減の取り組み"], 100, page=(2.0, 4.0), vertical=True)
+    left, top, right, bottom = tall.point(lambda v: 255 - v).getbbox()
+    assert bottom - top > 5 * (right - left)  # one tall column
+    assert left > tall.width // 2
+    # A column longer than the page goes on in the next column to the left.
+    short = samples.render_scan_page(["経費削減の取り組み"], 100, page=(2.0, 2.5), vertical=True)
+    left, _, right, bottom = short.point(lambda v: 255 - v).getbbox()
+    assert right - left > 2 * 15  # two columns of 15 px characters
+    assert bottom < short.height - 70
+
+
+def test_scan_pdf_has_no_text_layer_and_one_page_per_entry() -> None:
+    import pypdfium2 as pdfium
+
+    pdf = pdfium.PdfDocument(samples.make_scan_pdf([["一頁"], ["二頁"]], dpi=100, page=(5.0, 2.0)))
+    assert len(pdf) == 2
+    assert pdf[0].get_size() == (360, 144)
+    assert pdf[0].get_textpage().get_text_bounded().strip() == ""
+
+
+def test_scan_tiff_has_one_frame_per_page() -> None:
+    from PIL import Image, ImageSequence
+
+    data = samples.make_scan_tiff([["一枚目"], ["二枚目"], ["三枚目"]], dpi=100, page=(5.0, 2.0))
+    assert data == samples.make_scan_tiff([["一枚目"], ["二枚目"], ["三枚目"]], dpi=100, page=(5.0, 2.0))
+    image = Image.open(io.BytesIO(data))
+    assert len(list(ImageSequence.Iterator(image))) == 3
+    assert image.size == (500, 200)
+    assert round(image.info["dpi"][0]) == 100
+
+
+def test_char_accuracy_is_one_minus_character_error_rate() -> None:
+    assert samples.char_accuracy("東京本社", "東京 本社") == 1.0
+    assert samples.char_accuracy("東京本社", "東京本杜") == 0.75
+    assert samples.char_accuracy("ＡＢＣ", "ABC") == 1.0
+    assert samples.char_accuracy("東京", "まったく違う長い文字列") == 0.0
+    assert samples.char_accuracy("", "") == 1.0
+
+
 def test_office_packages_are_well_formed() -> None:
     from lxml import etree
 
