@@ -113,7 +113,7 @@ bench: $(STAMP) system-deps ## Throughput vs the incident's worker and the extra
 	$(BIN)/python -m bench.run $(BENCH_ARGS)
 
 # ---- reliability: the fault-injection soak (not part of `make test`; tests/e2e/test_soak_short.py is CI's short run)
-SEEDS ?= 1
+SEEDS ?= 1 2 3
 SOAK_DOCUMENTS ?= 2000
 SOAK_ARGS ?=
 
