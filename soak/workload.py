@@ -65,7 +65,9 @@ KINDS: dict[str, tuple[float, str]] = {
     "txt_cp932": (4, "txt"),
     "csv": (7, "csv"),
     "md": (5, "md"),
-    "scan_png": (3, "png"),
+    "scan_png": (2, "png"),
+    "scan_jpeg": (1, "jpg"),
+    "scan_tiff": (1, "tif"),
     "scan_pdf": (2, "pdf"),
     "large_text": (2, "txt"),
     "corrupt_pdf": (1, "pdf"),
@@ -76,7 +78,7 @@ KINDS: dict[str, tuple[float, str]] = {
     "lying_type": (1, "docx"),
 }
 # Kinds an overwrite picks from: documents people edit.
-EDIT_KINDS = ("pdf", "docx", "xlsx", "pptx", "html", "txt", "csv", "md", "scan_png", "large_text")
+EDIT_KINDS = ("pdf", "docx", "xlsx", "pptx", "html", "txt", "csv", "md", "scan_png", "scan_jpeg", "large_text")
 
 
 @dataclass(frozen=True)
@@ -171,6 +173,16 @@ _BUILDERS: dict[str, Callable[[_Seed], Document]] = {
             ["受領書", f"No. {s.rng.randint(100, 999)}-{s.token[-4:]}", "株式会社サンプル 御中"], dpi=110
         ),
         "image/png",
+        Expectation(ocr=True),
+    ),
+    "scan_jpeg": lambda s: Document(
+        samples.make_scan_image(["領収書", f"No. {s.token[-5:]}", "お品代として"], dpi=110, fmt="JPEG"),
+        "image/jpeg",
+        Expectation(ocr=True),
+    ),
+    "scan_tiff": lambda s: Document(
+        samples.make_scan_tiff([["注文書", f"注文番号 {s.token[-6:]}"], ["納品書", "二枚目のページ"]], dpi=110),
+        "image/tiff",
         Expectation(ocr=True),
     ),
     "scan_pdf": lambda s: Document(
