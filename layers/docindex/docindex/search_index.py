@@ -188,17 +188,30 @@ def metadata_document(
 def document_for(change: ObjectChange, fetched: FetchedObject, extracted: ExtractedDocument) -> dict[str, Any]:
     """The full index document for an extracted file."""
     doc = metadata_document(change, fetched, content_type=extracted.content_type)
-    if extracted.text:
-        doc["content"] = extracted.text
-    if extracted.title:
-        doc["title"] = extracted.title
-    if extracted.page_count is not None:
-        doc["page_count"] = extracted.page_count
-    if extracted.truncated:
-        doc["content_truncated"] = True
-    if extracted.error:
-        doc["extraction_error"] = extracted.error
+    doc.update(
+        content_fields(
+            text=extracted.text,
+            title=extracted.title,
+            page_count=extracted.page_count,
+            truncated=extracted.truncated,
+            error=extracted.error,
+        )
+    )
     return doc
+
+
+def content_fields(
+    *, text: str | None, title: str | None, page_count: int | None, truncated: bool, error: str | None
+) -> dict[str, Any]:
+    """The fields extraction (the indexer's or the OCR worker's) contributes; empty ones are left out."""
+    fields: dict[str, Any] = {
+        "content": text or None,
+        "title": title or None,
+        "page_count": page_count,
+        "content_truncated": True if truncated else None,
+        "extraction_error": error or None,
+    }
+    return {k: v for k, v in fields.items() if v is not None}
 
 
 def search(

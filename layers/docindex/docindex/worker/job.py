@@ -53,7 +53,7 @@ from docindex.extract import ExtractionLimits, detect_type
 from docindex.ledger import Ledger, OcrCommit
 from docindex.observability import Metric, MetricUnit, count, logger, measure
 from docindex.ocr import DocumentInfo, PageResult, extract_file, probe, process_page
-from docindex.search_index import ensure_index, file_name_parts, now_iso
+from docindex.search_index import content_fields, ensure_index, file_name_parts, now_iso
 from docindex.storage import get_object
 
 if TYPE_CHECKING:
@@ -480,16 +480,16 @@ class JobRunner:
         doc["indexed_at"] = now_iso()
         if not doc.get("content_type") and content.content_type:
             doc["content_type"] = content.content_type
-        if content.text:
-            doc["content"] = content.text
-        if content.title and not doc.get("title"):
-            doc["title"] = content.title
-        if content.page_count is not None:
-            doc["page_count"] = content.page_count
-        if content.truncated:
-            doc["content_truncated"] = True
-        if content.error:
-            doc["extraction_error"] = content.error
+        fields = content_fields(
+            text=content.text,
+            title=content.title,
+            page_count=content.page_count,
+            truncated=content.truncated,
+            error=content.error,
+        )
+        if doc.get("title"):
+            fields.pop("title", None)  # the indexer's title (from the file's metadata) wins over OCR's
+        doc.update(fields)
         return doc
 
     # -- OpenSearch --------------------------------------------------------
