@@ -1,7 +1,7 @@
 """The benchmark corpus: deterministic documents shaped like an office file server.
 
 Everything is generated at run time from a fixed seed with the sample
-generators of ``docindex.samples`` (plus embedded "photos" to reach
+generators of ``devkit.samples`` (plus embedded "photos" to reach
 realistic file sizes) and cached under ``bench/corpus/`` (gitignored). The
 same ``(seed, docs)`` always gives the same bytes, and document ``i`` does
 not depend on how many documents were asked for, so a 50-document run is a
@@ -206,7 +206,7 @@ def pdf_with_photos(pages: Sequence[str], title: str, photos: Sequence[bytes]) -
     """A text PDF (built-in Japanese CID font, like ``samples.make_pdf``) with a photo on some pages."""
     from reportlab import rl_config
 
-    from docindex.samples import _register_cid_font
+    from devkit.samples import _register_cid_font
 
     font, size = "HeiseiKakuGo-W5", 10.5
     _register_cid_font(font)
@@ -223,7 +223,7 @@ def _pdf_pages(pages: Sequence[str], title: str, photos: Sequence[bytes], font: 
     from reportlab.lib.utils import ImageReader
     from reportlab.pdfgen import canvas
 
-    from docindex.samples import _wrap
+    from devkit.samples import _wrap
 
     buf = io.BytesIO()
     pdf = canvas.Canvas(buf, pagesize=A4, invariant=1)
@@ -259,7 +259,7 @@ def _pdf(rng: random.Random, target: int, lang: str) -> tuple[bytes, int]:
 
 
 def _docx(rng: random.Random, target: int, lang: str) -> tuple[bytes, int]:
-    from docindex.samples import make_docx
+    from devkit.samples import make_docx
 
     paragraphs = sentences(rng, rng.choice([1500, 3000, 6000, 12000, 25000, 50000]), lang)
     table = [["項目", "担当", "期限", "金額"]] + [
@@ -285,7 +285,7 @@ def _docx(rng: random.Random, target: int, lang: str) -> tuple[bytes, int]:
 
 
 def _xlsx(rng: random.Random, target: int, lang: str) -> tuple[bytes, int]:
-    from docindex.samples import make_xlsx
+    from devkit.samples import make_xlsx
 
     sheets: dict[str, list[list[Any]]] = {}
     rows_total = 0
@@ -316,7 +316,7 @@ def _xlsx(rng: random.Random, target: int, lang: str) -> tuple[bytes, int]:
 
 
 def _pptx(rng: random.Random, target: int, lang: str) -> tuple[bytes, int]:
-    from docindex.samples import make_pptx
+    from devkit.samples import make_pptx
 
     count = rng.choice([3, 5, 8, 12, 20, 30, 40])
     slides = [_title(rng, lang) + "\n" + "\n".join(sentences(rng, rng.randint(80, 300), lang)) for _ in range(count)]
@@ -331,7 +331,7 @@ def _pptx(rng: random.Random, target: int, lang: str) -> tuple[bytes, int]:
 
 
 def _text(rng: random.Random, target: int, lang: str) -> tuple[bytes, str, str]:
-    from docindex.samples import make_csv, make_html, make_text
+    from devkit.samples import make_csv, make_html, make_text
 
     fmt = rng.choice(["txt", "csv", "html"])
     encoding = "utf-8" if lang == "en" else rng.choice(["utf-8", "cp932"])
@@ -535,7 +535,7 @@ _WARMUP_KINDS = [
 
 def _scans(cache: _Cache, seed: int, count: int) -> list[Scan]:
     """One image-only PDF of ``count`` pages, and each page again as a PNG (300 dpi)."""
-    from docindex.samples import make_scan_pdf, make_scan_png
+    from devkit.samples import make_scan_pdf, make_scan_png
 
     pages = scan_pages(seed, count)
     variants = [("scan-pdf", "pdf", pages)] + [(f"scan-png-{i}", "png", [page]) for i, page in enumerate(pages)]
@@ -553,7 +553,7 @@ def _scans(cache: _Cache, seed: int, count: int) -> list[Scan]:
 
 
 def _warmup_doc(kind: str, fmt: str) -> bytes:
-    from docindex.samples import make_csv, make_docx, make_html, make_pdf, make_pptx, make_xlsx
+    from devkit.samples import make_csv, make_docx, make_html, make_pdf, make_pptx, make_xlsx
 
     rng = random.Random("warmup")  # noqa: S311 - a fixed seed, not secrecy
     text = sentences(rng, 600, "ja")

@@ -42,7 +42,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from docindex.queues import queue_depth
+from docindex.core.aws import queue_depth
 
 REGION = "us-east-1"
 REPO = Path(__file__).resolve().parents[1]
@@ -127,7 +127,7 @@ def harness_clients(spec: dict[str, Any]) -> tuple[Any, Any, Any, Any]:
     import boto3
     from opensearchpy import OpenSearch
 
-    from docindex.clients import boto_config
+    from docindex.core.clients import boto_config
 
     session = boto3.Session(region_name=REGION)
     config = boto_config(max_attempts=3)
@@ -139,14 +139,14 @@ def harness_clients(spec: dict[str, Any]) -> tuple[Any, Any, Any, Any]:
 
 
 def fresh_stack(spec: dict[str, Any], s3: Any, sqs: Any, ddb: Any, search: Any) -> dict[str, str]:
-    from docindex.local.stack import StackNames, StackOptions, provision
+    from devkit.local.stack import StackNames, StackOptions, provision
 
     names = StackNames(f"b{uuid.uuid4().hex[:10]}")
     if spec.get("light_index"):
         # Content and title stored but not analysed: osmem's kuromoji (the emulator's
         # own cost, on this machine's CPUs) leaves the measurement. provision() then
         # finds the alias and keeps this index.
-        from docindex.search_index import INDEX_VERSION, index_body
+        from docindex.index.mapping import INDEX_VERSION, index_body
 
         body = index_body(tier="kuromoji")
         for name in ("content", "title", "filename"):
@@ -239,11 +239,11 @@ class Stages:
         """Time the indexer's stages (class-level wrappers: a perf_counter pair per call)."""
         from aws_lambda_powertools.utilities.idempotency.persistence.dynamodb import DynamoDBPersistenceLayer
 
-        import docindex.indexer as indexer_module
-        from docindex.bulk_writer import BulkWriter
-        from docindex.handoff import OcrQueue
-        from docindex.ledger import Ledger
-        from docindex.storage import ObjectStore
+        import docindex.ingest.indexer as indexer_module
+        from docindex.core.storage import ObjectStore
+        from docindex.index.bulk import BulkWriter
+        from docindex.ingest.handoff import OcrQueue
+        from docindex.ingest.ledger import Ledger
 
         self.wrap(ObjectStore, "fetch", "s3_get")
         self.wrap(indexer_module, "extract", lambda doc: f"extract:{getattr(doc, 'kind', 'error')}")
@@ -324,7 +324,7 @@ def thread_profiles() -> Iterator[list[Any]]:
 def measure_extraction(spec: dict[str, Any]) -> dict[str, Any]:
     """The extractors alone over bytes in memory: one process, one document after another."""
     from docindex.extract import ExtractionLimits, extract
-    from docindex.search_index import file_name_parts
+    from docindex.index.mapping import file_name_parts
 
     root = Path(spec["corpus_root"])
     limits = ExtractionLimits()
@@ -367,7 +367,7 @@ def measure_extraction_threads(spec: dict[str, Any]) -> dict[str, Any]:
     from concurrent.futures import ThreadPoolExecutor
 
     from docindex.extract import ExtractionLimits, extract
-    from docindex.search_index import file_name_parts
+    from docindex.index.mapping import file_name_parts
 
     root = Path(spec["corpus_root"])
     limits = ExtractionLimits()
@@ -406,14 +406,14 @@ def measure_docindex(spec: dict[str, Any], *, profile: bool = False, memory: boo
     s3, sqs, ddb, search = harness_clients(spec)
     env = fresh_stack(spec, s3, sqs, ddb, search)
     _indexer_env(spec, env)
-    from docindex.local.handlers import load_handler
-    from docindex.local.runner import LocalRunner
+    from devkit.local.handlers import load_handler
+    from devkit.local.runner import LocalRunner
 
     handler = load_handler("indexer")
     stages = Stages()
     stages.install()
 
-    from docindex.local.context import LocalLambdaContext
+    from devkit.local.context import LocalLambdaContext
 
     def context() -> LocalLambdaContext:
         # The template's defaults: IndexerTimeout 180 s, IndexerMemorySize 1536 MB.
@@ -601,10 +601,10 @@ class IncidentWorker:
         """Handle one message; False when none was received."""
         from urllib.parse import unquote_plus
 
-        from docindex.events import doc_id, parse_body
+        from docindex.core.changes import doc_id, parse_body
+        from docindex.core.storage import FetchedObject
         from docindex.extract import extract
-        from docindex.search_index import document_for, file_name_parts
-        from docindex.storage import FetchedObject
+        from docindex.index.mapping import document_for, file_name_parts
 
         got = self.sqs.receive_message(QueueUrl=self.queue_url, MaxNumberOfMessages=1, WaitTimeSeconds=0)
         if not got.get("Messages"):
@@ -725,10 +725,10 @@ def measure_servers(spec: dict[str, Any]) -> dict[str, Any]:
     import http.client
     from urllib.parse import urlsplit
 
-    from docindex.events import doc_id, parse_body
+    from docindex.core.changes import doc_id, parse_body
+    from docindex.core.storage import FetchedObject
     from docindex.extract import ExtractionLimits, extract
-    from docindex.search_index import document_for, file_name_parts
-    from docindex.storage import FetchedObject
+    from docindex.index.mapping import document_for, file_name_parts
 
     aws_env(spec)
     s3, sqs, ddb, search = harness_clients(spec)
@@ -821,7 +821,7 @@ def measure_servers(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def measure_ocr(spec: dict[str, Any]) -> dict[str, Any]:
-    """Seconds per scanned page: the worker's OCR (docindex.ocr) when it exists, and Tesseract's CLI."""
+    """Seconds per scanned page: the worker's OCR (docindex.worker.ocr) when it exists, and Tesseract's CLI."""
     root = Path(spec["corpus_root"])
     return {"worker": _worker_figure(root, spec["scans"]), "tesseract_cli": _tesseract_cli_figure(root, spec["scans"])}
 
@@ -830,13 +830,13 @@ def _worker_figure(root: Path, scans: list[dict[str, Any]]) -> dict[str, Any]:
     import importlib
 
     try:
-        ocr = importlib.import_module("docindex.ocr")
+        ocr = importlib.import_module("docindex.worker.ocr")
     except ImportError as exc:
-        return {"available": False, "why": f"not available (docindex.ocr: {exc})"}
+        return {"available": False, "why": f"not available (docindex.worker.ocr: {exc})"}
     needed = ("OcrOptions", "probe", "process_page", "init_process", "check_setup")
     missing = [name for name in needed if not hasattr(ocr, name)]
     if missing:
-        return {"available": False, "why": f"not available (docindex.ocr has no {', '.join(missing)})"}
+        return {"available": False, "why": f"not available (docindex.worker.ocr has no {', '.join(missing)})"}
     try:
         return _ocr_worker(ocr, root, scans)
     except Exception as exc:  # noqa: BLE001 - report it, the other figures still count
@@ -847,7 +847,7 @@ def _tesseract_cli_figure(root: Path, scans: list[dict[str, Any]]) -> dict[str, 
     import shutil
     import subprocess
 
-    from docindex.samples import char_accuracy
+    from devkit.samples import char_accuracy
 
     tesseract = shutil.which("tesseract")
     if not tesseract:
@@ -882,7 +882,7 @@ def _tesseract_cli_figure(root: Path, scans: list[dict[str, Any]]) -> dict[str, 
 
 
 def _ocr_worker(ocr: Any, root: Path, scans: list[dict[str, Any]]) -> dict[str, Any]:
-    from docindex.samples import char_accuracy
+    from devkit.samples import char_accuracy
 
     ocr.init_process()
     options = ocr.OcrOptions()
@@ -905,7 +905,7 @@ def _ocr_worker(ocr: Any, root: Path, scans: list[dict[str, Any]]) -> dict[str, 
                 accuracy.append(char_accuracy(scan["truth"][index], page.text))
     return {
         "available": True,
-        "engine": f"docindex.ocr.process_page ({options.languages}, {options.dpi} dpi), engine reused",
+        "engine": f"docindex.worker.ocr.process_page ({options.languages}, {options.dpi} dpi), engine reused",
         "setup_s": setup_s,
         "pages": len(seconds),
         "dpi": options.dpi,

@@ -34,14 +34,14 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "layers" / "docindex"))
 
-from docindex.backfill import Backfill, BucketListing, Checkpoint  # noqa: E402
-from docindex.cli.local import EMBEDDED_CREDENTIALS  # noqa: E402
-from docindex.clients import boto_config  # noqa: E402
-from docindex.enqueue import BacklogGuard, ChangeSender  # noqa: E402
-from docindex.events import doc_id  # noqa: E402
-from docindex.local.servers import ServerInfo, start_moto, start_osmem, stop  # noqa: E402
-from docindex.reconcile import Reconciler  # noqa: E402
-from docindex.search_index import ensure_index  # noqa: E402
+from devkit.local.servers import ServerInfo, start_moto, start_osmem, stop  # noqa: E402
+from devkit.local.session import EMBEDDED_CREDENTIALS  # noqa: E402
+from docindex.core.changes import doc_id  # noqa: E402
+from docindex.core.clients import boto_config  # noqa: E402
+from docindex.index.mapping import ensure_index  # noqa: E402
+from docindex.ops.backfill import Backfill, BucketListing, Checkpoint  # noqa: E402
+from docindex.ops.enqueue import BacklogGuard, ChangeSender  # noqa: E402
+from docindex.ops.reconcile import Reconciler  # noqa: E402
 
 FOLDERS = ["営業部/週報", "経理/請求書", "Eng/Design", "eng/notes", "総務/規程", "ｶﾀｶﾅ/半角"]
 BUCKET = INDEX = "bench-documents"

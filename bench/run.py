@@ -55,7 +55,7 @@ def proc_cpu_seconds(pid: int) -> float:
 
 @contextmanager
 def local_servers(state: Path) -> Iterator[dict[str, Any]]:
-    from docindex.local import servers
+    from devkit.local import servers
 
     moto = servers.start_moto(state)
     try:
@@ -72,7 +72,7 @@ def clients(moto_url: str, osmem_url: str) -> tuple[Any, Any, Any, Any]:
     import boto3
     from opensearchpy import OpenSearch
 
-    from docindex.clients import boto_config
+    from docindex.core.clients import boto_config
 
     session = boto3.Session(
         region_name=REGION,
@@ -92,7 +92,7 @@ def upload(corpus: corpus_module.Corpus, moto_url: str, osmem_url: str) -> tuple
     """Put every file in one bucket whose notifications go to a queue; collect the real S3 event bodies."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from docindex.local.stack import StackNames, StackOptions, provision
+    from devkit.local.stack import StackNames, StackOptions, provision
 
     s3, sqs, ddb, search = clients(moto_url, osmem_url)
     env = provision(

@@ -16,7 +16,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from docindex.queues import queue_depth
+from docindex.core.aws import queue_depth
 from soak.notifications import Change, eventbridge_event, s3_notification, sns_wrapped
 from soak.proxy import SendLog, SentMessage
 

@@ -30,9 +30,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from docindex.events import parse_body
-from docindex.exceptions import PoisonMessageError
-from docindex.handoff import OcrJob
+from docindex.core.changes import parse_body
+from docindex.core.exceptions import PoisonMessageError
+from docindex.ingest.handoff import OcrJob
 from soak.proxy import SentMessage, Write
 from soak.workload import ObjectState
 
@@ -85,7 +85,7 @@ def announced_changes(messages: Iterable[SentMessage], ingest_url: str) -> dict[
 
 def queued_ocr_jobs(messages: Iterable[SentMessage], ocr_url: str) -> dict[str, set[int]]:
     """Distinct OCR job generations per document id."""
-    from docindex.events import doc_id
+    from docindex.core.changes import doc_id
 
     jobs: dict[str, set[int]] = defaultdict(set)
     for message in messages:

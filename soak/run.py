@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from docindex.queues import queue_depth
+from docindex.core.aws import queue_depth
 from soak.delivery import Delivery, DeliveryFaults
 from soak.judge import (
     announced_changes,
@@ -236,9 +236,9 @@ class Soak:
     def _start_stack(self) -> Stack:
         import boto3
 
-        from docindex.cli.local import local_up
-        from docindex.clients import boto_config
-        from docindex.local.servers import start_moto, start_osmem
+        from devkit.local.servers import start_moto, start_osmem
+        from devkit.local.session import local_up
+        from docindex.core.clients import boto_config
 
         if self.dir.exists():
             shutil.rmtree(self.dir)
@@ -261,7 +261,7 @@ class Soak:
             log_level="INFO",
         )
         env.update(CREDENTIALS)
-        from docindex.local.envfile import write_env_file
+        from docindex.ops.envfile import write_env_file
 
         write_env_file(self.dir / "soak.env", env)
         session = boto3.Session(region_name=env["AWS_REGION"], **{k.lower(): v for k, v in CREDENTIALS.items()})
@@ -476,7 +476,7 @@ class Soak:
     def _redrive(self, stack: Stack, mover: LocalMessageMover) -> list[dict[str, Any]]:
         from opensearchpy import OpenSearch
 
-        from docindex.redrive import (
+        from docindex.redrive.service import (
             OpenSearchHealth,
             RedriveAction,
             RedriveRequest,
@@ -525,7 +525,7 @@ class Soak:
 
     def _teardown(self) -> None:
         """Stop everything this run started (fast: after a failure nothing is waited for)."""
-        from docindex.local.servers import stop
+        from devkit.local.servers import stop
 
         steps: list[Callable[[], None]] = []
         for poller in self.pollers:
@@ -613,7 +613,7 @@ class Soak:
         redrive: list[dict[str, Any]],
         backfill: dict[str, Any],
     ) -> dict[str, Any]:
-        from docindex.local.runner import collect_emf
+        from devkit.local.runner import collect_emf
 
         stats = PollerStats()
         for poller in self.pollers:

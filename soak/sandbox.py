@@ -32,7 +32,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from docindex.local.runner import collect_emf, to_lambda_record
+from devkit.local.runner import collect_emf, to_lambda_record
 
 SABOTAGE_ENV = "DOCINDEX_SOAK_SABOTAGE"
 
@@ -45,14 +45,14 @@ def _serve(conn: Connection, env: dict[str, str], log_path: str) -> None:
     os.dup2(log, 2)
     sys.stdout = sys.stderr = open(1, "w", buffering=1, encoding="utf-8", closefd=False)  # noqa: SIM115
     os.environ.update(env)
-    from docindex.local.context import LocalLambdaContext
-    from docindex.local.handlers import load_handler
+    from devkit.local.context import LocalLambdaContext
+    from devkit.local.handlers import load_handler
 
     handler = load_handler("indexer")
     if env.get(SABOTAGE_ENV) == "duplicates":
         # Only to prove the judge: an indexer without its duplicate guards (no idempotency,
         # no check of the index before re-applying a retried change) applies every delivery.
-        from docindex.indexer import get_indexer
+        from docindex.ingest.indexer import get_indexer
 
         indexer = get_indexer()
         indexer._apply_once = indexer._apply

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, ClassVar
 
-from docindex import samples
+from devkit import samples
 from soak.notifications import Change
 
 JA_LINES = (

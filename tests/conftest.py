@@ -47,7 +47,7 @@ class Aws:
     def __init__(self, endpoint: str) -> None:
         import boto3
 
-        from docindex.clients import boto_config
+        from docindex.core.clients import boto_config
 
         self.endpoint = endpoint
         session = boto3.Session(region_name=REGION)
@@ -113,7 +113,7 @@ class Stack:
         return found
 
     def doc(self, key: str, bucket: str | None = None) -> dict[str, Any] | None:
-        from docindex.events import doc_id
+        from docindex.core.changes import doc_id
 
         self.opensearch.indices.refresh(index=self.index)
         got = self.opensearch.get(index=self.index, id=doc_id(bucket or self.bucket, key), ignore=[404])
@@ -126,7 +126,7 @@ class Stack:
 
 @pytest.fixture
 def make_stack(aws: Aws, opensearch: Any, osmem_url: str) -> Callable[..., Stack]:
-    from docindex.local.stack import StackNames, StackOptions, provision
+    from devkit.local.stack import StackNames, StackOptions, provision
 
     def make(prefix: str | None = None, **options: Any) -> Stack:
         names = StackNames(prefix or f"t{uuid.uuid4().hex[:10]}")
@@ -159,7 +159,7 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.fixture(autouse=True)
 def _fresh_metrics() -> Iterator[None]:
     """Metrics are process-global in Powertools; tests that call the indexer directly never flush them."""
-    from docindex.observability import metrics
+    from docindex.core.observability import metrics
 
     metrics.clear_metrics()
     yield

@@ -1,4 +1,4 @@
-"""Texts and page layout for the OCR tests' scans, which docindex.samples renders.
+"""Texts and page layout for the OCR tests' scans, which devkit.samples renders.
 
 A helper module, not a test module (like tests/messages.py): OCR tests in
 tests/unit and tests/integration import from here.
@@ -10,14 +10,14 @@ from typing import TypedDict
 
 
 class Layout(TypedDict):
-    """The type-setting keywords of docindex.samples.ScanLayout (not ``page``, which each test picks)."""
+    """The type-setting keywords of devkit.samples.ScanLayout (not ``page``, which each test picks)."""
 
     font_size: float
     margin: float
     line_spacing: float
 
 
-# Passed to docindex.samples' scan generators (``make_scan_png(..., **LAYOUT)``): the layout the OCR tests'
+# Passed to devkit.samples' scan generators (``make_scan_png(..., **LAYOUT)``): the layout the OCR tests'
 # accuracy bounds and job durations were measured on, 12 pt type, 0.4 in margins, lines 1.8 font sizes apart
 # (the generators' default is a 10.5 pt letter with 20 mm margins).
 LAYOUT: Layout = {"font_size": 12.0, "margin": 0.4, "line_spacing": 1.8}

@@ -6,8 +6,8 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from docindex.indexer import get_indexer
-from docindex.observability import logger, metrics, tracer
+from docindex.core.observability import logger, metrics, tracer
+from docindex.ingest.indexer import get_indexer
 
 
 @logger.inject_lambda_context(clear_state=True)

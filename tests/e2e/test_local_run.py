@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from docindex.local.envfile import read_env_file
+from docindex.ops.envfile import read_env_file
 
 
 def cli(*args: str, cwd: Path, check: bool = True, timeout: float = 180) -> subprocess.CompletedProcess[str]:

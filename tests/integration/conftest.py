@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from docindex.indexer import Indexer
-from docindex.local.context import LocalLambdaContext
-from docindex.settings import Settings
+from devkit.local.context import LocalLambdaContext
+from docindex.core.settings import Settings
+from docindex.ingest.indexer import Indexer
 from tests.conftest import REGION, Stack
 
 

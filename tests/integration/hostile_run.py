@@ -22,10 +22,10 @@ from typing import Any
 
 
 def _indexer(spec: dict[str, Any]) -> dict[str, Any]:
-    from docindex.clients import Clients
-    from docindex.indexer import Indexer
-    from docindex.local.context import LocalLambdaContext
-    from docindex.settings import Settings
+    from devkit.local.context import LocalLambdaContext
+    from docindex.core.clients import Clients
+    from docindex.core.settings import Settings
+    from docindex.ingest.indexer import Indexer
 
     settings = Settings.from_env()
     clients = Clients(settings)

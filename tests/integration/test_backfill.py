@@ -18,8 +18,8 @@ from urllib.parse import quote_plus
 
 import pytest
 
-from docindex.backfill import Backfill, BucketListing, Checkpoint, InventorySource, read_manifest
-from docindex.enqueue import BacklogGuard, ChangeSender, RateLimiter
+from docindex.ops.backfill import Backfill, BucketListing, Checkpoint, InventorySource, read_manifest
+from docindex.ops.enqueue import BacklogGuard, ChangeSender, RateLimiter
 from tests.conftest import Aws
 
 pytestmark = pytest.mark.integration

@@ -34,9 +34,9 @@ from typing import Any
 
 import pytest
 
-from docindex import samples
-from docindex.events import doc_id
-from docindex.search_index import search
+from devkit import samples
+from docindex.core.changes import doc_id
+from docindex.index.mapping import search
 from soak.proxy import GiantObjects, Proxy
 from tests.conftest import REPO_ROOT, Stack
 from tests.integration.conftest import sqs_event

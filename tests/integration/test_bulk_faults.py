@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from opensearchpy import OpenSearch
 
-from docindex.events import doc_id
-from docindex.observability import metrics
+from docindex.core.changes import doc_id
+from docindex.core.observability import metrics
 from tests.conftest import Stack
 from tests.fault_proxy import Faults, fault_proxy
 from tests.integration.conftest import build_indexer, invoke, sqs_event

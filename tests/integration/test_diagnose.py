@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from docindex.cli import main
-from docindex.deployment import AwsClients, Deployment
-from docindex.diagnose import Diagnoser, Diagnosis, Status
+from docindex.ops.deployment import AwsClients, Deployment
+from docindex.ops.diagnose import Diagnoser, Diagnosis, Status
 from tests.conftest import REGION, Stack
 from tests.messages import s3_notification
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from docindex.handoff import OcrJob
+from docindex.ingest.handoff import OcrJob
 from tests.conftest import Stack, load_event
 from tests.integration.conftest import build_indexer, invoke, sqs_event
 from tests.messages import eventbridge, s3_notification, sns
@@ -148,7 +148,7 @@ def test_corrupt_pdf_is_indexed_by_name_with_extraction_error(stack: Stack, inde
 
 
 def test_image_only_pdf_is_queued_for_ocr(stack: Stack, indexer) -> None:
-    from docindex.samples import make_scan_pdf
+    from devkit.samples import make_scan_pdf
 
     key = "スキャン/契約書.pdf"
     put(stack, key, make_scan_pdf([["業務委託契約書"], ["署名欄"]], dpi=100))
@@ -163,7 +163,7 @@ def test_image_only_pdf_is_queued_for_ocr(stack: Stack, indexer) -> None:
 
 
 def test_office_documents_are_indexed_with_japanese_content(stack: Stack, indexer) -> None:
-    from docindex.samples import make_docx, make_pdf, make_pptx, make_xlsx
+    from devkit.samples import make_docx, make_pdf, make_pptx, make_xlsx
 
     files = {
         "a/議事録.docx": make_docx(["本文"], textbox="テキストボックスの決定事項", footer="社外秘"),
@@ -213,7 +213,7 @@ def test_large_object_is_handed_off_without_being_read(stack: Stack) -> None:
 def test_opensearch_unreachable_fails_every_record(stack: Stack) -> None:
     from opensearchpy import OpenSearch
 
-    from docindex.local.servers import free_port
+    from devkit.local.servers import free_port
 
     dead = f"http://127.0.0.1:{free_port()}"
     indexer = build_indexer(stack, OPENSEARCH_ENDPOINT=dead, opensearch=OpenSearch(hosts=[dead], timeout=1))

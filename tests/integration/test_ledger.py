@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from docindex.events import Action, ObjectChange, normalize_sequencer, normalize_time
-from docindex.ledger import Ledger
+from docindex.core.changes import Action, ObjectChange, normalize_sequencer, normalize_time
+from docindex.ingest.ledger import Ledger
 from tests.conftest import Stack
 
 
@@ -97,7 +97,7 @@ def test_retry_after_the_ocr_result_was_committed_gets_the_changes_own_generatio
 
 
 def test_a_coarse_event_time_counts_as_late_as_it_may_be_against_a_backfill(stack: Stack) -> None:
-    from docindex.events import time_until
+    from docindex.core.changes import time_until
 
     def eventbridge_change(seq: str, time: str) -> ObjectChange:
         return change(seq=seq, time=time, event_time_until=time_until(time))

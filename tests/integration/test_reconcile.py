@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
-from docindex.enqueue import ChangeSender
-from docindex.events import doc_id
-from docindex.local.runner import LocalRunner
-from docindex.reconcile import Reconciler, count_documents
+from devkit.local.runner import LocalRunner
+from docindex.core.changes import doc_id
+from docindex.ops.enqueue import ChangeSender
+from docindex.ops.reconcile import Reconciler, count_documents
 from tests.conftest import REGION, Stack
 from tests.integration.conftest import build_indexer
 

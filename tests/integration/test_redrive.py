@@ -29,7 +29,7 @@ from botocore.exceptions import ClientError
 from botocore.stub import Stubber
 from opensearchpy import OpenSearch
 
-from docindex.redrive import (
+from docindex.redrive.service import (
     UNSUPPORTED_REASON,
     OpenSearchHealth,
     RedriveRequest,
@@ -473,7 +473,7 @@ def test_serverless_has_no_cluster_health_so_reachable_is_healthy(osmem_clone: A
 
 
 def test_unconfigured_opensearch_refuses_rather_than_redriving_blind(world: World) -> None:
-    from docindex.redrive import _UnconfiguredHealth
+    from docindex.redrive.service import _UnconfiguredHealth
 
     world.send("docindex-ingest-dlq", 1)
     world.expect_list(INGEST_DLQ)

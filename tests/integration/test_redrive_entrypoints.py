@@ -21,9 +21,9 @@ from typing import Any
 
 import pytest
 
-from docindex import redrive
 from docindex.cli import redrive as cli_redrive
-from docindex.redrive import UNSUPPORTED_REASON, OpenSearchHealth, RedriveConfigError
+from docindex.redrive import service as redrive
+from docindex.redrive.service import UNSUPPORTED_REASON, OpenSearchHealth, RedriveConfigError
 from tests.integration.test_redrive import INGEST, INGEST_DLQ, OCR_DLQ, TABLE, World, aws_client, build_world, task
 
 pytestmark = [
@@ -239,7 +239,7 @@ def test_handler_rejects_an_out_of_range_velocity(handler: ModuleType, world: Wo
 
 def local_up_env(state_dir: Path, endpoint: str, opensearch_url: str) -> tuple[dict[str, str], Path]:
     """Run the real `docindex local up` against the test servers: its env, and the file it wrote."""
-    from docindex.cli.local import default_env_file, local_up
+    from devkit.local.session import default_env_file, local_up
 
     env = local_up(state_dir=state_dir, aws_endpoint=endpoint, opensearch_endpoint=opensearch_url)
     return env, default_env_file(state_dir)

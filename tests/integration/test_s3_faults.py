@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from docindex.clients import boto_config
-from docindex.indexer import Indexer
-from docindex.settings import Settings
+from docindex.core.clients import boto_config
+from docindex.core.settings import Settings
+from docindex.ingest.indexer import Indexer
 from soak.proxy import AwsFaults, FaultCounts, FaultSwitch, Proxy, SendLog
 from tests.conftest import REGION, Stack
 from tests.integration.conftest import invoke, sqs_event

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from docindex.events import doc_id
-from docindex.local.context import LocalLambdaContext
-from docindex.local.handlers import load_handler
-from docindex.local.runner import collect_emf
+from devkit.local.context import LocalLambdaContext
+from devkit.local.handlers import load_handler
+from devkit.local.runner import collect_emf
+from docindex.core.changes import doc_id
 from tests.conftest import Stack, load_event
 
 SAMPLE_BUCKET = "docindex-sample-bucket"
@@ -27,13 +27,13 @@ K2 = "reports/Q1+Q2 summary (final).txt"
 @pytest.fixture
 def handler(stack: Stack, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     """functions/indexer/app.py:lambda_handler configured through its environment, as in Lambda."""
-    import docindex.indexer
-    from docindex.settings import get_settings
+    import docindex.ingest.indexer
+    from docindex.core.settings import get_settings
 
     for name, value in stack.settings_env().items():
         monkeypatch.setenv(name, value)
     get_settings.cache_clear()
-    monkeypatch.setattr(docindex.indexer, "_indexer", None)
+    monkeypatch.setattr(docindex.ingest.indexer, "_indexer", None)
     with suppress(stack.aws.s3.exceptions.BucketAlreadyOwnedByYou):
         stack.aws.s3.create_bucket(Bucket=SAMPLE_BUCKET)
     stack.aws.s3.put_object(Bucket=SAMPLE_BUCKET, Key=K1, Body="四半期売上報告: 東京都 前年比 112%".encode())

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from opensearchpy import OpenSearch
 
-from docindex.search_index import ensure_index, search
+from docindex.index.mapping import ensure_index, search
 
 
 def test_index_is_created_behind_an_alias_with_kuromoji(opensearch: Any) -> None:
@@ -121,8 +121,8 @@ def test_cluster_without_kuromoji_gets_cjk_bigrams(recorder) -> None:
 
 @pytest.mark.parametrize("service", ["es", "aoss"])
 def test_sigv4_signs_for_the_configured_service(recorder, service: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    from docindex.clients import opensearch_client
-    from docindex.settings import Settings
+    from docindex.core.clients import opensearch_client
+    from docindex.core.settings import Settings
 
     url, handler = recorder
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-import docindex.indexer as indexer_module
-from docindex.storage import ByteBudget, ObjectStore
+import docindex.ingest.indexer as indexer_module
+from docindex.core.storage import ByteBudget, ObjectStore
 from tests.conftest import Stack
 from tests.integration.conftest import build_indexer, invoke, sqs_event
 from tests.messages import s3_notification

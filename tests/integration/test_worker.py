@@ -11,10 +11,10 @@ from contextlib import contextmanager
 
 import pytest
 
-from docindex import samples
-from docindex.handoff import OcrJob
-from docindex.observability import metrics
-from docindex.search_index import search
+from devkit import samples
+from docindex.core.observability import metrics
+from docindex.index.mapping import search
+from docindex.ingest.handoff import OcrJob
 from docindex.worker.config import WorkerSettings
 from docindex.worker.pool import OcrPool
 from docindex.worker.service import Worker

@@ -20,9 +20,9 @@ from typing import Any
 
 import pytest
 
-from docindex.events import doc_id
-from docindex.ledger import Ledger, OcrCommit
-from docindex.samples import make_scan_pdf
+from devkit.samples import make_scan_pdf
+from docindex.core.changes import doc_id
+from docindex.ingest.ledger import Ledger, OcrCommit
 from docindex.worker.pool import OcrPool
 from tests.conftest import Stack
 from tests.integration.test_worker import (

@@ -9,9 +9,9 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from docindex.events import doc_id
-from docindex.samples import make_scan_png
-from docindex.search_index import search
+from devkit.samples import make_scan_png
+from docindex.core.changes import doc_id
+from docindex.index.mapping import search
 from tests.conftest import Aws
 from tests.scans import LAYOUT
 

@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from docindex.backfill import (
+from docindex.core.changes import Action, ObjectChange
+from docindex.ops.backfill import (
     Backfill,
     BackfillError,
     BatchRange,
@@ -22,8 +23,7 @@ from docindex.backfill import (
     ListedObject,
     Position,
 )
-from docindex.enqueue import ChangeSender, EnqueueError, RateLimiter, message_body
-from docindex.events import Action, ObjectChange
+from docindex.ops.enqueue import ChangeSender, EnqueueError, RateLimiter, message_body
 
 IDENTITY = {"bucket": "b", "prefix": "", "source": "list", "queue": "q"}
 

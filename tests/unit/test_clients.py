@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import gzip
 
-from docindex.clients import GZIP_LEVEL, fast_gzip_connection, opensearch_client
-from docindex.settings import Settings
+from docindex.core.clients import GZIP_LEVEL, fast_gzip_connection, opensearch_client
+from docindex.core.settings import Settings
 
 
 def test_request_bodies_are_gzip_at_the_fast_level() -> None:

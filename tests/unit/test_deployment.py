@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from docindex.deployment import Deployment, opensearch_service_of, queue_name
-from docindex.operations import OperationReport, PauseState, Step, StepStatus
+from docindex.ops.deployment import Deployment, opensearch_service_of, queue_name
+from docindex.ops.pause import OperationReport, PauseState, Step, StepStatus
 
 AOSS_ARN = "arn:aws:aoss:ap-northeast-1:123456789012:collection/abc123"
 

@@ -7,8 +7,9 @@ import json
 
 import pytest
 
-from docindex.deployment import Deployment
-from docindex.diagnose import (
+from docindex.index.mapping import MAPPINGS
+from docindex.ops.deployment import Deployment
+from docindex.ops.diagnose import (
     BacklogFacts,
     Check,
     Diagnosis,
@@ -27,8 +28,7 @@ from docindex.diagnose import (
     rule_matches_bucket,
     summarise_messages,
 )
-from docindex.operations import PauseState
-from docindex.search_index import MAPPINGS
+from docindex.ops.pause import PauseState
 from tests.messages import eventbridge, s3_notification
 
 QUEUE = "arn:aws:sqs:us-east-1:123456789012:docindex-prod-ingest"

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from docindex.events import Action, Origin, doc_id, normalize_sequencer, normalize_time, parse_body
-from docindex.exceptions import PoisonMessageError
+from docindex.core.changes import Action, Origin, doc_id, normalize_sequencer, normalize_time, parse_body
+from docindex.core.exceptions import PoisonMessageError
 from tests.messages import eventbridge, s3_notification, sns
 
 BUCKET = "docs-bucket"
@@ -143,7 +143,7 @@ def test_times_sort_as_strings() -> None:
 
 
 def test_time_until_is_the_last_moment_a_coarse_time_may_stand_for() -> None:
-    from docindex.events import time_until
+    from docindex.core.changes import time_until
 
     assert time_until("2026-11-20T09:00:05Z") == "2026-11-20T09:00:05.999999Z"  # EventBridge: seconds
     assert time_until("2026-11-20T09:00:05.123Z") == "2026-11-20T09:00:05.123999Z"  # S3: milliseconds

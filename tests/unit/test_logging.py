@@ -21,7 +21,7 @@ PACKAGE = REPO_ROOT / "layers" / "docindex" / "docindex"
 PROBE = """
 import json
 from docindex.extract import ExtractionLimits, dispatch
-from docindex.observability import logger
+from docindex.core.observability import logger
 
 def broken(data, ftype, ctx):
     raise ValueError("a library bug")
@@ -64,4 +64,4 @@ def test_no_module_of_the_package_logs_through_a_stdlib_logger() -> None:
         for path in sorted(PACKAGE.rglob("*.py"))
         if re.search(r"\blogging\.getLogger\(|\bgetLogger\(__name__\)", path.read_text(encoding="utf-8"))
     ]
-    assert offenders == [], "use `from docindex.observability import logger`"
+    assert offenders == [], "use `from docindex.core.observability import logger`"

@@ -5,9 +5,9 @@ from __future__ import annotations
 import threading
 import time
 
-from docindex.indexer import body_budget_bytes
-from docindex.local.context import LocalLambdaContext
-from docindex.storage import ByteBudget
+from devkit.local.context import LocalLambdaContext
+from docindex.core.storage import ByteBudget
+from docindex.ingest.indexer import body_budget_bytes
 
 MiB = 1024 * 1024
 

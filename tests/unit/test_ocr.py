@@ -1,4 +1,4 @@
-"""docindex.ocr with real Tesseract (jpn, jpn_vert) on generated scans, in this process (no pool, no servers)."""
+"""docindex.worker.ocr with real Tesseract (jpn, jpn_vert) on generated scans, in this process (no pool, no servers)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from docindex import ocr
-from docindex.samples import char_accuracy, make_pdf, make_scan_pdf, make_scan_png, make_scan_tiff, render_scan_page
+from devkit.samples import char_accuracy, make_pdf, make_scan_pdf, make_scan_png, make_scan_tiff, render_scan_page
+from docindex.worker import ocr
 from tests.scans import CARD_INCHES, LAYOUT, REPORT_LINES
 
 # What the pool's initializer does; set before tesserocr is first used in this process.

@@ -21,9 +21,10 @@ from typing import TypeVar
 
 import pytest
 
-from docindex import ocr, samples
+from devkit import samples
 from docindex.extract import ExtractionLimits
 from docindex.extract.text import byte_budget
+from docindex.worker import ocr
 from docindex.worker.config import WorkerSettings
 
 MiB = 1024 * 1024
@@ -172,7 +173,7 @@ def test_an_empty_file_is_empty(tmp_path: Path) -> None:
 _CHILD = textwrap.dedent(
     """
     import json, resource, sys
-    from docindex import ocr
+    from docindex.worker import ocr
     from docindex.extract import ExtractionLimits
     from docindex.worker.config import WorkerSettings
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from docindex.backfill import ListedObject, ListingPage
-from docindex.reconcile import Difference, IndexedDoc, Kind, ReconcileError, ReconcileReport, merge, prefetched
+from docindex.ops.backfill import ListedObject, ListingPage
+from docindex.ops.reconcile import Difference, IndexedDoc, Kind, ReconcileError, ReconcileReport, merge, prefetched
 
 
 def pages(*keys_per_page: list[tuple[str, str]]) -> list[ListingPage]:

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError, EndpointConnectionError
 
-from docindex.redrive import (
+from docindex.redrive.service import (
     PERMISSIONS_DOC,
     UNSUPPORTED_REASON,
     DlqError,
@@ -259,7 +259,7 @@ def test_access_denied_points_to_the_readme_section_that_lists_the_permissions()
 @pytest.mark.parametrize(
     "path",
     [
-        "layers/docindex/docindex/redrive.py",
+        "layers/docindex/docindex/redrive/service.py",
         "layers/docindex/docindex/cli/redrive.py",
         "functions/redrive/app.py",
         "template.yaml",
@@ -323,7 +323,7 @@ def test_importing_the_handler_needs_no_network_and_no_credentials(tmp_path: Pat
         spec = importlib.util.spec_from_file_location("app", {str(ROOT / "functions/redrive/app.py")!r})
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
-        from docindex import redrive
+        from docindex.redrive import service as redrive
         assert callable(module.lambda_handler)
         assert redrive.get_service.cache_info().currsize == 0
         print("imported")

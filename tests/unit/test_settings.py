@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from docindex.settings import Settings, SettingsError
+from docindex.core.settings import Settings, SettingsError
 
 REQUIRED = {"OPENSEARCH_ENDPOINT": "https://search.example.com/", "IDEMPOTENCY_TABLE": "idem"}
 
@@ -54,9 +54,9 @@ def test_ocr_queue_url_is_optional_for_the_settings_class() -> None:
 def test_the_indexer_refuses_to_start_without_an_ocr_queue_url(
     value: str | None, problem: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import docindex.indexer
-    from docindex.indexer import Indexer, get_indexer
-    from docindex.settings import get_settings
+    import docindex.ingest.indexer
+    from docindex.core.settings import get_settings
+    from docindex.ingest.indexer import Indexer, get_indexer
 
     env = dict(REQUIRED) if value is None else {**REQUIRED, "OCR_QUEUE_URL": value}
     expected = f"invalid docindex configuration: OCR_QUEUE_URL: {problem}"
@@ -68,12 +68,12 @@ def test_the_indexer_refuses_to_start_without_an_ocr_queue_url(
         monkeypatch.delenv(name, raising=False)
     for name, setting in env.items():
         monkeypatch.setenv(name, setting)
-    monkeypatch.setattr(docindex.indexer, "_indexer", None)
+    monkeypatch.setattr(docindex.ingest.indexer, "_indexer", None)
     get_settings.cache_clear()
     try:
         with pytest.raises(SettingsError, match=expected):
             get_indexer()
-        assert docindex.indexer._indexer is None
+        assert docindex.ingest.indexer._indexer is None
     finally:
         get_settings.cache_clear()
 

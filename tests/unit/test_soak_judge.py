@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from docindex.events import doc_id
-from docindex.handoff import OcrJob
+from docindex.core.changes import doc_id
+from docindex.ingest.handoff import OcrJob
 from soak.judge import announced_changes, check_content, check_dlq, count_writes, queued_ocr_jobs
 from soak.notifications import Change, eventbridge_event, s3_notification, sns_wrapped
 from soak.proxy import SentMessage, Write

@@ -328,7 +328,7 @@ def test_redrive_environment_and_schedule():
 
 def redrive_settings(**parameters: str) -> Any:
     """The RedriveFunction's environment, rendered for these parameters, read as the function reads it."""
-    from docindex.redrive import RedriveSettings
+    from docindex.redrive.service import RedriveSettings
 
     scenario = Scenario(TEMPLATE, parameters)
     variables = env(scenario.resources(), "RedriveFunction")

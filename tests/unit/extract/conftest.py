@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from devkit.samples import find_japanese_font
 from docindex.extract import ExtractionLimits
-from docindex.samples import find_japanese_font
 
 
 @pytest.fixture

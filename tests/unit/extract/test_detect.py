@@ -7,9 +7,7 @@ import zipfile
 
 import pytest
 
-from docindex.extract import ExtractionLimits, FileType, detect_type, extract
-from docindex.extract.detect import DOCX, PPTX, XLS, XLSX, cfb_stream_names, extension
-from docindex.samples import (
+from devkit.samples import (
     make_docx,
     make_encrypted_office,
     make_html,
@@ -20,6 +18,8 @@ from docindex.samples import (
     make_xls,
     make_xlsx,
 )
+from docindex.extract import ExtractionLimits, FileType, detect_type, extract
+from docindex.extract.detect import DOCX, PPTX, XLS, XLSX, cfb_stream_names, extension
 
 
 def _repack(package: bytes, replace: dict[str, bytes], first: list[str] | None = None) -> bytes:

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
+from devkit.samples import make_corrupt_docx, make_docx
 from docindex.extract import Deadline, ExtractionLimits, extract
-from docindex.samples import make_corrupt_docx, make_docx
 
 FULL: dict[str, Any] = {
     "title": "定例会議 議事録",

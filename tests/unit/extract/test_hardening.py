@@ -11,9 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from docindex.extract import ExtractedDocument, ExtractionLimits, extract
-from docindex.extract.ooxml import PARSER_OPTIONS
-from docindex.samples import (
+from devkit.samples import (
     make_billion_laughs_docx,
     make_docx,
     make_pdf,
@@ -22,6 +20,8 @@ from docindex.samples import (
     make_xxe_docx,
     make_zip_bomb,
 )
+from docindex.extract import ExtractedDocument, ExtractionLimits, extract
+from docindex.extract.ooxml import PARSER_OPTIONS
 
 SECRET = "TOPSECRET-4f1c-MARKER"
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from devkit.samples import HTML_NOISE_MARKERS, make_html
 from docindex.extract import ExtractionLimits, extract
 from docindex.extract.html import declared_charset
-from docindex.samples import HTML_NOISE_MARKERS, make_html
 
 PARAGRAPHS = ["年末年始休業のお知らせ", "緊急連絡先：総務部 髙橋（内線①）", "山﨑 9:00～18:00"]
 

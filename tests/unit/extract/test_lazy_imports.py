@@ -35,7 +35,7 @@ def test_importing_the_package_loads_nothing_heavy() -> None:
 
 
 def test_importing_samples_loads_nothing_heavy() -> None:
-    assert _loaded_after("import docindex.samples") == []
+    assert _loaded_after("import devkit.samples") == []
 
 
 def test_plain_text_extraction_stays_light() -> None:
@@ -50,7 +50,7 @@ def test_plain_text_extraction_stays_light() -> None:
 def test_each_format_loads_only_its_library() -> None:
     statement = (
         "from docindex.extract import ExtractionLimits, extract\n"
-        "from docindex.samples import make_xlsx\n"
+        "from devkit.samples import make_xlsx\n"
         "data = make_xlsx({'S': [['a']]})\n"
         "assert extract(data, 'a.xlsx', ExtractionLimits()).text == 'S\\na'"
     )

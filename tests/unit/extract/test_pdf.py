@@ -7,8 +7,8 @@ import unicodedata
 
 import pytest
 
+from devkit.samples import make_corrupt_pdf, make_encrypted_pdf, make_pdf, make_scan_pdf
 from docindex.extract import Deadline, ExtractionLimits, extract
-from docindex.samples import make_corrupt_pdf, make_encrypted_pdf, make_pdf, make_scan_pdf
 
 PAGE_1 = "四半期売上報告\n東京都の売上は前年同期比 12% 増。\nQuarterly revenue grew in Tokyo."
 PAGE_2 = "担当：髙橋・山﨑 ①〜③ 9:00～18:00"

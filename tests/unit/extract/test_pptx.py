@@ -5,8 +5,8 @@ from __future__ import annotations
 import dataclasses
 import re
 
+from devkit.samples import make_pptx
 from docindex.extract import Deadline, ExtractionLimits, extract
-from docindex.samples import make_pptx
 
 SLIDES = ["事業計画\n東京都内に新拠点", "売上目標\nquarterly revenue target", "体制\n担当：髙橋"]
 NOTES = ["冒頭で実績に触れる", None, "質疑応答の時間を確保"]

@@ -8,7 +8,7 @@ import zipfile
 
 import pytest
 
-from docindex import samples
+from devkit import samples
 from docindex.extract import ExtractionLimits, extract
 
 

@@ -10,10 +10,10 @@ from datetime import date, datetime
 
 import pytest
 
-from docindex.exceptions import ExtractionError
+from devkit.samples import make_xls, make_xlsx
+from docindex.core.exceptions import ExtractionError
 from docindex.extract import Deadline, ExtractionLimits, extract
 from docindex.extract.spreadsheet import MAX_SHEET_CELLS, _exact_area, _loose_bound, sheet_area
-from docindex.samples import make_xls, make_xlsx
 
 SHEETS = {
     "見積書": [
@@ -126,7 +126,7 @@ def test_sparse_sheet_is_refused_before_calamine_allocates_it(reference: str) ->
         f"""
         import io, zipfile
         from docindex.extract import ExtractionLimits, extract
-        from docindex.samples import make_xlsx
+        from devkit.samples import make_xlsx
         data = make_xlsx({{"S": [["東京都"]]}}, cells={{"S": {{"XFD1048576": "far"}}}})
         src, buf = zipfile.ZipFile(io.BytesIO(data)), io.BytesIO()
         with zipfile.ZipFile(buf, "w") as out:

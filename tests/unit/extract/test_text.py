@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from devkit.samples import make_csv, make_text
 from docindex.extract import ExtractionLimits, extract
 from docindex.extract.encoding import decode, japanese_score
-from docindex.samples import make_csv, make_text
 
 CP932_SPECIALS = "①髙﨑～"
 

@@ -41,7 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _quiet_logs(verbose: bool) -> None:
     """Command output goes to stdout; Powertools' JSON logs go to stderr, warnings only by default."""
-    from docindex.observability import logger
+    from docindex.core.observability import logger
 
     handler = logger.registered_handler
     if isinstance(handler, logging.StreamHandler):

@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from docindex.deployment import AwsClients, Deployment, DeploymentError
+from docindex.ops.deployment import AwsClients, Deployment, DeploymentError
 
 DEFAULT_ENV_FILE = Path(".docindex/local.env")
 
@@ -130,7 +130,7 @@ def resolve(args: argparse.Namespace) -> tuple[Deployment, AwsClients]:
         if env_file is not None:
             if not env_file.exists():
                 raise CommandError(f"{env_file} not found (run `docindex local up`, or give --stack)")
-            from docindex.local.envfile import apply_env_file
+            from docindex.ops.envfile import apply_env_file
 
             apply_env_file(env_file)
             source = f"env file {env_file}"
@@ -142,7 +142,7 @@ def resolve(args: argparse.Namespace) -> tuple[Deployment, AwsClients]:
 
 
 def opensearch_for(deployment: Deployment) -> Any:
-    from docindex.deployment import opensearch_client_for
+    from docindex.ops.deployment import opensearch_client_for
 
     try:
         return opensearch_client_for(deployment)

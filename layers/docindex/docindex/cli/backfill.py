@@ -96,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _source(args: argparse.Namespace, deployment: Any, s3: Any) -> Any:
-    from docindex.backfill import BackfillError, BucketListing, InventorySource, read_manifest
+    from docindex.ops.backfill import BackfillError, BucketListing, InventorySource, read_manifest
 
     try:
         if args.inventory:
@@ -114,7 +114,7 @@ def _source(args: argparse.Namespace, deployment: Any, s3: Any) -> Any:
 
 
 def _checkpoint(args: argparse.Namespace, identity: dict[str, Any]) -> Any:
-    from docindex.backfill import BackfillError, Checkpoint, default_checkpoint_path
+    from docindex.ops.backfill import BackfillError, Checkpoint, default_checkpoint_path
 
     if args.dry_run:
         return Checkpoint(path=None, identity=identity)
@@ -128,8 +128,8 @@ def _checkpoint(args: argparse.Namespace, identity: dict[str, Any]) -> Any:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from docindex.backfill import Backfill, estimate_object_count
-    from docindex.enqueue import BacklogGuard, ChangeSender, RateLimiter
+    from docindex.ops.backfill import Backfill, estimate_object_count
+    from docindex.ops.enqueue import BacklogGuard, ChangeSender, RateLimiter
 
     deployment, clients = _ops.resolve(args)
     source = _source(args, deployment, clients.client("s3"))

@@ -8,9 +8,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from docindex.cli.local import DEFAULT_STATE_DIR, default_env_file, local_up, run_local
+from docindex.cli.local import DEFAULT_STATE_DIR, local_session
 
-# Japanese and English queries over the sample corpus (docindex.samples.sample_corpus).
+# Japanese and English queries over the sample corpus (devkit.samples.sample_corpus).
 DEMO_QUERIES = ("四半期 売上", "議事録", "見積書", "髙橋", "kuromoji", "quarterly revenue", "請求書", "契約書")
 DUPLICATES = 3
 
@@ -18,7 +18,7 @@ DUPLICATES = 3
 def _upload(env: dict[str, str]) -> int:
     import boto3
 
-    from docindex.samples import sample_corpus
+    from devkit.samples import sample_corpus
 
     s3 = boto3.client("s3", endpoint_url=env["AWS_ENDPOINT_URL"], region_name=env["AWS_REGION"])
     corpus = sample_corpus()
@@ -68,23 +68,24 @@ def _index_summary(env: dict[str, str]) -> dict[str, Any]:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from docindex.clients import opensearch_client
-    from docindex.search_index import search
-    from docindex.settings import Settings
+    from docindex.core.clients import opensearch_client
+    from docindex.core.settings import Settings
+    from docindex.index.mapping import search
 
+    session = local_session()
     print("1. Starting the local stack: moto server (S3, SQS, DynamoDB) + osmem-server (OpenSearch)")
-    env = local_up(state_dir=args.state_dir)
-    from docindex.local.envfile import apply_env_file
+    env = session.local_up(state_dir=args.state_dir)
+    from docindex.ops.envfile import apply_env_file
 
     # The demo's own S3/SQS clients use the same endpoint and credentials as the handlers.
-    apply_env_file(default_env_file(args.state_dir))
+    apply_env_file(session.default_env_file(args.state_dir))
     print(f"   bucket s3://{env['DOCINDEX_BUCKET']} → {env['INGEST_QUEUE_URL']}")
     uploaded = _upload(env)
     print(f"2. Uploaded {uploaded} sample documents (PDF, DOCX, XLSX, PPTX, HTML, CP932 text, CSV, scans)")
     copies = _redeliver(env, DUPLICATES)
     print(f"   ...and delivered {copies} of their notifications a second time (as SQS and redrives may)")
     print("3. Running the indexer and the OCR worker until the queues drain")
-    stats = run_local(default_env_file(args.state_dir), once=True, max_seconds=args.max_seconds)
+    stats = session.run_local(session.default_env_file(args.state_dir), once=True, max_seconds=args.max_seconds)
     metrics = dict(sorted(stats.metrics.items()))
     print(
         f"   {stats.records} messages in {stats.batches} batches, {stats.failures} failed, "
@@ -113,9 +114,8 @@ def _demo(args: argparse.Namespace) -> int:
             if hit.get("snippet"):
                 print(f"       … {' '.join(hit['snippet'].split())[:110]} …")
     if args.stop:
-        from docindex.cli.local import _down
-
-        _down(argparse.Namespace(state_dir=args.state_dir))
+        for info in session.local_down(args.state_dir):
+            print(f"stopped {info.name} ({info.url})")
     else:
         print(
             f"\nThe servers keep running: try `.venv/bin/docindex search 東京都`; "

@@ -77,7 +77,7 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from docindex.diagnose import Diagnoser
+    from docindex.ops.diagnose import Diagnoser
 
     try:
         deployment, clients = _ops.resolve(args)

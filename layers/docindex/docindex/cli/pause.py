@@ -59,7 +59,7 @@ def register(subparsers: Any) -> None:
 
 
 def _control(args: argparse.Namespace) -> Any:
-    from docindex.operations import PipelineControl
+    from docindex.ops.pause import PipelineControl
 
     deployment, clients = _ops.resolve(args)
     return PipelineControl(deployment, clients, wait_seconds=max(0.0, args.wait))

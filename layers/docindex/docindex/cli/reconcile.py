@@ -57,7 +57,7 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from docindex.reconcile import ReconcileError
+    from docindex.ops.reconcile import ReconcileError
 
     try:
         return _run(args)
@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
 def _queue_depth(sqs: Any, url: str) -> int | None:
     from botocore.exceptions import BotoCoreError, ClientError
 
-    from docindex.queues import queue_depth
+    from docindex.core.aws import queue_depth
 
     try:
         return queue_depth(sqs, url)
@@ -78,8 +78,8 @@ def _queue_depth(sqs: Any, url: str) -> int | None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from docindex.enqueue import BacklogGuard, ChangeSender, RateLimiter
-    from docindex.reconcile import Reconciler, count_documents
+    from docindex.ops.enqueue import BacklogGuard, ChangeSender, RateLimiter
+    from docindex.ops.reconcile import Reconciler, count_documents
 
     deployment, clients = _ops.resolve(args)
     if not deployment.bucket:

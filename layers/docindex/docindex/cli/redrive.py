@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from docindex import redrive
+from docindex.redrive import service as redrive
 
 
 def _velocity(text: str) -> int:
@@ -77,7 +77,7 @@ def register(subparsers: Any) -> None:
 
 def load_env_file(path: Path) -> None:
     """Fill in variables from a KEY=VALUE file; the real environment wins."""
-    from docindex.local.envfile import read_env_file
+    from docindex.ops.envfile import read_env_file
 
     for key, value in read_env_file(path).items():
         os.environ.setdefault(key.removeprefix("export ").strip(), value.strip("'\""))

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from docindex.settings import Settings
+    from docindex.core.settings import Settings
 
 
 @dataclass(frozen=True)

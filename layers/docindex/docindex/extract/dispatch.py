@@ -7,15 +7,15 @@ import re
 from collections.abc import Callable
 from typing import cast
 
-from docindex.exceptions import ExtractionError
-from docindex.extract.base import Deadline, ExtractedDocument, ExtractionLimits, FileType
-from docindex.extract.context import ExtractionContext
-from docindex.extract.detect import detect_type
+from docindex.core.exceptions import ExtractionError
 
 # The Powertools logger, not a stdlib logger of this module: deployed, its name is
 # POWERTOOLS_SERVICE_NAME (docindex-<stage>), so a "docindex.*" stdlib logger would
 # not reach its JSON handler and would lose message_id, bucket and key.
-from docindex.observability import logger
+from docindex.core.observability import logger
+from docindex.extract.base import Deadline, ExtractedDocument, ExtractionLimits, FileType
+from docindex.extract.context import ExtractionContext
+from docindex.extract.detect import detect_type
 
 Extractor = Callable[[bytes, FileType, ExtractionContext], None]
 

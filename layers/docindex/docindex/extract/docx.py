@@ -10,7 +10,7 @@ in ``docProps/app.xml`` is whatever the last application to save it guessed.
 
 from __future__ import annotations
 
-from docindex.exceptions import ExtractionError
+from docindex.core.exceptions import ExtractionError
 from docindex.extract.base import FileType
 from docindex.extract.context import ExtractionContext
 from docindex.extract.ooxml import (

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
-from docindex.exceptions import ExtractionError
+from docindex.core.exceptions import ExtractionError
 from docindex.extract.context import ExtractionContext
 from docindex.extract.safezip import SafeZip
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from docindex.exceptions import ExtractionError
+from docindex.core.exceptions import ExtractionError
 from docindex.extract.base import FileType
 from docindex.extract.context import ExtractionContext
 

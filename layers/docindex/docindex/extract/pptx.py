@@ -10,7 +10,7 @@ page follow the slide. Slide-number fields are skipped (noise).
 
 from __future__ import annotations
 
-from docindex.exceptions import ExtractionError
+from docindex.core.exceptions import ExtractionError
 from docindex.extract.base import FileType
 from docindex.extract.context import ExtractionContext
 from docindex.extract.ooxml import (

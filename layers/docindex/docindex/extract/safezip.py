@@ -25,7 +25,7 @@ import zipfile
 import zlib
 from typing import IO
 
-from docindex.exceptions import ExtractionError
+from docindex.core.exceptions import ExtractionError
 from docindex.extract.base import ExtractionLimits
 
 RATIO_CHECK_MIN_BYTES = 1024 * 1024

@@ -24,7 +24,7 @@ import re
 from datetime import date, datetime, time, timedelta
 from typing import Any
 
-from docindex.exceptions import ExtractionError
+from docindex.core.exceptions import ExtractionError
 from docindex.extract.base import FileType
 from docindex.extract.context import ExtractionContext
 from docindex.extract.ooxml import core_title, main_part, relationships, release

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 def build_worker(settings: WorkerSettings | None = None, *, flush_metrics: bool = True) -> Worker:
     """A worker with clients for ``settings`` (default: from the environment)."""
-    from docindex.clients import Clients
+    from docindex.core.clients import Clients
     from docindex.worker.config import WorkerSettings
     from docindex.worker.service import Worker
 

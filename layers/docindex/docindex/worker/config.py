@@ -9,8 +9,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from docindex.ocr import OcrOptions
-from docindex.settings import Settings, SettingsError
+from docindex.core.settings import Settings, SettingsError
+from docindex.worker.ocr import OcrOptions
 
 MiB = 1024 * 1024
 GiB = 1024 * MiB

@@ -1,7 +1,7 @@
 """One OCR job: S3 object → pages → text → the document, applied at most once.
 
 Data flows one way: ``OcrJob`` (handoff.py) → ledger check → object streamed
-to a temporary file → pages (pool processes, ``docindex.ocr``) →
+to a temporary file → pages (pool processes, ``docindex.worker.ocr``) →
 ``JobContent`` → ledger commit → full document at the next generation.
 
 Two guards, for two different things:
@@ -47,14 +47,14 @@ from aws_lambda_powertools.utilities.idempotency import (
 )
 from botocore.exceptions import BotoCoreError, ClientError
 
-from docindex.events import doc_id as make_doc_id
-from docindex.exceptions import DocIndexError, IndexRejectedError, TransientError
+from docindex.core.changes import doc_id as make_doc_id
+from docindex.core.exceptions import DocIndexError, IndexRejectedError, TransientError
+from docindex.core.observability import Metric, MetricUnit, count, logger, measure
+from docindex.core.storage import get_object
 from docindex.extract import ExtractionLimits, detect_type
-from docindex.ledger import Ledger, OcrCommit
-from docindex.observability import Metric, MetricUnit, count, logger, measure
-from docindex.ocr import DocumentInfo, PageResult, extract_file, probe, process_page
-from docindex.search_index import content_fields, ensure_index, file_name_parts, now_iso
-from docindex.storage import get_object
+from docindex.index.mapping import content_fields, ensure_index, file_name_parts, now_iso
+from docindex.ingest.ledger import Ledger, OcrCommit
+from docindex.worker.ocr import DocumentInfo, PageResult, extract_file, probe, process_page
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.idempotency.persistence.datarecord import DataRecord
@@ -62,7 +62,7 @@ if TYPE_CHECKING:
     from opensearchpy import OpenSearch
 
     from docindex.extract import ExtractedDocument
-    from docindex.handoff import OcrJob
+    from docindex.ingest.handoff import OcrJob
     from docindex.worker.config import WorkerSettings
     from docindex.worker.leases import Lease
     from docindex.worker.pool import OcrPool

@@ -24,7 +24,7 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from docindex.observability import Metric, count, logger
+from docindex.core.observability import Metric, count, logger
 
 
 class LeaseState(StrEnum):

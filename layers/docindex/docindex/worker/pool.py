@@ -21,7 +21,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
 
-from docindex.ocr import init_process
+from docindex.worker.ocr import init_process
 
 T = TypeVar("T")
 

@@ -37,9 +37,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import IO, Any, TypeVar
 
-from docindex.backfill import ListingPage, list_pages
-from docindex.enqueue import BATCH_SIZE, BacklogGuard, ChangeSender, RateLimiter
-from docindex.events import Action, ObjectChange
+from docindex.core.changes import Action, ObjectChange
+from docindex.ops.backfill import ListingPage, list_pages
+from docindex.ops.enqueue import BATCH_SIZE, BacklogGuard, ChangeSender, RateLimiter
 
 T = TypeVar("T")
 

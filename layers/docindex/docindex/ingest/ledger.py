@@ -43,8 +43,8 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
-from docindex.events import Action, ObjectChange
-from docindex.exceptions import TransientError
+from docindex.core.changes import Action, ObjectChange
+from docindex.core.exceptions import TransientError
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

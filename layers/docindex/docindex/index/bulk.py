@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
-from docindex.exceptions import IndexRejectedError, TransientError
-from docindex.observability import Metric, count, logger
+from docindex.core.exceptions import IndexRejectedError, TransientError
+from docindex.core.observability import Metric, count, logger
 
 if TYPE_CHECKING:
     from opensearchpy import OpenSearch

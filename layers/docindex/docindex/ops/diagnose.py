@@ -33,12 +33,12 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from docindex.deployment import AwsClients, Deployment, queue_name
-from docindex.events import parse_body
-from docindex.exceptions import PoisonMessageError
-from docindex.operations import PauseState, PauseStore
-from docindex.queues import queue_depth
-from docindex.search_index import MAPPINGS, file_name_parts
+from docindex.core.aws import queue_depth
+from docindex.core.changes import parse_body
+from docindex.core.exceptions import PoisonMessageError
+from docindex.index.mapping import MAPPINGS, file_name_parts
+from docindex.ops.deployment import AwsClients, Deployment, queue_name
+from docindex.ops.pause import PauseState, PauseStore
 
 # AWS: at least 6 x the function timeout (Lambda's guidance for SQS event sources).
 VISIBILITY_FACTOR = 6

@@ -19,7 +19,7 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from docindex.exceptions import TransientError
+from docindex.core.exceptions import TransientError
 
 # Errors that mean "this object (version) is not there any more".
 _GONE = {"NoSuchKey", "NoSuchVersion", "404", "NotFound", "MethodNotAllowed", "405"}

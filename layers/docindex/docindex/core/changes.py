@@ -29,7 +29,7 @@ from aws_lambda_powertools.utilities.data_classes.s3_event import (
 )
 from aws_lambda_powertools.utilities.data_classes.sns_event import SNSMessage
 
-from docindex.exceptions import PoisonMessageError
+from docindex.core.exceptions import PoisonMessageError
 
 # S3 sequencers are hex strings of varying length; S3 says: right-pad the
 # shorter one with zeros, then compare as strings. Padding every sequencer to

@@ -14,14 +14,14 @@ import posixpath
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from docindex.observability import logger
+from docindex.core.observability import logger
 
 if TYPE_CHECKING:
     from opensearchpy import OpenSearch
 
-    from docindex.events import ObjectChange
+    from docindex.core.changes import ObjectChange
+    from docindex.core.storage import FetchedObject
     from docindex.extract import ExtractedDocument
-    from docindex.storage import FetchedObject
 
 INDEX_VERSION = 1
 

@@ -33,7 +33,7 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from docindex.deployment import AwsClients, Deployment, queue_name
+from docindex.ops.deployment import AwsClients, Deployment, queue_name
 
 PAUSE_ITEM_ID = "ops#pause"
 ECS_DIMENSION = "ecs:service:DesiredCount"

@@ -45,7 +45,7 @@ from aws_lambda_powertools import Logger
 from botocore.exceptions import BotoCoreError, ClientError, EndpointConnectionError, NoCredentialsError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from docindex.settings import EnvSettings, check_endpoint, describe_validation_error
+from docindex.core.settings import EnvSettings, check_endpoint, describe_validation_error
 
 logger = Logger(child=True)
 
@@ -1058,7 +1058,7 @@ def build_service(settings: RedriveSettings) -> RedriveService:
     """Create the clients once (boto3 honours AWS_ENDPOINT_URL) and the service around them."""
     import boto3
 
-    from docindex.clients import boto_config, make_opensearch
+    from docindex.core.clients import boto_config, make_opensearch
 
     session = boto3.session.Session(region_name=settings.aws_region)
     config = boto_config(max_attempts=3)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from opensearchpy import OpenSearch
 
-    from docindex.settings import Settings
+    from docindex.core.settings import Settings
 
 
 def boto_config(max_attempts: int = 5, *, read_timeout: float = 30.0, pool: int = 32) -> Any:

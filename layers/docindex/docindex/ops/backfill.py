@@ -43,8 +43,8 @@ from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import unquote_plus, urlparse
 
-from docindex.enqueue import BATCH_SIZE, BacklogGuard, ChangeSender, EnqueueError, RateLimiter
-from docindex.events import Action, ObjectChange, normalize_time
+from docindex.core.changes import Action, ObjectChange, normalize_time
+from docindex.ops.enqueue import BATCH_SIZE, BacklogGuard, ChangeSender, EnqueueError, RateLimiter
 
 CHECKPOINT_VERSION = 1
 # A listing position is a key; an inventory position is (file index, row index).

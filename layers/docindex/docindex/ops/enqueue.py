@@ -16,7 +16,7 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from docindex.events import ObjectChange
+from docindex.core.changes import ObjectChange
 
 # SendMessageBatch takes at most 10 entries.
 BATCH_SIZE = 10

@@ -15,7 +15,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from docindex.search_index import ensure_index
+from docindex.index.mapping import ensure_index
 
 DAY = 24 * 3600
 

@@ -246,7 +246,7 @@ class AwsClients:
 
     def client(self, service: str) -> Any:
         if service not in self._clients:
-            from docindex.clients import boto_config
+            from docindex.core.clients import boto_config
 
             kwargs: dict[str, Any] = {"config": boto_config(max_attempts=4)}
             if self.endpoint_url:
@@ -257,8 +257,8 @@ class AwsClients:
 
 def opensearch_client_for(deployment: Deployment, *, timeout: float = 30.0) -> Any:
     """An opensearch-py client for the deployment's endpoint (SigV4 unless auth is ``none``)."""
-    from docindex.clients import opensearch_client
-    from docindex.settings import Settings
+    from docindex.core.clients import opensearch_client
+    from docindex.core.settings import Settings
 
     if not deployment.opensearch_endpoint:
         raise DeploymentError("no OpenSearch endpoint (OPENSEARCH_ENDPOINT, --opensearch-endpoint or --stack)")

@@ -8,7 +8,7 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from docindex.exceptions import PoisonMessageError, TransientError
+from docindex.core.exceptions import PoisonMessageError, TransientError
 
 
 @dataclass(frozen=True)

@@ -19,9 +19,9 @@ from contextlib import contextmanager, redirect_stdout
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from docindex.local.context import LocalLambdaContext
-from docindex.observability import flush, logger
-from docindex.queues import queue_depth
+from devkit.local.context import LocalLambdaContext
+from docindex.core.aws import queue_depth
+from docindex.core.observability import flush, logger
 
 _LAMBDA_ATTRIBUTES = ("ApproximateReceiveCount", "SentTimestamp", "SenderId", "ApproximateFirstReceiveTimestamp")
 

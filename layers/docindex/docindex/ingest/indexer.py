@@ -26,16 +26,16 @@ from aws_lambda_powertools.utilities.idempotency import (
 )
 from aws_lambda_powertools.utilities.idempotency.exceptions import IdempotencyAlreadyInProgressError
 
-from docindex.batch import ConcurrentBatchProcessor
-from docindex.bulk_writer import BulkWriter, WriteOutcome
-from docindex.events import Action, ObjectChange, parse_body
-from docindex.exceptions import IndexRejectedError, PoisonMessageError, TransientError
+from docindex.core.changes import Action, ObjectChange, parse_body
+from docindex.core.exceptions import IndexRejectedError, PoisonMessageError, TransientError
+from docindex.core.observability import Metric, count, logger
+from docindex.core.storage import ByteBudget, FetchedObject, ObjectStore
 from docindex.extract import Deadline, ExtractedDocument, ExtractionLimits, extract
-from docindex.handoff import OcrJob, OcrQueue
-from docindex.ledger import Claim, Ledger
-from docindex.observability import Metric, count, logger
-from docindex.search_index import document_for, ensure_index, file_name_parts, metadata_document
-from docindex.storage import ByteBudget, FetchedObject, ObjectStore
+from docindex.index.bulk import BulkWriter, WriteOutcome
+from docindex.index.mapping import document_for, ensure_index, file_name_parts, metadata_document
+from docindex.ingest.batch import ConcurrentBatchProcessor
+from docindex.ingest.handoff import OcrJob, OcrQueue
+from docindex.ingest.ledger import Claim, Ledger
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.typing import LambdaContext
     from opensearchpy import OpenSearch
 
-    from docindex.settings import Settings
+    from docindex.core.settings import Settings
 
 
 # Time kept back from extraction for the bulk write and the batch response.
@@ -489,8 +489,8 @@ def get_indexer() -> Indexer:
     """The process-wide indexer, built from the environment on first use."""
     global _indexer  # noqa: PLW0603 - one per Lambda container, created lazily
     if _indexer is None:
-        from docindex.clients import Clients
-        from docindex.settings import get_settings
+        from docindex.core.clients import Clients
+        from docindex.core.settings import get_settings
 
         # A configuration the indexer cannot run with fails here, naming the variable.
         settings = get_settings().for_indexer()

@@ -8,10 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import docindex
-
-# layers/docindex/docindex/__init__.py → repository root
-REPO_ROOT = Path(docindex.__file__).resolve().parents[3]
+# devkit/local/handlers.py → repository root
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def load_handler(function: str) -> Callable[[dict[str, Any], Any], dict[str, Any]]:

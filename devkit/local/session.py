@@ -1,0 +1,159 @@
+"""The local stack's session: start or reuse the servers, provision, write the env file, drive the handlers.
+
+``docindex local`` and ``docindex demo`` (and the soak and bench) call these; they need a checkout
+with the dev install, since the local servers and the handlers' source live there.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+DEFAULT_STATE_DIR = Path(".docindex")
+# moto accepts any keys; these are not secrets and never reach AWS.
+EMBEDDED_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local"}  # nosec
+
+
+def default_env_file(state_dir: Path) -> Path:
+    return state_dir / "local.env"
+
+
+def local_up(
+    *,
+    state_dir: Path = DEFAULT_STATE_DIR,
+    env_file: Path | None = None,
+    aws_endpoint: str | None = None,
+    opensearch_endpoint: str | None = None,
+    prefix: str = "docindex",
+    region: str = "us-east-1",
+    function_timeout: int = 10,
+    max_receive_count: int = 5,
+    visibility_timeout: int = 0,
+    ocr_visibility_timeout: int = 120,
+    log_level: str = "WARNING",
+) -> dict[str, str]:
+    """Start or reuse the servers, provision the stack, write the env file; return the env."""
+    import boto3
+
+    from devkit.local.servers import load_servers, responds, save_servers, start_moto, start_osmem
+    from devkit.local.stack import StackNames, StackOptions, provision
+    from docindex.core.clients import boto_config
+
+    state_dir.mkdir(parents=True, exist_ok=True)
+    servers = load_servers(state_dir)
+    env: dict[str, str] = {}
+    if aws_endpoint is None:
+        known = servers.get("moto")
+        if not (known and responds(known.url, "/moto-api/")):
+            servers["moto"] = start_moto(state_dir)
+        aws_endpoint = servers["moto"].url
+        env.update(EMBEDDED_CREDENTIALS)
+    if opensearch_endpoint is None:
+        known = servers.get("osmem")
+        if not (known and responds(known.url)):
+            servers["osmem"] = start_osmem(state_dir)
+        opensearch_endpoint = servers["osmem"].url
+    save_servers(state_dir, servers)
+
+    credentials = {
+        "aws_access_key_id": env.get("AWS_ACCESS_KEY_ID") or os.environ.get("AWS_ACCESS_KEY_ID"),
+        "aws_secret_access_key": env.get("AWS_SECRET_ACCESS_KEY") or os.environ.get("AWS_SECRET_ACCESS_KEY"),
+    }
+    session = boto3.Session(region_name=region, **{k: v for k, v in credentials.items() if v})
+
+    def client(service: str) -> Any:
+        return session.client(service, endpoint_url=aws_endpoint, config=boto_config())
+
+    from opensearchpy import OpenSearch
+
+    opensearch = OpenSearch(hosts=[opensearch_endpoint], timeout=30)
+    provisioned = provision(
+        s3=client("s3"),
+        sqs=client("sqs"),
+        dynamodb=client("dynamodb"),
+        opensearch=opensearch,
+        names=StackNames(prefix),
+        options=StackOptions(
+            function_timeout=function_timeout,
+            max_receive_count=max_receive_count,
+            visibility_timeout=visibility_timeout,
+            ocr_visibility_timeout=ocr_visibility_timeout,
+        ),
+        region=region,
+    )
+    env.update(provisioned)
+    env.update(
+        {
+            "AWS_ENDPOINT_URL": aws_endpoint,
+            "AWS_REGION": region,
+            "AWS_DEFAULT_REGION": region,
+            "OPENSEARCH_ENDPOINT": opensearch_endpoint,
+            "OPENSEARCH_AUTH": "none",
+            "POWERTOOLS_SERVICE_NAME": "docindex",
+            "POWERTOOLS_METRICS_NAMESPACE": "DocIndex",
+            "POWERTOOLS_LOG_LEVEL": log_level,
+            # No X-Ray daemon locally.
+            "POWERTOOLS_TRACE_DISABLED": "true",
+        }
+    )
+    from docindex.ops.envfile import write_env_file
+
+    write_env_file(env_file or default_env_file(state_dir), env)
+    return env
+
+
+def run_local(
+    env_file: Path,
+    *,
+    once: bool,
+    batch_size: int = 10,
+    max_seconds: float | None = None,
+    with_worker: bool = True,
+) -> Any:
+    """Apply the env file and poll the local queues into the real handlers."""
+    from docindex.ops.envfile import apply_env_file
+
+    env = apply_env_file(env_file)
+    import boto3
+
+    from devkit.local.handlers import load_handler
+    from devkit.local.runner import LocalRunner
+    from docindex.core.clients import boto_config
+
+    sqs = boto3.client("sqs", region_name=env.get("AWS_REGION", "us-east-1"), config=boto_config())
+    worker = None
+    if with_worker:
+        worker = local_worker()
+    runner = LocalRunner(
+        sqs=sqs,
+        handler=load_handler("indexer"),
+        queue_url=env["INGEST_QUEUE_URL"],
+        queue_arn=env["INGEST_QUEUE_ARN"],
+        region=env.get("AWS_REGION", "us-east-1"),
+        batch_size=batch_size,
+        function_timeout=float(env.get("LOCAL_FUNCTION_TIMEOUT", "10")),
+        worker=worker,
+        ocr_queue_url=env.get("OCR_QUEUE_URL"),
+    )
+    return runner.run(once=once, max_seconds=max_seconds)
+
+
+def local_worker() -> Any:
+    """The OCR worker when this build has one (``docindex.worker``)."""
+    try:
+        from docindex.worker import build_local_worker
+    except ImportError:
+        return None
+    return build_local_worker()
+
+
+def local_down(state_dir: Path) -> list[Any]:
+    """Stop the servers ``local_up`` started; the ones stopped."""
+    from devkit.local.servers import load_servers, save_servers, stop
+
+    servers = load_servers(state_dir)
+    for info in servers.values():
+        stop(info)
+    save_servers(state_dir, {})
+    return list(servers.values())

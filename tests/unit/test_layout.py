@@ -1,0 +1,92 @@
+"""Only what runs ships: the deployed package never reaches development code.
+
+The Lambda layer (``ContentUri: layers/docindex/``) and the worker image
+(``COPY layers/docindex/docindex``) ship the ``docindex`` package alone;
+``devkit`` (samples, local servers, message builders, fault proxy), ``tests``,
+``bench`` and ``soak`` stay in the checkout.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO_ROOT
+
+SHIPPED = REPO_ROOT / "layers" / "docindex" / "docindex"
+DEPLOYED_ENTRY_POINTS = [REPO_ROOT / "functions", REPO_ROOT / "worker"]
+DEV_ONLY = ("devkit", "tests", "bench", "soak")
+# ``docindex local`` and ``docindex demo`` drive the dev kit from a checkout; they import it lazily,
+# inside a function, and say what to install when it is missing.
+LAZY_DEV_IMPORTS_ALLOWED = {SHIPPED / "cli" / "local.py", SHIPPED / "cli" / "demo.py"}
+
+
+def _imports(path: Path) -> list[tuple[str, bool]]:
+    """(module, at module level) for every import in ``path``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    top_level = {id(node) for node in tree.body}
+    found: list[tuple[str, bool]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.extend((alias.name, id(node) in top_level) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.append((node.module, id(node) in top_level))
+    return found
+
+
+def _python_files(*roots: Path) -> list[Path]:
+    return sorted(p for root in roots for p in root.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+@pytest.mark.parametrize(
+    "path", _python_files(SHIPPED, *DEPLOYED_ENTRY_POINTS), ids=lambda p: str(p.relative_to(REPO_ROOT))
+)
+def test_shipped_code_never_imports_development_code(path: Path) -> None:
+    offending = [
+        (module, top)
+        for module, top in _imports(path)
+        if module.split(".")[0] in DEV_ONLY and (top or path not in LAZY_DEV_IMPORTS_ALLOWED)
+    ]
+    assert offending == []
+
+
+@pytest.mark.parametrize("root", ["bench", "soak", "devkit"])
+def test_harnesses_never_import_the_cli(root: str) -> None:
+    offending = [
+        (str(path.relative_to(REPO_ROOT)), module)
+        for path in _python_files(REPO_ROOT / root)
+        for module, _ in _imports(path)
+        if module == "docindex.cli" or module.startswith("docindex.cli.")
+    ]
+    assert offending == []
+
+
+def test_the_layer_and_the_worker_image_copy_only_the_shipped_package() -> None:
+    template = (REPO_ROOT / "template.yaml").read_text(encoding="utf-8")
+    assert re.findall(r"ContentUri:\s*(\S+)", template) == ["layers/docindex/"]
+    # What sam build puts in the layer: the layer folder holds the package and its requirements only.
+    tracked = subprocess.run(
+        ["git", "ls-files", "layers/docindex"], cwd=REPO_ROOT, capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert {path.split("/")[2] for path in tracked} == {"docindex", "requirements.txt"}
+    dockerfile = (REPO_ROOT / "worker" / "Dockerfile").read_text(encoding="utf-8")
+    copied = [line.split()[1:-1] for line in dockerfile.splitlines() if line.startswith("COPY ")]
+    sources = [src for group in copied for src in group if not src.startswith("--")]
+    assert all(not src.startswith(DEV_ONLY) for src in sources)
+    assert "layers/docindex/docindex" in sources
+    ignore = (REPO_ROOT / "worker" / "Dockerfile.dockerignore").read_text(encoding="utf-8")
+    assert not [line for line in ignore.splitlines() if line.startswith("!") and line[1:].startswith(DEV_ONLY)]
+
+
+def test_no_module_climbs_out_of_the_package() -> None:
+    # A shipped module that reaches the repository root (parents[3]) only works from a checkout.
+    offending = [
+        str(path.relative_to(REPO_ROOT))
+        for path in _python_files(SHIPPED)
+        if re.search(r"parents\[\d\]", path.read_text(encoding="utf-8"))
+    ]
+    assert offending == []
