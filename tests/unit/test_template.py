@@ -12,12 +12,11 @@ import json
 import re
 import shlex
 import tomllib
-import types
 from typing import Any
 
 import pytest
 
-from tests.conftest import load_event
+from tests.conftest import REPO_ROOT, load_event
 from tests.unit.template_model import (
     DOCINDEX_METRICS,
     EXISTING_BUCKET,
@@ -161,12 +160,30 @@ def test_existing_bucket_notification_is_managed_by_the_custom_resource_only_in_
     assert "BucketNotificationFunction" not in eventbridge_mode
 
 
-def test_custom_resource_code_is_valid_python_that_keeps_other_configurations():
-    code = TEMPLATE["Resources"]["BucketNotificationFunction"]["Properties"]["Code"]["ZipFile"]
-    compile(code, "index.py", "exec")
-    assert len(code) <= 4096  # CloudFormation's limit for inline ZipFile code
-    assert "get_bucket_notification_configuration" in code  # read-modify-write, not overwrite
-    assert 'q.get("Id") != config_id' in code
+def test_custom_resource_function_is_the_self_contained_code_in_functions():
+    # The behaviour is tested in tests/unit/test_bucket_notification.py; here, that the template runs it.
+    resources = default_resources(ExistingBucketName=EXISTING_BUCKET)
+    function = resources["BucketNotificationFunction"]
+    props = function["Properties"]
+    assert function["Type"] == "AWS::Serverless::Function"
+    assert props["CodeUri"] == "functions/bucket_notification/"
+    assert props["Handler"] == "app.lambda_handler"
+    assert (REPO_ROOT / props["CodeUri"] / "app.py").is_file()
+    assert "Layers" not in props  # the runtime's boto3 is all it needs
+    assert props["Tracing"] == "PassThrough"  # overrides Globals: its role needs no X-Ray
+    service_token = resources["ExistingBucketNotification"]["Properties"]["ServiceToken"]
+    assert ref_target(service_token) == "BucketNotificationFunction"
+    assert ref_target(props["Role"]) == "BucketNotificationRole"
+
+
+def test_custom_resource_role_holds_only_its_logs_and_the_bucket_notification_calls():
+    resources = default_resources(ExistingBucketName=EXISTING_BUCKET)
+    statements = _statements_of(resources, "BucketNotificationRole")
+    assert set(statements) == {"Logs", "BucketNotification"}
+    assert ref_target(statements["Logs"]["Resource"]) == "BucketNotificationLogGroup"
+    bucket = statements["BucketNotification"]
+    assert sorted(bucket["Action"]) == ["s3:GetBucketNotification", "s3:PutBucketNotification"]
+    assert bucket["Resource"] == {"Fn::Sub": "arn:${AWS::Partition}:s3:::${ExistingBucketName}"}
 
 
 # ------------------------------------------------------------------ IAM
@@ -692,12 +709,12 @@ def test_functions_join_the_vpc_only_when_asked():
 
 
 CUSTOM_RESOURCE_EVENT = "custom-resource-create.json"
-CONFIG_ID = load_event(CUSTOM_RESOURCE_EVENT)["ResourceProperties"]["ConfigurationId"]
 
 
 def test_custom_resource_sample_event_is_what_cloudformation_sends_for_the_template():
-    # `sam local invoke BucketNotificationFunction -e events/custom-resource-create.json` and the
-    # tests below use it: it must carry exactly the properties the template gives the resource
+    # `sam local invoke BucketNotificationFunction -e events/custom-resource-create.json` and
+    # tests/unit/test_bucket_notification.py use it: it must carry exactly the properties the
+    # template gives the resource
     event = load_event(CUSTOM_RESOURCE_EVENT)
     resource = TEMPLATE["Resources"][event["LogicalResourceId"]]
     assert event["RequestType"] == "Create"
@@ -711,110 +728,3 @@ def test_custom_resource_sample_event_is_what_cloudformation_sends_for_the_templ
     stack_name = event["StackId"].split("/")[1]
     assert resource["Properties"]["ConfigurationId"] == {"Fn::Sub": "docindex-${AWS::StackName}"}
     assert properties["ConfigurationId"] == f"docindex-{stack_name}"
-
-
-@pytest.fixture
-def notification_handler(monkeypatch):
-    """The custom resource's inline code, run against moto's in-process S3 and SQS."""
-    from moto import mock_aws
-
-    for key, value in {
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_DEFAULT_REGION": "us-east-1",
-    }.items():
-        monkeypatch.setenv(key, value)
-    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
-    code = TEMPLATE["Resources"]["BucketNotificationFunction"]["Properties"]["Code"]["ZipFile"]
-    with mock_aws():
-        import boto3
-
-        s3 = boto3.client("s3")
-        sqs = boto3.client("sqs")
-        s3.create_bucket(Bucket=EXISTING_BUCKET)
-
-        def queue_arn(name: str) -> str:
-            url = sqs.create_queue(QueueName=name)["QueueUrl"]
-            return sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-
-        namespace: dict[str, Any] = {}
-        exec(compile(code, "index.py", "exec"), namespace)
-        responses: list[dict[str, Any]] = []
-        monkeypatch.setattr(
-            namespace["urllib"].request,
-            "urlopen",
-            lambda request, timeout: responses.append(json.loads(request.data)),
-        )
-        ingest = queue_arn("docindex-dev-ingest")
-
-        def invoke(request_type: str, bucket: str = EXISTING_BUCKET) -> dict[str, Any]:
-            # events/custom-resource-create.json, as CloudFormation would send it for this request
-            event = load_event(CUSTOM_RESOURCE_EVENT)
-            event["RequestType"] = request_type
-            event["ResourceProperties"].update(Bucket=bucket, QueueArn=ingest)
-            if request_type != "Create":
-                event["PhysicalResourceId"] = f"{EXISTING_BUCKET}/{CONFIG_ID}"
-            if request_type == "Update":
-                event["OldResourceProperties"] = dict(event["ResourceProperties"])
-            namespace["handler"](event, None)
-            return responses[-1]
-
-        def queue_configurations() -> list[dict[str, Any]]:
-            return s3.get_bucket_notification_configuration(Bucket=EXISTING_BUCKET).get("QueueConfigurations", [])
-
-        yield types.SimpleNamespace(
-            invoke=invoke,
-            s3=s3,
-            queue_arn=queue_arn,
-            ingest=ingest,
-            queue_configurations=queue_configurations,
-        )
-
-
-def test_custom_resource_adds_its_notification_and_keeps_the_others(notification_handler):
-    # Given a bucket that already notifies someone else's queue
-    theirs = {
-        "Id": "theirs",
-        "QueueArn": notification_handler.queue_arn("someone-else"),
-        "Events": ["s3:ObjectCreated:Put"],
-        "Filter": {"Key": {"FilterRules": [{"Name": "prefix", "Value": "exports/"}]}},
-    }
-    notification_handler.s3.put_bucket_notification_configuration(
-        Bucket=EXISTING_BUCKET, NotificationConfiguration={"QueueConfigurations": [theirs]}
-    )
-    # When the stack is created, then deleted
-    created = notification_handler.invoke("Create")
-    after_create = notification_handler.queue_configurations()
-    deleted = notification_handler.invoke("Delete")
-    # Then ours was added next to theirs, and only ours was removed again
-    assert created["Status"] == "SUCCESS"
-    assert created["PhysicalResourceId"] == f"{EXISTING_BUCKET}/{CONFIG_ID}"
-    assert [c["Id"] for c in after_create] == ["theirs", CONFIG_ID]
-    assert after_create[1]["QueueArn"] == notification_handler.ingest
-    assert deleted["Status"] == "SUCCESS"
-    assert notification_handler.queue_configurations() == [theirs]
-
-
-def test_custom_resource_refuses_a_second_path_into_the_ingest_queue(notification_handler):
-    # Given someone already pointed the bucket at the ingest queue by hand
-    notification_handler.s3.put_bucket_notification_configuration(
-        Bucket=EXISTING_BUCKET,
-        NotificationConfiguration={
-            "QueueConfigurations": [
-                {"Id": "manual", "QueueArn": notification_handler.ingest, "Events": ["s3:ObjectCreated:*"]}
-            ]
-        },
-    )
-    # When the stack is created, then the deploy fails instead of doubling every notification
-    response = notification_handler.invoke("Create")
-    assert response["Status"] == "FAILED"
-    assert "one path only" in response["Reason"]
-    assert [c["Id"] for c in notification_handler.queue_configurations()] == ["manual"]
-
-
-def test_custom_resource_update_is_idempotent_and_delete_tolerates_a_gone_bucket(notification_handler):
-    notification_handler.invoke("Create")
-    assert notification_handler.invoke("Update")["Status"] == "SUCCESS"
-    assert [c["Id"] for c in notification_handler.queue_configurations()] == [CONFIG_ID]
-    assert notification_handler.invoke("Delete", bucket="bucket-that-is-gone")["Status"] == "SUCCESS"
-    assert notification_handler.invoke("Create", bucket="bucket-that-is-gone")["Status"] == "FAILED"
