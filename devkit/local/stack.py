@@ -15,6 +15,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from docindex.core.aws import error_code
 from docindex.index.mapping import ensure_index
 
 DAY = 24 * 3600
@@ -78,7 +79,7 @@ def _queue(sqs: Any, name: str, attributes: dict[str, str]) -> tuple[str, str]:
         url = sqs.get_queue_url(QueueName=name)["QueueUrl"]
         sqs.set_queue_attributes(QueueUrl=url, Attributes=attributes)
     except ClientError as exc:
-        if exc.response["Error"]["Code"] not in ("AWS.SimpleQueueService.NonExistentQueue", "QueueDoesNotExist"):
+        if error_code(exc) not in ("AWS.SimpleQueueService.NonExistentQueue", "QueueDoesNotExist"):
             raise
         url = sqs.create_queue(QueueName=name, Attributes=attributes)["QueueUrl"]
     arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
@@ -95,7 +96,7 @@ def _table(dynamodb: Any, name: str, *, ttl_attribute: str | None) -> None:
             SSESpecification={"Enabled": True},
         )
     except ClientError as exc:
-        if exc.response["Error"]["Code"] != "ResourceInUseException":
+        if error_code(exc) != "ResourceInUseException":
             raise
     if ttl_attribute:
         dynamodb.update_time_to_live(
@@ -163,7 +164,7 @@ def provision(
         else:
             s3.create_bucket(Bucket=names.bucket, CreateBucketConfiguration={"LocationConstraint": region})
     except ClientError as exc:
-        if exc.response["Error"]["Code"] not in ("BucketAlreadyOwnedByYou", "BucketAlreadyExists"):
+        if error_code(exc) not in ("BucketAlreadyOwnedByYou", "BucketAlreadyExists"):
             raise
     # Exactly one notification path: the bucket's queue configuration.
     s3.put_bucket_notification_configuration(

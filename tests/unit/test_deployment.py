@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from docindex.ops.deployment import Deployment, opensearch_service_of, queue_name
+from docindex.core.aws import queue_name
+from docindex.ops.deployment import Deployment, opensearch_service_of
 from docindex.ops.pause import OperationReport, PauseState, Step, StepStatus
 
 AOSS_ARN = "arn:aws:aoss:ap-northeast-1:123456789012:collection/abc123"

@@ -19,6 +19,7 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from docindex.core.aws import error_code
 from docindex.core.exceptions import TransientError
 
 # Errors that mean "this object (version) is not there any more".
@@ -112,7 +113,7 @@ def _gone_or_transient(
     try:
         return call()
     except ClientError as exc:
-        code = str(exc.response.get("Error", {}).get("Code", ""))
+        code = error_code(exc)
         if code in _GONE:
             return None
         raise TransientError(f"{operation} s3://{bucket}/{key} failed: {code or exc}") from exc

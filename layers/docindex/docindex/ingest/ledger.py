@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
+from docindex.core.aws import is_conditional_check_failure
 from docindex.core.changes import Action, ObjectChange
 from docindex.core.exceptions import TransientError
 
@@ -199,7 +200,7 @@ class Ledger:
                 ReturnValuesOnConditionCheckFailure="ALL_OLD",
             )
         except ClientError as exc:
-            if exc.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
+            if not is_conditional_check_failure(exc):
                 raise TransientError(f"ledger update failed: {exc}") from exc
             old = exc.response.get("Item") or self._get_raw(change)
             if old and old.get("change_key", {}).get("S") == change.dedupe_key:
@@ -221,7 +222,7 @@ class Ledger:
                 ReturnValues="ALL_NEW",
             )
         except ClientError as exc:
-            if exc.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
+            if not is_conditional_check_failure(exc):
                 raise TransientError(f"ledger update failed: {exc}") from exc
             # A newer change was claimed in between: this one is stale now.
             return None
@@ -242,7 +243,7 @@ class Ledger:
                 ExpressionAttributeValues={":change_key": {"S": change.dedupe_key}},
             )
         except ClientError as exc:
-            if exc.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
+            if not is_conditional_check_failure(exc):
                 raise TransientError(f"ledger update failed: {exc}") from exc
 
     def _get_raw(self, change: ObjectChange) -> Mapping[str, Any] | None:
@@ -303,7 +304,7 @@ class Ledger:
                 ReturnValuesOnConditionCheckFailure="ALL_OLD",
             )
         except ClientError as exc:
-            if exc.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
+            if not is_conditional_check_failure(exc):
                 raise TransientError(f"ledger update failed: {exc}") from exc
             old = exc.response.get("Item")
             current: int | None

@@ -22,6 +22,8 @@ from dataclasses import asdict, dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
+from docindex.core.aws import error_message
+
 # Stack Outputs of template.yaml → Deployment fields.
 _STACK_OUTPUTS = {
     "DocumentsBucketName": "bucket",
@@ -182,7 +184,7 @@ class Deployment:
         try:
             stacks = cloudformation.describe_stacks(StackName=stack_name)["Stacks"]
         except ClientError as exc:
-            message = exc.response.get("Error", {}).get("Message", str(exc))
+            message = error_message(exc)
             raise DeploymentError(f"stack {stack_name!r}: {message}") from None
         if not stacks:
             raise DeploymentError(f"stack {stack_name!r} not found")
@@ -218,11 +220,6 @@ class Deployment:
             parameters=parameters,
             **values,
         )
-
-
-def queue_name(url_or_arn: str) -> str:
-    """The queue name in a queue URL or ARN."""
-    return url_or_arn.rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1]
 
 
 class AwsClients:

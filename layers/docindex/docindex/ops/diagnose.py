@@ -33,11 +33,11 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from docindex.core.aws import queue_depth
+from docindex.core.aws import error_code, queue_depth, queue_name
 from docindex.core.changes import parse_body
 from docindex.core.exceptions import PoisonMessageError
 from docindex.index.mapping import MAPPINGS, file_name_parts
-from docindex.ops.deployment import AwsClients, Deployment, queue_name
+from docindex.ops.deployment import AwsClients, Deployment
 from docindex.ops.pause import PauseState, PauseStore
 
 # AWS: at least 6 x the function timeout (Lambda's guidance for SQS event sources).
@@ -116,14 +116,10 @@ class Unsupported(Exception):
     """The endpoint has no such API (a local emulator)."""
 
 
-def _client_code(exc: ClientError) -> str:
-    return str(exc.response.get("Error", {}).get("Code", ""))
-
-
 def _is_unsupported(exc: Exception) -> bool:
     if isinstance(exc, ClientError):
         status = int(exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0)
-        code = _client_code(exc)
+        code = error_code(exc)
         return (status in (404, 501) and code in ("", "404", "501", "NotImplemented")) or code in (
             "NotImplemented",
             "InvalidAction",
@@ -790,7 +786,7 @@ def _error_check(check_id: str, title: str, exc: Exception) -> Check:
     if isinstance(exc, OpenSearchException):
         return Check(check_id, title, Status.FAIL, f"OpenSearch: {type(exc).__name__}: {exc}")
     if isinstance(exc, ClientError):
-        code = _client_code(exc)
+        code = error_code(exc)
         if any(word in code for word in ("NonExistent", "DoesNotExist", "NoSuch", "NotFound")):
             return Check(check_id, title, Status.FAIL, f"not found: {code}: {exc}")
     return Check(check_id, title, Status.WARN, f"could not check: {type(exc).__name__}: {exc}")
@@ -843,7 +839,7 @@ class Diagnoser:
         try:
             return str(self.sqs.get_queue_url(QueueName=parts[5], QueueOwnerAWSAccountId=parts[4])["QueueUrl"])
         except ClientError as exc:
-            if "NonExistent" in _client_code(exc) or "QueueDoesNotExist" in _client_code(exc):
+            if "NonExistent" in error_code(exc) or "QueueDoesNotExist" in error_code(exc):
                 return None
             raise
 
@@ -1245,7 +1241,7 @@ class Diagnoser:
             # (an emulator without the API answers with what botocore cannot parse: not a BotoCoreError)
             if _is_unsupported(exc):
                 return [], "not available on this endpoint"
-            if isinstance(exc, ClientError) and "AccessDenied" in _client_code(exc):
+            if isinstance(exc, ClientError) and "AccessDenied" in error_code(exc):
                 return [], "not available: the caller may not call iam:SimulatePrincipalPolicy"
             raise
         return denied, "ran"

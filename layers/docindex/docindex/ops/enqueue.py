@@ -16,6 +16,7 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from docindex.core.aws import error_code
 from docindex.core.changes import ObjectChange
 
 # SendMessageBatch takes at most 10 entries.
@@ -73,7 +74,7 @@ class ChangeSender:
                 )
             except ClientError as exc:
                 # botocore already retried throttling and 5xx; a client error is final.
-                code = exc.response.get("Error", {}).get("Code", "")
+                code = error_code(exc)
                 if code not in ("RequestThrottled", "ThrottlingException", "ServiceUnavailable", "InternalError"):
                     raise EnqueueError(
                         f"SendMessageBatch failed: {exc}", sent=sent, failed=sorted(pending, key=int)

@@ -33,7 +33,8 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from docindex.ops.deployment import AwsClients, Deployment, queue_name
+from docindex.core.aws import error_code, error_message, is_conditional_check_failure, queue_name
+from docindex.ops.deployment import AwsClients, Deployment
 
 PAUSE_ITEM_ID = "ops#pause"
 ECS_DIMENSION = "ecs:service:DesiredCount"
@@ -149,7 +150,7 @@ class PauseStore:
                 ConditionExpression="attribute_not_exists(id)",
             )
         except ClientError as exc:
-            if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
+            if is_conditional_check_failure(exc):
                 return False
             raise
         return True
@@ -174,8 +175,7 @@ def _now() -> str:
 
 def _error(exc: Exception) -> str:
     if isinstance(exc, ClientError):
-        error = exc.response.get("Error", {})
-        return f"{exc.operation_name}: {error.get('Code')}: {error.get('Message')}"
+        return f"{exc.operation_name}: {error_code(exc)}: {error_message(exc)}"
     return f"{type(exc).__name__}: {exc}"
 
 

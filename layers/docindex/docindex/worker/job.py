@@ -47,6 +47,7 @@ from aws_lambda_powertools.utilities.idempotency import (
 )
 from botocore.exceptions import BotoCoreError, ClientError
 
+from docindex.core.aws import is_conditional_check_failure
 from docindex.core.changes import doc_id as make_doc_id
 from docindex.core.exceptions import DocIndexError, IndexRejectedError, TransientError
 from docindex.core.observability import Metric, MetricUnit, count, logger, measure
@@ -168,7 +169,7 @@ class RenewableDynamoDBPersistence(DynamoDBPersistenceLayer):
                     ExpressionAttributeValues={":until": {"N": str(until_ms)}, ":inprogress": {"S": "INPROGRESS"}},
                 )
             except ClientError as exc:
-                if exc.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
+                if not is_conditional_check_failure(exc):
                     raise
 
 
