@@ -247,7 +247,7 @@ class Stages:
 
         self.wrap(ObjectStore, "fetch", "s3_get")
         self.wrap(indexer_module, "extract", lambda doc: f"extract:{getattr(doc, 'kind', 'error')}")
-        self.wrap(indexer_module, "document_for", "build_document")
+        self.wrap(indexer_module.IndexDocument, "extracted", "build_document")
         self.wrap(Ledger, "claim", "ledger_claim")
         self.wrap(DynamoDBPersistenceLayer, "_put_record", "idempotency_put")
         self.wrap(DynamoDBPersistenceLayer, "_update_record", "idempotency_update")
@@ -324,7 +324,7 @@ def thread_profiles() -> Iterator[list[Any]]:
 def measure_extraction(spec: dict[str, Any]) -> dict[str, Any]:
     """The extractors alone over bytes in memory: one process, one document after another."""
     from docindex.extract import ExtractionLimits, extract
-    from docindex.index.mapping import file_name_parts
+    from docindex.index.documents import file_name_parts
 
     root = Path(spec["corpus_root"])
     limits = ExtractionLimits()
@@ -367,7 +367,7 @@ def measure_extraction_threads(spec: dict[str, Any]) -> dict[str, Any]:
     from concurrent.futures import ThreadPoolExecutor
 
     from docindex.extract import ExtractionLimits, extract
-    from docindex.index.mapping import file_name_parts
+    from docindex.index.documents import file_name_parts
 
     root = Path(spec["corpus_root"])
     limits = ExtractionLimits()
@@ -604,7 +604,7 @@ class IncidentWorker:
         from docindex.core.changes import doc_id, parse_body
         from docindex.core.storage import FetchedObject
         from docindex.extract import extract
-        from docindex.index.mapping import document_for, file_name_parts
+        from docindex.index.documents import IndexDocument, file_name_parts
 
         got = self.sqs.receive_message(QueueUrl=self.queue_url, MaxNumberOfMessages=1, WaitTimeSeconds=0)
         if not got.get("Messages"):
@@ -617,7 +617,9 @@ class IncidentWorker:
         extracted = extract(data, file_name_parts(key)[0], self.limits)
         change = parse_body(message["Body"]).changes[0]  # only to build the same document fields
         fetched = FetchedObject(bucket, key, len(data), obj.get("ETag", "").strip('"'), None, None, data)
-        self.search.index(index=self.index, id=doc_id(bucket, key), body=document_for(change, fetched, extracted))
+        self.search.index(
+            index=self.index, id=doc_id(bucket, key), body=IndexDocument.extracted(change, fetched, extracted).source()
+        )
         self.sqs.delete_message(QueueUrl=self.queue_url, ReceiptHandle=message["ReceiptHandle"])
         return True
 
@@ -728,7 +730,7 @@ def measure_servers(spec: dict[str, Any]) -> dict[str, Any]:
     from docindex.core.changes import doc_id, parse_body
     from docindex.core.storage import FetchedObject
     from docindex.extract import ExtractionLimits, extract
-    from docindex.index.mapping import document_for, file_name_parts
+    from docindex.index.documents import IndexDocument, file_name_parts
 
     aws_env(spec)
     s3, sqs, ddb, search = harness_clients(spec)
@@ -789,7 +791,7 @@ def measure_servers(spec: dict[str, Any]) -> dict[str, Any]:
         extracted = extract(data, file_name_parts(doc["key"])[0], limits)
         change = parse_body(body).changes[0]
         fetched = FetchedObject(change.bucket, change.key, len(data), None, None, None, data)
-        source = json.dumps(document_for(change, fetched, extracted), ensure_ascii=False).encode()
+        source = json.dumps(IndexDocument.extracted(change, fetched, extracted).source(), ensure_ascii=False).encode()
         action = json.dumps({"index": {"_id": doc_id(change.bucket, change.key)}}).encode()
         lines.append((action, source))
     target = urlsplit(spec["osmem_url"])

@@ -36,7 +36,7 @@ import pytest
 
 from devkit import samples
 from docindex.core.changes import doc_id
-from docindex.index.mapping import search
+from docindex.index.search import search
 from soak.proxy import GiantObjects, Proxy
 from tests.conftest import REPO_ROOT, Stack
 from tests.integration.conftest import sqs_event

@@ -17,7 +17,7 @@ import pytest
 
 from docindex.core.changes import Action, ObjectChange, normalize_sequencer, normalize_time
 from docindex.core.observability import metrics
-from docindex.index.mapping import search
+from docindex.index.search import search
 from docindex.ingest.ledger import Ledger
 from tests.conftest import Stack
 from tests.integration.conftest import build_indexer, invoke, sqs_event

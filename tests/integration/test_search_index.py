@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 from opensearchpy import OpenSearch
 
-from docindex.index.mapping import ensure_index, search
+from docindex.index.mapping import ensure_index
+from docindex.index.search import search
 
 
 def test_index_is_created_behind_an_alias_with_kuromoji(opensearch: Any) -> None:

@@ -13,7 +13,7 @@ import pytest
 
 from devkit import samples
 from docindex.core.observability import metrics
-from docindex.index.mapping import search
+from docindex.index.search import search
 from docindex.ingest.handoff import OcrJob
 from docindex.worker.config import WorkerSettings
 from docindex.worker.pool import OcrPool

@@ -11,7 +11,7 @@ from typing import Any
 
 from devkit.samples import make_scan_png
 from docindex.core.changes import doc_id
-from docindex.index.mapping import search
+from docindex.index.search import search
 from tests.conftest import Aws
 from tests.scans import LAYOUT
 

@@ -70,7 +70,7 @@ def _index_summary(env: dict[str, str]) -> dict[str, Any]:
 def _demo(args: argparse.Namespace) -> int:
     from docindex.core.clients import opensearch_client
     from docindex.core.settings import Settings
-    from docindex.index.mapping import search
+    from docindex.index.search import search
 
     session = local_session()
     print("1. Starting the local stack: moto server (S3, SQS, DynamoDB) + osmem-server (OpenSearch)")

@@ -16,7 +16,7 @@ from docindex.cli import _ops
 def _search(args: argparse.Namespace) -> int:
     from opensearchpy.exceptions import OpenSearchException
 
-    from docindex.index.mapping import search
+    from docindex.index.search import search
 
     try:
         # --bucket filters the hits here; it does not name the resources to look for.

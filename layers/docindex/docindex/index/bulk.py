@@ -40,7 +40,7 @@ class WriteOutcome(StrEnum):
     NOT_FOUND = "not_found"  # delete of a document that is not there
 
 
-_RETRYABLE_STATUS = {429, 500, 502, 503, 504}
+RETRYABLE_STATUS = {429, 500, 502, 503, 504}
 
 
 @dataclass
@@ -265,7 +265,7 @@ class BulkWriter:
                 pending.future.set_result(WriteOutcome.CONFLICT)
             elif status == 404 and op_type == "delete":
                 pending.future.set_result(WriteOutcome.NOT_FOUND)
-            elif status is None or status in _RETRYABLE_STATUS:
+            elif status is None or status in RETRYABLE_STATUS:
                 retry.append((pending, f"{status or 'connection'}: {reason[:200]}"))
             else:
                 pending.future.set_exception(IndexRejectedError(f"{status}: {reason}"))

@@ -1,4 +1,4 @@
-"""The OpenSearch index: mapping, creation, the document shape, and search.
+"""The OpenSearch index's settings and mapping, and its creation behind an alias.
 
 ``content``, ``title`` and ``filename`` use kuromoji (Japanese morphological
 analysis) with width normalization, so half-width katakana and full-width
@@ -10,18 +10,12 @@ their names.
 from __future__ import annotations
 
 import copy
-import posixpath
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from docindex.core.observability import logger
 
 if TYPE_CHECKING:
     from opensearchpy import OpenSearch
-
-    from docindex.core.changes import ObjectChange
-    from docindex.core.storage import FetchedObject
-    from docindex.extract import ExtractedDocument
 
 INDEX_VERSION = 1
 
@@ -150,115 +144,3 @@ def ensure_index(client: OpenSearch, name: str) -> str:
         logger.info("created index", extra={"index": concrete, "alias": name, "analysis": tier})
         return concrete
     raise RuntimeError(f"could not create index {concrete} with any analysis tier")
-
-
-def now_iso() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def file_name_parts(key: str) -> tuple[str, str]:
-    """The last path segment and its lowercase extension (no dot)."""
-    filename = posixpath.basename(key.rstrip("/")) or key
-    _, dot, ext = filename.rpartition(".")
-    return filename, (ext.lower() if dot and ext and len(ext) <= 16 else "")
-
-
-def metadata_document(
-    change: ObjectChange, fetched: FetchedObject | None, *, content_type: str | None
-) -> dict[str, Any]:
-    """The fields every document has, with or without content."""
-    filename, extension = file_name_parts(change.key)
-    doc: dict[str, Any] = {
-        "bucket": change.bucket,
-        "key": change.key,
-        "filename": filename,
-        "extension": extension,
-        "content_type": content_type,
-        "size": fetched.size if fetched else change.size,
-        "etag": (fetched.etag if fetched else None) or change.etag,
-        "version_id": (fetched.version_id if fetched else None) or change.version_id,
-        "sequencer": change.sequencer,
-        "last_modified": (fetched.last_modified if fetched else None) or change.event_time,
-        "indexed_at": now_iso(),
-        "ocr_status": "none",
-    }
-    return {k: v for k, v in doc.items() if v is not None}
-
-
-def document_for(change: ObjectChange, fetched: FetchedObject, extracted: ExtractedDocument) -> dict[str, Any]:
-    """The full index document for an extracted file."""
-    doc = metadata_document(change, fetched, content_type=extracted.content_type)
-    doc.update(
-        content_fields(
-            text=extracted.text,
-            title=extracted.title,
-            page_count=extracted.page_count,
-            truncated=extracted.truncated,
-            error=extracted.error,
-        )
-    )
-    return doc
-
-
-def content_fields(
-    *, text: str | None, title: str | None, page_count: int | None, truncated: bool, error: str | None
-) -> dict[str, Any]:
-    """The fields extraction (the indexer's or the OCR worker's) contributes; empty ones are left out."""
-    fields: dict[str, Any] = {
-        "content": text or None,
-        "title": title or None,
-        "page_count": page_count,
-        "content_truncated": True if truncated else None,
-        "extraction_error": error or None,
-    }
-    return {k: v for k, v in fields.items() if v is not None}
-
-
-def search(
-    client: OpenSearch,
-    index: str,
-    query: str,
-    *,
-    size: int = 10,
-    prefix: str | None = None,
-    extension: str | None = None,
-    bucket: str | None = None,
-) -> list[dict[str, Any]]:
-    """Full-text search over content, title and file name, with highlighted snippets."""
-    # Every word of the query must appear (in the text fields, or as
-    # fragments of the file name): file-server search is looking for a
-    # specific document, not the best partial match.
-    text_match = {
-        "multi_match": {
-            "query": query,
-            "fields": ["title^3", "filename^2", "content"],
-            "type": "cross_fields",
-            "operator": "and",
-        }
-    }
-    name_fragment = {"match": {"filename.ngram": {"query": query, "minimum_should_match": "100%", "boost": 0.5}}}
-    must: dict[str, Any] = {"bool": {"should": [text_match, name_fragment], "minimum_should_match": 1}}
-    filters: list[dict[str, Any]] = []
-    if prefix:
-        filters.append({"prefix": {"key": prefix}})
-    if extension:
-        filters.append({"term": {"extension": extension.lower().lstrip(".")}})
-    if bucket:
-        filters.append({"term": {"bucket": bucket}})
-    body = {
-        "size": size,
-        "query": {"bool": {"must": [must], "filter": filters}},
-        "_source": {"excludes": ["content"]},
-        "highlight": {
-            "fields": {"content": {"fragment_size": 120, "number_of_fragments": 1}, "title": {}, "filename": {}},
-            "pre_tags": ["["],
-            "post_tags": ["]"],
-        },
-    }
-    response = client.search(index=index, body=body)
-    hits = []
-    for hit in response["hits"]["hits"]:
-        highlight = hit.get("highlight", {})
-        snippet = (highlight.get("content") or highlight.get("title") or highlight.get("filename") or [""])[0]
-        hits.append({"id": hit["_id"], "score": hit.get("_score"), "snippet": snippet, **hit["_source"]})
-    return hits

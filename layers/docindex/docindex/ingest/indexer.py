@@ -27,12 +27,13 @@ from aws_lambda_powertools.utilities.idempotency import (
 from aws_lambda_powertools.utilities.idempotency.exceptions import IdempotencyAlreadyInProgressError
 
 from docindex.core.changes import Action, ObjectChange, parse_body
-from docindex.core.exceptions import IndexRejectedError, PoisonMessageError, TransientError
+from docindex.core.exceptions import PoisonMessageError, TransientError
 from docindex.core.observability import Metric, count, logger
 from docindex.core.storage import ByteBudget, FetchedObject, ObjectStore
 from docindex.extract import Deadline, ExtractedDocument, ExtractionLimits, extract
 from docindex.index.bulk import BulkWriter, WriteOutcome
-from docindex.index.mapping import document_for, ensure_index, file_name_parts, metadata_document
+from docindex.index.documents import IndexDocument, OcrStatus, file_name_parts
+from docindex.index.store import DocumentStore
 from docindex.ingest.batch import ConcurrentBatchProcessor
 from docindex.ingest.handoff import OcrJob, OcrQueue
 from docindex.ingest.ledger import Claim, Ledger
@@ -75,6 +76,7 @@ class Outcome(StrEnum):
     GONE = "gone"
     IGNORED = "ignored"
     DUPLICATE = "duplicate"
+    QUARANTINED = "quarantined"
 
 
 @dataclass
@@ -109,6 +111,7 @@ class Indexer:
     ) -> None:
         self.settings = settings.for_indexer()
         self.opensearch = opensearch
+        self.documents = DocumentStore(opensearch, self.settings.opensearch_index)
         self.ledger = Ledger(dynamodb, settings.ledger_table_name)
         self.store = ObjectStore(s3)
         self.ocr_queue = OcrQueue(sqs, settings.ocr_queue_url)
@@ -125,8 +128,6 @@ class Indexer:
             persistence_store=persistence,
             config=self.idempotency_config,
         )(self._apply)
-        self._index_ready = False
-        self._index_lock = threading.Lock()
 
     # -- one invocation ----------------------------------------------------
 
@@ -173,21 +174,14 @@ class Indexer:
         return dict(response)
 
     def _prepare_index(self) -> str | None:
-        """Create the index on first use; an unreachable cluster fails the batch fast."""
-        if self._index_ready:
-            return None
-        from opensearchpy.exceptions import ConnectionError as OSConnectionError
+        """Create the index on first use; an unreachable cluster fails the batch fast (no retry)."""
         from opensearchpy.exceptions import TransportError
 
-        with self._index_lock:
-            if self._index_ready:
-                return None
-            try:
-                ensure_index(self.opensearch, self.settings.opensearch_index)
-            except (OSConnectionError, TransportError) as exc:
-                logger.error("OpenSearch unavailable; failing the batch for retry", extra={"error": str(exc)})
-                return f"OpenSearch unavailable: {exc}"
-            self._index_ready = True
+        try:
+            self.documents.ensure(retry_seconds=0)
+        except (TransientError, TransportError) as exc:
+            logger.error("OpenSearch unavailable; failing the batch for retry", extra={"error": str(exc)})
+            return f"OpenSearch unavailable: {exc.__cause__ or exc}"
         return None
 
     # -- one record --------------------------------------------------------
@@ -290,7 +284,7 @@ class Indexer:
             return None
         version, source = indexed
         count(Metric.DUPLICATES_SKIPPED)
-        if version == claim.generation and source.get("ocr_status") == "pending":
+        if version == claim.generation and source.get("ocr_status") == OcrStatus.PENDING:
             self.ocr_queue.send(
                 OcrJob(
                     bucket=change.bucket,
@@ -311,25 +305,13 @@ class Indexer:
         return {"outcome": Outcome.DUPLICATE.value, "resumed": True}
 
     def _indexed(self, doc_id: str) -> tuple[int, dict[str, Any]] | None:
-        """The indexed document's version and OCR fields, None when there is none."""
-        from opensearchpy.exceptions import ConnectionError as OSConnectionError
-        from opensearchpy.exceptions import NotFoundError, TransportError
-
+        """The indexed document's version and OCR fields, None when there is none (no retry: SQS retries)."""
         fields = ["ocr_status", "ocr_reason", "etag", "version_id", "size", "content_type"]
-        try:
-            found = self.opensearch.get(index=self.settings.opensearch_index, id=doc_id, _source_includes=fields)
-        except NotFoundError:
-            return None
-        except (OSConnectionError, TransportError) as exc:
-            raise TransientError(f"reading the indexed document failed: {exc}") from exc
-        if not found.get("found"):
-            return None
-        return int(found["_version"]), dict(found.get("_source") or {})
+        return self.documents.current(doc_id, fields=fields, retry_seconds=0)
 
     def _quarantine(self, change: ObjectChange, claim: Claim, run: _BatchRun) -> dict[str, Any]:
         """Stop retrying a change that keeps failing: index it by name, say why."""
-        doc = metadata_document(change, None, content_type=None)
-        doc["extraction_error"] = "quarantined"
+        doc = IndexDocument.for_change(change, None, content_type=None).quarantined()
         outcome = self._write(change, claim, run, doc)
         if outcome is WriteOutcome.CONFLICT:
             count(Metric.STALE_EVENTS_SKIPPED)
@@ -339,7 +321,7 @@ class Indexer:
             "change quarantined after repeated failures; indexed by name only",
             extra={"failures": claim.failures},
         )
-        return {"outcome": "quarantined", "failures": claim.failures}
+        return {"outcome": Outcome.QUARANTINED.value, "failures": claim.failures}
 
     def _is_noncurrent_version_delete(self, change: ObjectChange) -> bool:
         if change.delete_marker or not change.version_id:
@@ -400,9 +382,9 @@ class Indexer:
                 fetched,
                 reason=extracted.ocr_reason,
                 content_type=extracted.content_type,
-                doc=document_for(change, fetched, extracted),
+                doc=IndexDocument.extracted(change, fetched, extracted),
             )
-        doc = document_for(change, fetched, extracted)
+        doc = IndexDocument.extracted(change, fetched, extracted)
         if extracted.error:
             count(Metric.EXTRACTION_FAILURES)
             logger.warning(
@@ -434,17 +416,9 @@ class Indexer:
         logger.info("object no longer exists; its document is removed", extra={"delete": outcome.value})
         return {"outcome": Outcome.GONE.value, "removed": outcome is WriteOutcome.WRITTEN}
 
-    def _write(self, change: ObjectChange, claim: Claim, run: _BatchRun, doc: dict[str, Any]) -> WriteOutcome:
-        try:
-            return run.writer.index(change.doc_id, claim.generation, doc)
-        except IndexRejectedError as exc:
-            # The cluster refused this document (mapping, size...). Keep the
-            # file findable by name; a second refusal fails the record.
-            logger.warning("document rejected by OpenSearch; indexing metadata only", extra={"error": str(exc)})
-            slim = {k: v for k, v in doc.items() if k not in ("content", "title")}
-            slim["extraction_error"] = "index_rejected"
-            count(Metric.EXTRACTION_FAILURES)
-            return run.writer.index(change.doc_id, claim.generation, slim)
+    def _write(self, change: ObjectChange, claim: Claim, run: _BatchRun, doc: IndexDocument) -> WriteOutcome:
+        # Through the batch's coalescing writer; a refused document falls back to its metadata.
+        return self.documents.write(change.doc_id, claim.generation, doc, bulk=run.writer)
 
     def _hand_off(
         self,
@@ -455,12 +429,11 @@ class Indexer:
         *,
         reason: str,
         content_type: str | None,
-        doc: dict[str, Any] | None = None,
+        doc: IndexDocument | None = None,
     ) -> dict[str, Any]:
         """Index what is known now (``ocr_status: pending``) and queue the long job."""
-        pending = dict(doc) if doc else metadata_document(change, fetched, content_type=content_type)
-        pending["ocr_status"] = "pending"
-        pending["ocr_reason"] = reason
+        base = doc or IndexDocument.for_change(change, fetched, content_type=content_type)
+        pending = base.pending_ocr(reason)
         outcome = self._write(change, claim, run, pending)
         if outcome is WriteOutcome.CONFLICT:
             count(Metric.STALE_EVENTS_SKIPPED)

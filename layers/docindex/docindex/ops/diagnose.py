@@ -36,7 +36,8 @@ from botocore.exceptions import BotoCoreError, ClientError
 from docindex.core.aws import error_code, queue_depth, queue_name
 from docindex.core.changes import parse_body
 from docindex.core.exceptions import PoisonMessageError
-from docindex.index.mapping import MAPPINGS, file_name_parts
+from docindex.index.documents import file_name_parts
+from docindex.index.mapping import MAPPINGS
 from docindex.ops.deployment import AwsClients, Deployment
 from docindex.ops.pause import PauseState, PauseStore
 

@@ -25,7 +25,6 @@ Two guards, for two different things:
 
 from __future__ import annotations
 
-import random
 import tempfile
 import threading
 import time
@@ -49,11 +48,13 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from docindex.core.aws import is_conditional_check_failure
 from docindex.core.changes import doc_id as make_doc_id
-from docindex.core.exceptions import DocIndexError, IndexRejectedError, TransientError
+from docindex.core.exceptions import DocIndexError, TransientError
 from docindex.core.observability import Metric, MetricUnit, count, logger, measure
 from docindex.core.storage import get_object
 from docindex.extract import ExtractionLimits, detect_type
-from docindex.index.mapping import content_fields, ensure_index, file_name_parts, now_iso
+from docindex.index.bulk import WriteOutcome
+from docindex.index.documents import IndexDocument, OcrStatus, file_name_parts, now_iso
+from docindex.index.store import DocumentStore
 from docindex.ingest.ledger import Ledger, OcrCommit
 from docindex.worker.ocr import DocumentInfo, PageResult, extract_file, probe, process_page
 
@@ -70,7 +71,6 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 MiB = 1024 * 1024
-_RETRYABLE_STATUS = {429, 500, 502, 503, 504}
 
 
 class JobAbandoned(DocIndexError):
@@ -88,7 +88,7 @@ class Outcome(StrEnum):
 class JobContent:
     """What the job produced for the document."""
 
-    status: str  # "done" or "failed" (ocr_status)
+    status: OcrStatus  # DONE or FAILED
     text: str = ""
     title: str | None = None
     page_count: int | None = None
@@ -189,6 +189,7 @@ class JobRunner:
         self.common = settings.common
         self.s3 = s3
         self.opensearch = opensearch
+        self.documents = DocumentStore(opensearch, settings.common.opensearch_index)
         self.pool = pool
         self.options = settings.ocr_options()
         self.limits = ExtractionLimits.from_settings(settings.common)
@@ -212,8 +213,6 @@ class JobRunner:
             config=self.idempotency_config,
             key_prefix="docindex-ocr-job",
         )(self._process)
-        self._index_ready = False
-        self._index_lock = threading.Lock()
 
     # -- entry -------------------------------------------------------------
 
@@ -241,13 +240,21 @@ class JobRunner:
         if entry.generation == job.generation + 1 and entry.ocr_of == job.generation:
             # This job committed to the ledger before, but the process died
             # before (or while) writing the document. Nothing changed since.
-            current = self._current(doc_id)
-            if current and current[0] >= job.generation + 1 and current[1].get("ocr_status") in ("done", "failed"):
+            current = self.documents.current(doc_id, fields=["ocr_status"])
+            if (
+                current
+                and current[0] >= job.generation + 1
+                and current[1].get("ocr_status")
+                in (
+                    OcrStatus.DONE,
+                    OcrStatus.FAILED,
+                )
+            ):
                 return {"outcome": Outcome.DONE.value, "note": "already written"}
             logger.info("resuming a job whose ledger commit was not followed by its write")
         elif entry.generation != job.generation:
             return self._stale(job, f"the ledger holds generation {entry.generation}")
-        self._ensure_index()
+        self.documents.ensure()
         deadline = started + self.settings.job_timeout_seconds
         with tempfile.TemporaryDirectory(prefix="docindex-ocr-", dir=self.settings.tmp_dir) as tmp:
             downloaded = self._download(job, Path(tmp) / "object", lease)
@@ -301,7 +308,7 @@ class JobRunner:
     def _content(self, job: OcrJob, downloaded: Downloaded, lease: Lease, deadline: float) -> JobContent:
         filename, _ = file_name_parts(job.key)
         if downloaded.size > self.settings.max_object_bytes:
-            return JobContent(status="failed", error="too_large", detail=f"{downloaded.size} bytes")
+            return JobContent(status=OcrStatus.FAILED, error="too_large", detail=f"{downloaded.size} bytes")
         with downloaded.path.open("rb") as handle:
             head = handle.read(64 * 1024)
         ftype = detect_type(head, filename)
@@ -316,7 +323,7 @@ class JobRunner:
             lease,
         )
         return JobContent(
-            status="failed" if extracted.error and not extracted.text else "done",
+            status=OcrStatus.FAILED if extracted.error and not extracted.text else OcrStatus.DONE,
             text=extracted.text,
             title=extracted.title,
             page_count=extracted.page_count,
@@ -330,8 +337,8 @@ class JobRunner:
         """Every page in order, at most ``pool.processes`` in flight: bounded memory for any page count."""
         info: DocumentInfo = self._await(self.pool.submit(probe, path, kind, self.options), lease)
         if info.error:
-            return JobContent(status="failed", error=info.error, detail=info.detail)
-        content = JobContent(status="done", title=info.title, page_count=info.page_count)
+            return JobContent(status=OcrStatus.FAILED, error=info.error, detail=info.detail)
+        content = JobContent(status=OcrStatus.DONE, title=info.title, page_count=info.page_count)
         wanted = min(info.page_count, self.common.max_pages)
         content.truncated = wanted < info.page_count
         parts: list[str] = []
@@ -365,7 +372,7 @@ class JobRunner:
             content.error = errors[0].error
             content.detail = errors[0].detail
             if len(errors) >= wanted:
-                content.status = "failed"
+                content.status = OcrStatus.FAILED
         return content
 
     @staticmethod
@@ -424,11 +431,11 @@ class JobRunner:
             return self._stale(job, "the object changed while the job ran")
         version = job.generation + 1
         document = self._document(doc_id, job, downloaded, content)
-        if not self._write(doc_id, version, document):
+        if self.documents.write(doc_id, version, document) is WriteOutcome.CONFLICT:
             return self._stale(job, "a newer version is already indexed")
         self._record_metrics(content)
         result: dict[str, Any] = {
-            "outcome": Outcome.DONE.value if content.status == "done" else Outcome.FAILED.value,
+            "outcome": Outcome.DONE.value if content.status is OcrStatus.DONE else Outcome.FAILED.value,
             "version": version,
             "pages": content.page_count,
             "ocr_pages": content.ocr_pages,
@@ -448,127 +455,35 @@ class JobRunner:
         return result
 
     def _record_metrics(self, content: JobContent) -> None:
-        count(Metric.OCR_JOBS_COMPLETED if content.status == "done" else Metric.OCR_JOBS_FAILED)
+        count(Metric.OCR_JOBS_COMPLETED if content.status is OcrStatus.DONE else Metric.OCR_JOBS_FAILED)
         if content.ocr_pages:
             count(Metric.OCR_PAGES_PROCESSED, content.ocr_pages)
             measure(Metric.OCR_SECONDS_PER_PAGE, content.ocr_seconds / content.ocr_pages, MetricUnit.Seconds)
         if content.text_layer_pages:
             count(Metric.OCR_TEXT_LAYER_PAGES, content.text_layer_pages)
 
-    def _document(self, doc_id: str, job: OcrJob, downloaded: Downloaded, content: JobContent) -> dict[str, Any]:
+    def _document(self, doc_id: str, job: OcrJob, downloaded: Downloaded, content: JobContent) -> IndexDocument:
         """The pending document's fields plus the job's content (a full document: external versions need one)."""
-        current = self._current(doc_id)
+        current = self.documents.current(doc_id)
         if current and current[0] in (job.generation, job.generation + 1):
-            base = dict(current[1])
+            base = IndexDocument.from_source(current[1])
         else:
-            filename, extension = file_name_parts(job.key)
-            base = {
-                "bucket": job.bucket,
-                "key": job.key,
-                "filename": filename,
-                "extension": extension,
-                "size": downloaded.size,
-                "etag": downloaded.etag or job.etag,
-                "version_id": downloaded.version_id or job.version_id,
-                "sequencer": job.sequencer,
-                "last_modified": downloaded.last_modified,
-            }
-        for stale_field in ("content", "page_count", "content_truncated", "extraction_error"):
-            base.pop(stale_field, None)
-        doc = {k: v for k, v in base.items() if v is not None}
-        doc["ocr_status"] = content.status
-        doc["ocr_reason"] = job.reason
-        doc["indexed_at"] = now_iso()
-        if not doc.get("content_type") and content.content_type:
-            doc["content_type"] = content.content_type
-        fields = content_fields(
+            base = IndexDocument.for_object(
+                bucket=job.bucket,
+                key=job.key,
+                size=downloaded.size,
+                etag=downloaded.etag or job.etag,
+                version_id=downloaded.version_id or job.version_id,
+                sequencer=job.sequencer,
+                last_modified=downloaded.last_modified,
+            )
+        return base.ocr_result(
+            status=content.status,
+            reason=job.reason,
+            content_type=content.content_type,
             text=content.text,
             title=content.title,
             page_count=content.page_count,
             truncated=content.truncated,
             error=content.error,
         )
-        if doc.get("title"):
-            fields.pop("title", None)  # the indexer's title (from the file's metadata) wins over OCR's
-        doc.update(fields)
-        return doc
-
-    # -- OpenSearch --------------------------------------------------------
-
-    def _ensure_index(self) -> None:
-        # Never let the first write auto-create an index without the mapping.
-        if self._index_ready:
-            return
-        with self._index_lock:
-            if not self._index_ready:
-                self._call(lambda: ensure_index(self.opensearch, self.common.opensearch_index))
-                self._index_ready = True
-
-    def _current(self, doc_id: str) -> tuple[int, dict[str, Any]] | None:
-        """The indexed document's external version and source, if any."""
-        from opensearchpy.exceptions import NotFoundError
-
-        def get() -> dict[str, Any] | None:
-            try:
-                return cast("dict[str, Any]", self.opensearch.get(index=self.common.opensearch_index, id=doc_id))
-            except NotFoundError:
-                return None
-
-        found = self._call(get)
-        if not found or not found.get("found"):
-            return None
-        return int(found.get("_version", 0)), dict(found.get("_source") or {})
-
-    def _write(self, doc_id: str, version: int, doc: dict[str, Any]) -> bool:
-        """Index ``doc`` at external ``version``; False when the index already holds a newer one (409)."""
-        from opensearchpy.exceptions import ConflictError, RequestError
-
-        def index(body: dict[str, Any]) -> Any:
-            return self.opensearch.index(
-                index=self.common.opensearch_index,
-                id=doc_id,
-                body=body,
-                version=version,
-                version_type="external_gte",
-            )
-
-        try:
-            self._call(lambda: index(doc))
-        except ConflictError:
-            return False
-        except RequestError as exc:
-            # Refused for the document itself (mapping, size): keep the file
-            # findable by name, like the indexer does.
-            logger.warning("document rejected by OpenSearch; indexing metadata only", extra={"error": str(exc)})
-            slim = {k: v for k, v in doc.items() if k not in ("content", "title")}
-            slim["extraction_error"] = "index_rejected"
-            try:
-                self._call(lambda: index(slim))
-            except ConflictError:
-                return False
-            except RequestError as again:
-                raise IndexRejectedError(str(again)) from again
-        return True
-
-    def _call(self, operation: Any, *, budget: float = 120.0) -> Any:
-        """Run an OpenSearch call, retrying throttling, 5xx and connection errors with backoff."""
-        from opensearchpy.exceptions import ConnectionError as OSConnectionError
-        from opensearchpy.exceptions import TransportError
-
-        give_up = time.monotonic() + budget
-        attempt = 0
-        while True:
-            try:
-                return operation()
-            except TransportError as exc:
-                status = exc.status_code if isinstance(exc.status_code, int) else None
-                retryable = isinstance(exc, OSConnectionError) or status in _RETRYABLE_STATUS
-                if not retryable:
-                    raise
-                attempt += 1
-                delay = min(10.0, 0.2 * 2**attempt)
-                delay = delay / 2 + random.uniform(0, delay / 2)  # noqa: S311  # jitter, not crypto  # nosec B311
-                if time.monotonic() + delay > give_up:
-                    raise TransientError(f"OpenSearch unavailable: {exc}") from exc
-                logger.warning("OpenSearch call failed; retrying", extra={"status": status, "attempt": attempt})
-                time.sleep(delay)

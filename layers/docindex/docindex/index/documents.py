@@ -1,0 +1,228 @@
+"""The index document: the only place its fields are set.
+
+Every writer — the indexer (metadata, content, OCR pending, quarantine), the
+OCR worker (the job's result) and the rejected-document fallback — builds an
+:class:`IndexDocument` here and sends :meth:`IndexDocument.source`. The field
+names are the mapping's (``index/mapping.py``) and the contract's; the values
+of ``ocr_status`` and the pipeline's own ``extraction_error`` reasons are
+enums, so a typo is a type error rather than a document nobody can filter.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import asdict, dataclass, replace
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from docindex.core.changes import ObjectChange
+    from docindex.core.storage import FetchedObject
+    from docindex.extract import ExtractedDocument
+
+
+class OcrStatus(StrEnum):
+    """Where a document's OCR stands (``ocr_status``)."""
+
+    NONE = "none"  # no OCR needed: the content came from the file itself
+    PENDING = "pending"  # indexed by name; the OCR worker will add the content
+    DONE = "done"
+    FAILED = "failed"
+
+
+class ExtractionErrorCode(StrEnum):
+    """Why a document has no (complete) content (``extraction_error``).
+
+    Extractors raise ``ExtractionError`` with the first group; the pipeline
+    itself sets the last two.
+    """
+
+    CORRUPT = "corrupt"
+    ENCRYPTED = "encrypted"
+    UNSUPPORTED = "unsupported"
+    EMPTY = "empty"
+    TOO_LARGE = "too_large"
+    TIMEOUT = "timeout"
+    ZIP_BOMB = "zip_bomb"
+    # The change failed repeatedly (it killed its invocation, say): indexed by name, not retried.
+    QUARANTINED = "quarantined"
+    # OpenSearch refused the full document (mapping, size): indexed by name and metadata.
+    INDEX_REJECTED = "index_rejected"
+
+
+# Fields only extraction (the indexer's or the OCR worker's) contributes.
+CONTENT_FIELDS = ("content", "title", "page_count", "content_truncated", "extraction_error")
+
+
+def now_iso() -> str:
+    """The current time as the index stores dates (UTC, microseconds)."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def file_name_parts(key: str) -> tuple[str, str]:
+    """The last path segment and its lowercase extension (no dot)."""
+    filename = posixpath.basename(key.rstrip("/")) or key
+    _, dot, ext = filename.rpartition(".")
+    return filename, (ext.lower() if dot and ext and len(ext) <= 16 else "")
+
+
+@dataclass(frozen=True)
+class IndexDocument:
+    """One document of the index (``_source``); ``None`` fields are left out of it."""
+
+    bucket: str
+    key: str
+    filename: str
+    extension: str
+    indexed_at: str
+    ocr_status: OcrStatus = OcrStatus.NONE
+    content_type: str | None = None
+    size: int | None = None
+    etag: str | None = None
+    version_id: str | None = None
+    sequencer: str | None = None
+    last_modified: str | None = None
+    ocr_reason: str | None = None
+    title: str | None = None
+    content: str | None = None
+    page_count: int | None = None
+    content_truncated: bool | None = None
+    extraction_error: str | None = None
+
+    # -- built from a change ------------------------------------------------
+
+    @classmethod
+    def for_object(
+        cls,
+        *,
+        bucket: str,
+        key: str,
+        content_type: str | None = None,
+        size: int | None = None,
+        etag: str | None = None,
+        version_id: str | None = None,
+        sequencer: str | None = None,
+        last_modified: str | None = None,
+    ) -> IndexDocument:
+        """The fields every document has, with or without content."""
+        filename, extension = file_name_parts(key)
+        return cls(
+            bucket=bucket,
+            key=key,
+            filename=filename,
+            extension=extension,
+            indexed_at=now_iso(),
+            content_type=content_type,
+            size=size,
+            etag=etag,
+            version_id=version_id,
+            sequencer=sequencer,
+            last_modified=last_modified,
+        )
+
+    @classmethod
+    def for_change(
+        cls, change: ObjectChange, fetched: FetchedObject | None, *, content_type: str | None
+    ) -> IndexDocument:
+        """Metadata of the object a change announced (what S3 returned wins over the event's)."""
+        return cls.for_object(
+            bucket=change.bucket,
+            key=change.key,
+            content_type=content_type,
+            size=fetched.size if fetched else change.size,
+            etag=(fetched.etag if fetched else None) or change.etag,
+            version_id=(fetched.version_id if fetched else None) or change.version_id,
+            sequencer=change.sequencer,
+            last_modified=(fetched.last_modified if fetched else None) or change.event_time,
+        )
+
+    @classmethod
+    def extracted(cls, change: ObjectChange, fetched: FetchedObject, extracted: ExtractedDocument) -> IndexDocument:
+        """The full document of a file the indexer extracted."""
+        base = cls.for_change(change, fetched, content_type=extracted.content_type)
+        return base.with_content(
+            text=extracted.text,
+            title=extracted.title,
+            page_count=extracted.page_count,
+            truncated=extracted.truncated,
+            error=extracted.error,
+        )
+
+    @classmethod
+    def from_source(cls, source: dict[str, Any]) -> IndexDocument:
+        """A document read back from the index (unknown fields are dropped)."""
+        known = {name: source[name] for name in cls.__dataclass_fields__ if name in source}
+        if "ocr_status" in known:
+            known["ocr_status"] = OcrStatus(known["ocr_status"])
+        filename, extension = file_name_parts(str(source.get("key", "")))
+        known.setdefault("filename", filename)
+        known.setdefault("extension", extension)
+        known.setdefault("indexed_at", now_iso())
+        return cls(**known)
+
+    # -- states -------------------------------------------------------------
+
+    def with_content(
+        self,
+        *,
+        text: str | None,
+        title: str | None,
+        page_count: int | None,
+        truncated: bool,
+        error: str | None,
+    ) -> IndexDocument:
+        """This document with extraction's fields replaced (empty ones are left out)."""
+        return replace(
+            self,
+            content=text or None,
+            title=title or None,
+            page_count=page_count,
+            content_truncated=True if truncated else None,
+            extraction_error=str(error) if error else None,
+        )
+
+    def pending_ocr(self, reason: str) -> IndexDocument:
+        """Indexed now by name (and any text already found); the OCR worker brings the rest."""
+        return replace(self, ocr_status=OcrStatus.PENDING, ocr_reason=reason)
+
+    def quarantined(self) -> IndexDocument:
+        """A change that kept failing: findable by name, and says why it has no content."""
+        return replace(self, extraction_error=ExtractionErrorCode.QUARANTINED.value)
+
+    def without_content(self) -> IndexDocument:
+        """The metadata-only fallback for a document OpenSearch refused."""
+        return replace(self, content=None, title=None, extraction_error=ExtractionErrorCode.INDEX_REJECTED.value)
+
+    def ocr_result(
+        self,
+        *,
+        status: OcrStatus,
+        reason: str,
+        content_type: str | None,
+        text: str | None,
+        title: str | None,
+        page_count: int | None,
+        truncated: bool,
+        error: str | None,
+    ) -> IndexDocument:
+        """The pending document completed by the OCR worker's job.
+
+        The indexer's title (from the file's own metadata) wins over OCR's.
+        """
+        done = replace(
+            self,
+            ocr_status=status,
+            ocr_reason=reason,
+            indexed_at=now_iso(),
+            content_type=self.content_type or content_type,
+        ).with_content(text=text, title=None, page_count=page_count, truncated=truncated, error=error)
+        return replace(done, title=self.title or title or None)
+
+    def source(self) -> dict[str, Any]:
+        """The ``_source`` sent to OpenSearch."""
+        return {
+            name: value.value if isinstance(value, StrEnum) else value
+            for name, value in asdict(self).items()
+            if value is not None
+        }

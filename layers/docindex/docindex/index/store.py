@@ -1,0 +1,135 @@
+"""The one write path to the index, for the indexer and the OCR worker alike.
+
+- :meth:`DocumentStore.ensure` creates the index (with its mapping and alias)
+  once per process: the first write must never auto-create an index without
+  the mapping.
+- :meth:`DocumentStore.current` reads the indexed document's external
+  version (the ledger's generation) and source.
+- :meth:`DocumentStore.write` writes an :class:`IndexDocument` at an external
+  version (``external_gte``): through the invocation's coalescing ``_bulk``
+  writer when one is given (the indexer), else as a single request (the OCR
+  worker). A document OpenSearch refuses for itself (mapping, size) is written
+  again by name and metadata with ``extraction_error: index_rejected``, so the
+  file stays findable; a second refusal fails the change.
+
+Throttling, 5xx and connection errors are retried with backoff and jitter
+within a time budget, then become ``TransientError`` (the message comes back).
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+from docindex.core.exceptions import IndexRejectedError, TransientError
+from docindex.core.observability import Metric, count, logger
+from docindex.index.bulk import RETRYABLE_STATUS, WriteOutcome
+from docindex.index.mapping import ensure_index
+
+if TYPE_CHECKING:
+    from opensearchpy import OpenSearch
+
+    from docindex.index.bulk import BulkWriter
+    from docindex.index.documents import IndexDocument
+
+T = TypeVar("T")
+
+# How long a single-request call keeps retrying before the job is handed back to its queue.
+DEFAULT_RETRY_SECONDS = 120.0
+
+
+class DocumentStore:
+    """The index as the pipeline reads and writes it; one per process, safe to share between threads."""
+
+    def __init__(self, client: OpenSearch, index: str, *, retry_seconds: float = DEFAULT_RETRY_SECONDS) -> None:
+        self.client = client
+        self.index = index
+        self.retry_seconds = retry_seconds
+        self._ready = False
+        self._lock = threading.Lock()
+
+    def ensure(self, *, retry_seconds: float | None = None) -> None:
+        """Create the index unless it exists, once per process."""
+        if self._ready:
+            return
+        with self._lock:
+            if not self._ready:
+                self._retrying(lambda: ensure_index(self.client, self.index), retry_seconds)
+                self._ready = True
+
+    def current(
+        self, doc_id: str, *, fields: list[str] | None = None, retry_seconds: float | None = None
+    ) -> tuple[int, dict[str, Any]] | None:
+        """The indexed document's external version and source (or ``fields`` of it); None when absent."""
+        from opensearchpy.exceptions import NotFoundError, TransportError
+
+        def get() -> dict[str, Any] | None:
+            kwargs: dict[str, Any] = {"_source_includes": fields} if fields is not None else {}
+            try:
+                return cast("dict[str, Any]", self.client.get(index=self.index, id=doc_id, **kwargs))
+            except NotFoundError:
+                return None
+
+        try:
+            found = self._retrying(get, retry_seconds)
+        except TransportError as exc:
+            raise TransientError(f"reading the indexed document failed: {exc}") from exc
+        if not found or not found.get("found"):
+            return None
+        return int(found.get("_version", 0)), dict(found.get("_source") or {})
+
+    def write(
+        self, doc_id: str, version: int, document: IndexDocument, *, bulk: BulkWriter | None = None
+    ) -> WriteOutcome:
+        """Index ``document`` at external ``version``; ``CONFLICT`` when a newer one is indexed."""
+        try:
+            return self._index(doc_id, version, document.source(), bulk)
+        except IndexRejectedError as exc:
+            logger.warning("document rejected by OpenSearch; indexing metadata only", extra={"error": str(exc)})
+            count(Metric.EXTRACTION_FAILURES)
+            return self._index(doc_id, version, document.without_content().source(), bulk)
+
+    def _index(self, doc_id: str, version: int, source: dict[str, Any], bulk: BulkWriter | None) -> WriteOutcome:
+        if bulk is not None:
+            return bulk.index(doc_id, version, source)
+        from opensearchpy.exceptions import ConflictError, RequestError
+
+        def index() -> Any:
+            return self.client.index(
+                index=self.index, id=doc_id, body=source, version=version, version_type="external_gte"
+            )
+
+        try:
+            self._retrying(index)
+        except ConflictError:
+            return WriteOutcome.CONFLICT
+        except RequestError as exc:
+            raise IndexRejectedError(str(exc)) from exc
+        return WriteOutcome.WRITTEN
+
+    def _retrying(self, operation: Callable[[], T], retry_seconds: float | None = None) -> T:
+        """Run an OpenSearch call, retrying throttling, 5xx and connection errors with backoff."""
+        from opensearchpy.exceptions import ConnectionError as OSConnectionError
+        from opensearchpy.exceptions import TransportError
+
+        budget = self.retry_seconds if retry_seconds is None else retry_seconds
+        give_up = time.monotonic() + budget
+        attempt = 0
+        while True:
+            try:
+                return operation()
+            except TransportError as exc:
+                status = exc.status_code if isinstance(exc.status_code, int) else None
+                retryable = isinstance(exc, OSConnectionError) or status in RETRYABLE_STATUS
+                if not retryable:
+                    raise
+                attempt += 1
+                delay = min(10.0, 0.2 * 2**attempt)
+                delay = delay / 2 + random.uniform(0, delay / 2)  # noqa: S311  # jitter, not crypto  # nosec B311
+                if time.monotonic() + delay > give_up:
+                    raise TransientError(f"OpenSearch unavailable: {exc}") from exc
+                logger.warning("OpenSearch call failed; retrying", extra={"status": status, "attempt": attempt})
+                time.sleep(delay)
