@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from docindex.cli import main
-from docindex.ops.deployment import AwsClients, Deployment
+from docindex.core.clients import AwsClients
+from docindex.ops.deployment import Deployment
 from docindex.ops.diagnose import Diagnoser, Diagnosis, Status
 from tests.conftest import REGION, Stack
 from tests.messages import s3_notification

@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from docindex.ops.deployment import AwsClients, Deployment
+from docindex.core.clients import AwsClients
+from docindex.ops.deployment import Deployment
 from docindex.ops.pause import PAUSE_ITEM_ID, PipelineControl, StepStatus
 from tests.conftest import REGION, Stack
 from tests.integration.test_diagnose import deploy_function

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from docindex.core.settings import SettingsError
+from docindex.core.exceptions import SettingsError
 from docindex.worker.config import WorkerSettings
 from docindex.worker.job import lock_seconds
 from docindex.worker.leases import Lease, LeaseState

@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from docindex.core.settings import Settings, SettingsError
+from docindex.core.exceptions import SettingsError
+from docindex.core.settings import Settings
 
 REQUIRED = {"OPENSEARCH_ENDPOINT": "https://search.example.com/", "IDEMPOTENCY_TABLE": "idem"}
 

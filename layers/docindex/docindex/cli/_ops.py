@@ -20,7 +20,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from docindex.ops.deployment import AwsClients, Deployment, DeploymentError
+from docindex.core.clients import AwsClients
+from docindex.core.exceptions import CommandError
+from docindex.ops.deployment import Deployment, DeploymentError
 
 DEFAULT_ENV_FILE = Path(".docindex/local.env")
 
@@ -29,10 +31,6 @@ EXIT_OK = 0
 EXIT_FINDINGS = 1  # WARN findings, differences found, parts skipped
 EXIT_FAIL = 2  # FAIL findings, or the command could not run (bad arguments, unreachable, not found)
 EXIT_INTERRUPTED = 130
-
-
-class CommandError(Exception):
-    """A problem the user can fix: printed without a traceback, exit code 2."""
 
 
 class HelpFormatter(argparse.HelpFormatter):

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from docindex.cli import _ops
+from docindex.core.exceptions import CommandError
 
 DEFAULT_STATE_DIR = Path(".docindex")
 
@@ -90,7 +91,7 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     try:
         return _run(args)
-    except _ops.CommandError as exc:
+    except CommandError as exc:
         print(f"docindex backfill: {exc}", file=sys.stderr)
         return _ops.EXIT_FAIL
 
@@ -102,15 +103,15 @@ def _source(args: argparse.Namespace, deployment: Any, s3: Any) -> Any:
         if args.inventory:
             manifest = read_manifest(s3, args.inventory)
             if args.bucket and args.bucket != manifest.source_bucket:
-                raise _ops.CommandError(f"the inventory is of bucket {manifest.source_bucket!r}, not {args.bucket!r}")
+                raise CommandError(f"the inventory is of bucket {manifest.source_bucket!r}, not {args.bucket!r}")
             return InventorySource(s3, manifest, prefix=args.prefix)
         if not deployment.bucket:
-            raise _ops.CommandError("no bucket: give --bucket, --stack, or run `docindex local up`")
+            raise CommandError("no bucket: give --bucket, --stack, or run `docindex local up`")
         return BucketListing(s3, deployment.bucket, prefix=args.prefix)
     except BackfillError as exc:
-        raise _ops.CommandError(str(exc)) from None
+        raise CommandError(str(exc)) from None
     except OSError as exc:
-        raise _ops.CommandError(f"{args.inventory}: {exc}") from None
+        raise CommandError(f"{args.inventory}: {exc}") from None
 
 
 def _checkpoint(args: argparse.Namespace, identity: dict[str, Any]) -> Any:
@@ -124,7 +125,7 @@ def _checkpoint(args: argparse.Namespace, identity: dict[str, Any]) -> Any:
     try:
         return Checkpoint.load(path, identity)
     except BackfillError as exc:
-        raise _ops.CommandError(str(exc)) from None
+        raise CommandError(str(exc)) from None
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -135,7 +136,7 @@ def _run(args: argparse.Namespace) -> int:
     source = _source(args, deployment, clients.client("s3"))
     queue_url = deployment.ingest_queue_url
     if not queue_url and not args.dry_run:
-        raise _ops.CommandError("no ingest queue: give --queue-url or --stack (or use --dry-run)")
+        raise CommandError("no ingest queue: give --queue-url or --stack (or use --dry-run)")
     checkpoint = _checkpoint(args, {**source.identity(), "queue": queue_url or ""})
     if checkpoint.completed_at:
         if args.json:

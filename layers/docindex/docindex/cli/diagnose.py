@@ -11,6 +11,7 @@ import sys
 from typing import Any
 
 from docindex.cli import _ops
+from docindex.core.exceptions import CommandError
 
 CHECK_IDS = (
     "notifications",
@@ -81,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         deployment, clients = _ops.resolve(args)
-    except _ops.CommandError as exc:
+    except CommandError as exc:
         print(f"docindex diagnose: {exc}", file=sys.stderr)
         return _ops.EXIT_FAIL
     opensearch = _ops.opensearch_for(deployment) if deployment.opensearch_endpoint else None

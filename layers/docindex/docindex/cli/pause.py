@@ -12,6 +12,7 @@ import sys
 from typing import Any
 
 from docindex.cli import _ops
+from docindex.core.exceptions import CommandError
 
 STYLES = {"changed": "green", "unchanged": "dim", "planned": "cyan", "skipped": "yellow", "failed": "bold red"}
 
@@ -68,7 +69,7 @@ def _control(args: argparse.Namespace) -> Any:
 def run_pause(args: argparse.Namespace) -> int:
     try:
         report = _control(args).pause(dry_run=args.dry_run)
-    except _ops.CommandError as exc:
+    except CommandError as exc:
         print(f"docindex pause: {exc}", file=sys.stderr)
         return _ops.EXIT_FAIL
     return _finish(report, args)
@@ -82,7 +83,7 @@ def run_resume(args: argparse.Namespace) -> int:
             min_capacity=args.min_capacity,
             max_capacity=args.max_capacity,
         )
-    except _ops.CommandError as exc:
+    except CommandError as exc:
         print(f"docindex resume: {exc}", file=sys.stderr)
         return _ops.EXIT_FAIL
     return _finish(report, args)

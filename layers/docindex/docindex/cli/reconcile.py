@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from docindex.cli import _ops
+from docindex.core.exceptions import CommandError
 
 
 def register(subparsers: Any) -> None:
@@ -61,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         return _run(args)
-    except (_ops.CommandError, ReconcileError) as exc:
+    except (CommandError, ReconcileError) as exc:
         print(f"docindex reconcile: {exc}", file=sys.stderr)
         return _ops.EXIT_FAIL
 
@@ -83,11 +84,11 @@ def _run(args: argparse.Namespace) -> int:
 
     deployment, clients = _ops.resolve(args)
     if not deployment.bucket:
-        raise _ops.CommandError("no bucket: give --bucket, --stack, or run `docindex local up`")
+        raise CommandError("no bucket: give --bucket, --stack, or run `docindex local up`")
     opensearch = _ops.opensearch_for(deployment)
     queue_url = deployment.ingest_queue_url
     if args.fix and not queue_url:
-        raise _ops.CommandError("--fix needs the ingest queue: give --queue-url or --stack")
+        raise CommandError("--fix needs the ingest queue: give --queue-url or --stack")
     sqs = clients.client("sqs")
     waiting = _queue_depth(sqs, queue_url) if queue_url else None
     out = _ops.Output(progress=not (args.json or args.no_progress))

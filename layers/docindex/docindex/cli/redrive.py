@@ -85,7 +85,8 @@ def load_env_file(path: Path) -> None:
 
 def load_stack(args: argparse.Namespace) -> None:
     """Fill in variables from the stack's outputs and parameters; the real environment wins."""
-    from docindex.cli._ops import CommandError, resolve
+    from docindex.cli._ops import resolve
+    from docindex.core.exceptions import CommandError
 
     deployment, _ = resolve(args)
     if args.profile:
@@ -97,7 +98,7 @@ def load_stack(args: argparse.Namespace) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from docindex.cli._ops import CommandError
+    from docindex.core.exceptions import CommandError
 
     if args.env_file:
         load_env_file(args.env_file)

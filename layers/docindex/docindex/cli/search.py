@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from docindex.cli import _ops
+from docindex.core.exceptions import CommandError
 
 
 def _search(args: argparse.Namespace) -> int:
@@ -31,7 +32,7 @@ def _search(args: argparse.Namespace) -> int:
             extension=args.extension,
             bucket=args.bucket,
         )
-    except (_ops.CommandError, OpenSearchException) as exc:
+    except (CommandError, OpenSearchException) as exc:
         print(f"docindex search: {exc}", file=sys.stderr)
         return _ops.EXIT_FAIL
     if args.json:

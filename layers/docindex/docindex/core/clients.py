@@ -1,23 +1,30 @@
-"""AWS and OpenSearch clients, created once per process and passed in.
+"""The one factory of AWS and OpenSearch clients, created once per process and passed in.
 
 boto3 honours ``AWS_ENDPOINT_URL`` itself, so the same code talks to AWS or to
-the local moto server. Retries use botocore's standard mode (exponential
-backoff with jitter, throttling-aware) rather than hand-written loops.
+the local moto server. One retry policy for every AWS client of every
+component: botocore's standard mode (exponential backoff with jitter,
+throttling-aware, ``RETRY_ATTEMPTS`` attempts) rather than hand-written loops.
+OpenSearch clients do not retry in the transport: the bulk writer and the
+document store retry with their own time budget (one retry layer per hop).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import threading
 from functools import cache, cached_property
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from opensearchpy import OpenSearch
 
-    from docindex.core.settings import Settings
+    from docindex.core.settings import OpenSearchSettings
+
+# Attempts per AWS call (the first one included), for every component.
+RETRY_ATTEMPTS = 5
 
 
-def boto_config(max_attempts: int = 5, *, read_timeout: float = 30.0, pool: int = 32) -> Any:
+def boto_config(max_attempts: int = RETRY_ATTEMPTS, *, read_timeout: float = 30.0, pool: int = 32) -> Any:
+    """The botocore config of every docindex client (``max_attempts`` is for test harnesses only)."""
     from botocore.config import Config
 
     return Config(
@@ -83,7 +90,7 @@ def make_opensearch(
     return OpenSearch(**kwargs)
 
 
-def opensearch_client(settings: Settings, *, timeout: float | None = None) -> OpenSearch:
+def opensearch_client(settings: OpenSearchSettings, *, timeout: float | None = None) -> OpenSearch:
     """The client for ``settings`` (``OPENSEARCH_*``, ``AWS_REGION``)."""
     return make_opensearch(
         settings.opensearch_endpoint,
@@ -94,29 +101,52 @@ def opensearch_client(settings: Settings, *, timeout: float | None = None) -> Op
     )
 
 
-@dataclass
+class AwsClients:
+    """boto3 clients for one region (and profile, endpoint), each created on first use."""
+
+    def __init__(self, region: str, *, profile: str | None = None, endpoint_url: str | None = None) -> None:
+        self.region = region
+        self.profile = profile
+        self.endpoint_url = endpoint_url
+        self._clients: dict[str, Any] = {}
+        self._lock = threading.Lock()
+
+    @cached_property
+    def session(self) -> Any:
+        import boto3
+
+        return boto3.Session(region_name=self.region, profile_name=self.profile)
+
+    def client(self, service: str) -> Any:
+        """The client of ``service`` (one per process and service)."""
+        with self._lock:
+            if service not in self._clients:
+                kwargs: dict[str, Any] = {"config": boto_config()}
+                if self.endpoint_url:
+                    kwargs["endpoint_url"] = self.endpoint_url
+                self._clients[service] = self.session.client(service, **kwargs)
+            return self._clients[service]
+
+
 class Clients:
-    """Lazily created clients for one process (a Lambda container or the worker)."""
+    """The clients of a deployed component (a Lambda container or the worker), from its settings."""
 
-    settings: Settings
+    def __init__(self, settings: OpenSearchSettings) -> None:
+        self.settings = settings
+        # boto3 reads AWS_ENDPOINT_URL from the environment itself.
+        self.aws = AwsClients(settings.aws_region)
 
-    @cached_property
+    @property
     def s3(self) -> Any:
-        import boto3
+        return self.aws.client("s3")
 
-        return boto3.client("s3", region_name=self.settings.aws_region, config=boto_config())
-
-    @cached_property
+    @property
     def sqs(self) -> Any:
-        import boto3
+        return self.aws.client("sqs")
 
-        return boto3.client("sqs", region_name=self.settings.aws_region, config=boto_config())
-
-    @cached_property
+    @property
     def dynamodb(self) -> Any:
-        import boto3
-
-        return boto3.client("dynamodb", region_name=self.settings.aws_region, config=boto_config())
+        return self.aws.client("dynamodb")
 
     @cached_property
     def opensearch(self) -> OpenSearch:

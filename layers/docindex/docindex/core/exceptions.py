@@ -1,4 +1,4 @@
-"""Which failures retry, which mark a document, which poison a message.
+"""Every docindex error class, under one base: which failures retry, which mark a document, which poison a message.
 
 - ``PoisonMessageError``: the SQS body is not a message docindex understands.
   The record fails on every receive and reaches the DLQ after maxReceiveCount.
@@ -7,6 +7,10 @@
 - ``ExtractionError``: the document itself cannot be read (corrupt, encrypted,
   unsupported, hostile). Not a failure of the message: the document is indexed
   by name and metadata with ``extraction_error`` set.
+- ``SettingsError``: the environment does not describe a usable configuration
+  (the component refuses to start, naming the variable).
+- ``JobAbandoned``: the OCR worker gave a job back (its lease ended, shutdown).
+- ``CommandError``: an operator command cannot run as asked (exit code 2).
 """
 
 from __future__ import annotations
@@ -35,3 +39,15 @@ class ExtractionError(DocIndexError):
         super().__init__(f"{code}: {detail}" if detail else code)
         self.code = code
         self.detail = detail
+
+
+class SettingsError(DocIndexError, ValueError):
+    """The environment does not describe a usable configuration."""
+
+
+class JobAbandoned(DocIndexError):
+    """The OCR worker stopped a job before committing it; the message comes back."""
+
+
+class CommandError(DocIndexError):
+    """An operator command cannot run as asked: one line for the operator, exit code 2."""

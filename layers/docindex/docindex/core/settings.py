@@ -15,11 +15,9 @@ from typing import ClassVar, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from docindex.core.exceptions import SettingsError
+
 MiB = 1024 * 1024
-
-
-class SettingsError(ValueError):
-    """The environment does not describe a usable configuration."""
 
 
 def describe_validation_error(exc: ValidationError) -> str:
@@ -62,14 +60,34 @@ class EnvSettings(BaseModel):
             ) from None
 
 
-class Settings(EnvSettings):
-    """Runtime configuration of the indexer (and the base of the worker's)."""
+class AwsSettings(EnvSettings):
+    """Where the AWS clients point (shared part)."""
+
+    aws_region: str = Field("us-east-1", alias="AWS_REGION")
+    aws_endpoint_url: str | None = Field(None, alias="AWS_ENDPOINT_URL")
+
+
+class OpenSearchSettings(AwsSettings):
+    """How to reach the index (shared part: the indexer, the worker, redrive's probe, the operator CLI)."""
 
     opensearch_endpoint: str = Field(alias="OPENSEARCH_ENDPOINT")
     opensearch_index: str = Field("documents", alias="OPENSEARCH_INDEX")
     opensearch_auth: Literal["sigv4", "none"] = Field("sigv4", alias="OPENSEARCH_AUTH")
     opensearch_service: Literal["es", "aoss"] = Field("es", alias="OPENSEARCH_SERVICE")
     opensearch_timeout_seconds: float = Field(30.0, alias="OPENSEARCH_TIMEOUT_SECONDS", gt=0)
+
+    @field_validator("opensearch_endpoint")
+    @classmethod
+    def _endpoint_has_scheme(cls, value: str) -> str:
+        checked = check_endpoint(value)
+        if checked is None:
+            raise ValueError("must not be empty")
+        return checked
+
+
+class Settings(OpenSearchSettings):
+    """Runtime configuration of the indexer (and the common part of the worker's)."""
+
     # Managed domains on small instances refuse HTTP bodies above 10 MiB.
     bulk_max_bytes: int = Field(9 * MiB, alias="BULK_MAX_BYTES", gt=0)
     bulk_max_actions: int = Field(500, alias="BULK_MAX_ACTIONS", gt=0)
@@ -103,17 +121,6 @@ class Settings(EnvSettings):
     # Records processed at once inside one invocation (overlaps S3, DynamoDB and
     # OpenSearch round trips with extraction).
     indexer_concurrency: int = Field(8, alias="INDEXER_CONCURRENCY", ge=1, le=64)
-
-    aws_region: str = Field("us-east-1", alias="AWS_REGION")
-    aws_endpoint_url: str | None = Field(None, alias="AWS_ENDPOINT_URL")
-
-    @field_validator("opensearch_endpoint")
-    @classmethod
-    def _endpoint_has_scheme(cls, value: str) -> str:
-        checked = check_endpoint(value)
-        if checked is None:
-            raise ValueError("must not be empty")
-        return checked
 
     @property
     def ledger_table_name(self) -> str:

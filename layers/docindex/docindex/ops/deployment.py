@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
-from functools import cached_property
 from typing import Any
 
 from docindex.core.aws import error_message
@@ -222,52 +221,20 @@ class Deployment:
         )
 
 
-class AwsClients:
-    """boto3 clients for one region, created on first use.
-
-    boto3 itself honours ``AWS_ENDPOINT_URL`` (and per-service variants), so the
-    same code reaches AWS or the local moto server.
-    """
-
-    def __init__(self, region: str, *, profile: str | None = None, endpoint_url: str | None = None) -> None:
-        self.region = region
-        self.profile = profile
-        self.endpoint_url = endpoint_url
-        self._clients: dict[str, Any] = {}
-
-    @cached_property
-    def session(self) -> Any:
-        import boto3
-
-        return boto3.Session(region_name=self.region, profile_name=self.profile)
-
-    def client(self, service: str) -> Any:
-        if service not in self._clients:
-            from docindex.core.clients import boto_config
-
-            kwargs: dict[str, Any] = {"config": boto_config(max_attempts=4)}
-            if self.endpoint_url:
-                kwargs["endpoint_url"] = self.endpoint_url
-            self._clients[service] = self.session.client(service, **kwargs)
-        return self._clients[service]
-
-
 def opensearch_client_for(deployment: Deployment, *, timeout: float = 30.0) -> Any:
     """An opensearch-py client for the deployment's endpoint (SigV4 unless auth is ``none``)."""
     from docindex.core.clients import opensearch_client
-    from docindex.core.settings import Settings
+    from docindex.core.settings import OpenSearchSettings
 
     if not deployment.opensearch_endpoint:
         raise DeploymentError("no OpenSearch endpoint (OPENSEARCH_ENDPOINT, --opensearch-endpoint or --stack)")
-    settings = Settings.model_validate(
+    settings = OpenSearchSettings.model_validate(
         {
             "OPENSEARCH_ENDPOINT": deployment.opensearch_endpoint,
             "OPENSEARCH_INDEX": deployment.opensearch_index,
             "OPENSEARCH_AUTH": deployment.opensearch_auth,
             "OPENSEARCH_SERVICE": deployment.opensearch_service,
             "AWS_REGION": deployment.region,
-            # Not used by a read/search client; Settings requires a value.
-            "IDEMPOTENCY_TABLE": deployment.idempotency_table or "-",
         }
     )
     return opensearch_client(settings, timeout=timeout)

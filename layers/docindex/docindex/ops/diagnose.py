@@ -35,10 +35,11 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from docindex.core.aws import error_code, queue_depth, queue_name
 from docindex.core.changes import parse_body
+from docindex.core.clients import AwsClients
 from docindex.core.exceptions import PoisonMessageError
 from docindex.index.documents import file_name_parts
 from docindex.index.mapping import MAPPINGS
-from docindex.ops.deployment import AwsClients, Deployment
+from docindex.ops.deployment import Deployment
 from docindex.ops.pause import PauseState, PauseStore
 
 # AWS: at least 6 x the function timeout (Lambda's guidance for SQS event sources).

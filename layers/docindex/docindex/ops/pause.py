@@ -34,7 +34,8 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from docindex.core.aws import error_code, error_message, is_conditional_check_failure, queue_name
-from docindex.ops.deployment import AwsClients, Deployment
+from docindex.core.clients import AwsClients
+from docindex.ops.deployment import Deployment
 
 PAUSE_ITEM_ID = "ops#pause"
 ECS_DIMENSION = "ecs:service:DesiredCount"

@@ -8,8 +8,8 @@ from types import FrameType
 
 
 def main() -> int:
+    from docindex.core.exceptions import SettingsError
     from docindex.core.observability import logger
-    from docindex.core.settings import SettingsError
     from docindex.worker import build_worker
     from docindex.worker.config import WorkerSettings
 

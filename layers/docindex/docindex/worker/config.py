@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import Field, model_validator
 
-from docindex.core.settings import Settings, SettingsError
+from docindex.core.settings import EnvSettings, Settings
 from docindex.worker.ocr import OcrOptions
 
 MiB = 1024 * 1024
@@ -50,10 +51,10 @@ def _cgroup_cpu_quota(root: str = "/sys/fs/cgroup") -> float | None:
     return quota_us / period_us if quota_us > 0 and period_us > 0 else None
 
 
-class WorkerSettings(BaseModel):
-    """Field aliases are the environment variable names (listed in the README, "OCR worker" → "Configuration")."""
+class WorkerSettings(EnvSettings):
+    """The common ``Settings`` plus the worker's own; aliases are the variable names (docs/configuration.md)."""
 
-    model_config = ConfigDict(populate_by_name=True, frozen=True, extra="ignore")
+    config_label: ClassVar[str] = "OCR worker"
 
     common: Settings
     queue_url: str = Field(alias="OCR_QUEUE_URL", min_length=1)
@@ -93,7 +94,7 @@ class WorkerSettings(BaseModel):
         return min(SQS_MAX_VISIBILITY_SECONDS, max(2, math.ceil(3 * self.heartbeat_seconds)))
 
     @model_validator(mode="after")
-    def _fits_sqs_limits(self) -> WorkerSettings:
+    def _fits_sqs_limits(self) -> Self:
         if self.job_timeout_seconds + self.lease_seconds > SQS_MAX_VISIBILITY_SECONDS:
             raise ValueError(
                 "WORKER_JOB_TIMEOUT_SECONDS plus 3 heartbeats must stay under SQS's 12-hour visibility limit"
@@ -113,11 +114,7 @@ class WorkerSettings(BaseModel):
         )
 
     @classmethod
-    def from_env(cls, environ: dict[str, str] | None = None) -> WorkerSettings:
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Self:
         env: dict[str, Any] = dict(os.environ if environ is None else environ)
-        common = Settings.from_env(env)
-        try:
-            return cls.model_validate({**env, "common": common})
-        except ValidationError as exc:
-            problems = "; ".join(f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors())
-            raise SettingsError(f"invalid OCR worker configuration: {problems}") from None
+        env["common"] = Settings.from_env(env)
+        return super().from_env(env)

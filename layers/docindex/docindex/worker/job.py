@@ -48,7 +48,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from docindex.core.aws import is_conditional_check_failure
 from docindex.core.changes import doc_id as make_doc_id
-from docindex.core.exceptions import DocIndexError, TransientError
+from docindex.core.exceptions import JobAbandoned, TransientError
 from docindex.core.observability import Metric, MetricUnit, count, logger, measure
 from docindex.core.storage import get_object
 from docindex.extract import ExtractionLimits, detect_type
@@ -71,10 +71,6 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 MiB = 1024 * 1024
-
-
-class JobAbandoned(DocIndexError):
-    """The job's message is no longer ours (heartbeat lost, or released at shutdown): stop, write nothing."""
 
 
 class Outcome(StrEnum):

@@ -26,10 +26,10 @@ from typing import TYPE_CHECKING, Any
 from aws_lambda_powertools.utilities.idempotency.exceptions import IdempotencyAlreadyInProgressError
 from botocore.exceptions import BotoCoreError, ClientError
 
-from docindex.core.exceptions import PoisonMessageError, TransientError
+from docindex.core.exceptions import JobAbandoned, PoisonMessageError, TransientError
 from docindex.core.observability import Metric, count, flush, logger
 from docindex.ingest.handoff import OcrJob
-from docindex.worker.job import JobAbandoned, JobRunner
+from docindex.worker.job import JobRunner
 from docindex.worker.leases import Lease, LeaseKeeper, LeaseState
 from docindex.worker.ocr import SetupReport, check_setup
 from docindex.worker.pool import OcrPool
