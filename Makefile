@@ -105,7 +105,7 @@ audit: $(AUDIT_VENV)/bin/checkov ## Security review: bandit (code), checkov (tem
 	$(AUDIT_VENV)/bin/checkov -f template.yaml --config-file .checkov.yaml --skip-download
 	scripts/audit_dependencies.sh $(AUDIT_VENV)/bin/pip-audit
 
-# ---- benchmark (not part of `make test`: it times things; see README "Performance")
+# ---- benchmark (not part of `make test`: it times things; see docs/performance.md)
 BENCH_ARGS ?=
 
 .PHONY: bench

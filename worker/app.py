@@ -1,7 +1,7 @@
 """Entry point of the OCR worker container: the same as ``python -m docindex.worker``.
 
 The worker is a long-running process, not a Lambda handler: it long-polls the
-OCR queue until ECS sends SIGTERM (see the README's "OCR worker" section).
+OCR queue until ECS sends SIGTERM (see docs/ocr-worker.md).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Scheduled and manual DLQ redrive (CONTRACT.md, "Redrive"; README.md, "Operating the DLQs")."""
+"""Scheduled and manual DLQ redrive (docs/dlq-redrive.md)."""
 
 from typing import Any
 

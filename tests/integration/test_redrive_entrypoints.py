@@ -322,7 +322,7 @@ def test_cli_local_env_file_says_unsupported_and_exits_1(
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    # Given the env file `docindex local up` wrote, used as is (README: Operating the DLQs > Locally)
+    # Given the env file `docindex local up` wrote, used as is (docs/dlq-redrive.md, "Locally")
     env, env_file = local_up_env(tmp_path, moto_reset, osmem_clone.url)
     for key in env:
         os.environ.pop(key, None)

@@ -64,7 +64,7 @@ STAR_RESOURCE_ACTIONS = frozenset(
     }
 )
 
-# The redrive permissions listed in shared/BACKGROUND.md, on the DLQ side.
+# The redrive permissions (docs/dlq-redrive.md), on the DLQ side.
 REDRIVE_DLQ_ACTIONS = frozenset(
     {
         "sqs:StartMessageMoveTask",

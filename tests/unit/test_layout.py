@@ -90,3 +90,48 @@ def test_no_module_climbs_out_of_the_package() -> None:
         if re.search(r"parents\[\d\]", path.read_text(encoding="utf-8"))
     ]
     assert offending == []
+
+
+# Documents that live beside the repository, not in it: code and docs must not send a reader there.
+OUTSIDE_DOCUMENTS = re.compile(r"\b(BACKGROUND|CONTRACT|EXTRACTION|LAYOUT|STYLE)\.md\b|shared/")
+
+
+def _cited_files() -> list[Path]:
+    tracked = subprocess.run(["git", "ls-files"], cwd=REPO_ROOT, capture_output=True, text=True, check=True)
+    keep = (".py", ".md", ".yaml", ".yml", ".toml", ".sh", "Makefile", "Dockerfile")
+    return [REPO_ROOT / name for name in tracked.stdout.split() if name.endswith(keep)]
+
+
+def test_every_docs_reference_points_to_a_file_that_exists() -> None:
+    missing = sorted(
+        {
+            (str(path.relative_to(REPO_ROOT)), ref)
+            for path in _cited_files()
+            if path.exists()
+            for ref in re.findall(r"\bdocs/[\w-]+\.md", path.read_text(encoding="utf-8"))
+            if not (REPO_ROOT / ref).exists()
+        }
+    )
+    assert missing == []
+
+
+def test_nothing_cites_a_document_outside_the_repository() -> None:
+    offending = [
+        str(path.relative_to(REPO_ROOT))
+        for path in _cited_files()
+        if path.exists()
+        and path.name != "test_layout.py"
+        and OUTSIDE_DOCUMENTS.search(path.read_text(encoding="utf-8"))
+    ]
+    assert offending == []
+
+
+def test_docs_links_resolve() -> None:
+    broken = []
+    for page in [REPO_ROOT / "README.md", *sorted((REPO_ROOT / "docs").glob("*.md"))]:
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", page.read_text(encoding="utf-8")):
+            if "://" in target:
+                continue
+            if not (page.parent / target).exists():
+                broken.append((page.name, target))
+    assert broken == []

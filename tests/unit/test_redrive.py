@@ -248,12 +248,12 @@ def test_connection_failures_are_classified() -> None:
     assert classify_error(RuntimeError("bug")).reason == "internal_error"
 
 
-def test_access_denied_points_to_the_readme_section_that_lists_the_permissions() -> None:
+def test_access_denied_points_to_the_docs_section_that_lists_the_permissions() -> None:
     error = classify_error(client_error("AccessDenied", "not authorized"))
     assert (error.reason, PERMISSIONS_DOC in error.message) == ("access_denied", True)
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert "## Operating the DLQs" in readme
-    assert "### Metrics and permissions" in readme.split("## Operating the DLQs", 1)[1]
+    doc = (ROOT / "docs" / "dlq-redrive.md").read_text(encoding="utf-8")
+    assert PERMISSIONS_DOC.startswith("docs/dlq-redrive.md")
+    assert "\n## Metrics and permissions\n" in doc
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""template.yaml makes the causes of the original incident impossible (shared/BACKGROUND.md).
+"""template.yaml makes the causes of the original incident impossible (docs/architecture.md).
 
 The template is loaded with cfn-lint's YAML loader and evaluated for every deployment
 shape (notification mode x created/existing bucket x managed/serverless OpenSearch) by

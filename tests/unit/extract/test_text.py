@@ -83,7 +83,7 @@ _SHORT_CP932_ONLY = ["髙橋", "山﨑", "①", "～", "㈱サンプル"]
     + [(t, e) for t in _SHORT_CP932_ONLY for e in ("cp932", "utf-8")],
 )
 def test_short_strings(text: str, encoding: str) -> None:
-    # charset-normalizer labels short EUC-JP as cp949 (EXTRACTION.md); the cascade must not.
+    # charset-normalizer labels short EUC-JP as cp949 (docs/extraction.md); the cascade must not.
     assert decode(make_text(text, encoding)).text == text
 
 

@@ -26,7 +26,7 @@ from docindex.ops.deployment import Deployment, DeploymentError
 
 DEFAULT_ENV_FILE = Path(".docindex/local.env")
 
-# Exit codes shared by diagnose, backfill, reconcile, pause and resume (README "Operations", "Exit codes").
+# Exit codes shared by diagnose, backfill, reconcile, pause and resume (docs/operations.md, "Exit codes").
 EXIT_OK = 0
 EXIT_FINDINGS = 1  # WARN findings, differences found, parts skipped
 EXIT_FAIL = 2  # FAIL findings, or the command could not run (bad arguments, unreachable, not found)

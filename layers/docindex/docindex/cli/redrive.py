@@ -1,6 +1,6 @@
 """``docindex redrive start|status|cancel|reset``: the redrive service, from a terminal.
 
-Same service and same guards as the scheduled Lambda (README.md, "Operating the DLQs"). Exit codes:
+Same service and same guards as the scheduled Lambda (docs/dlq-redrive.md). Exit codes:
 0 every DLQ handled (started, skipped, ...), 1 at least one DLQ ended in ``error``,
 2 the arguments or the environment are invalid.
 """

@@ -1,6 +1,6 @@
 """Every accepted message shape, normalized into one ``ObjectChange``.
 
-Accepted SQS bodies (CONTRACT.md, "Messages the indexer accepts"):
+Accepted SQS bodies (docs/architecture.md, the message):
 
 1. S3 event notification ``{"Records": [{"eventSource": "aws:s3", ...}]}``
 2. The S3 test event ``{"Service": "Amazon S3", "Event": "s3:TestEvent"}`` (ignored)

@@ -3,7 +3,7 @@
 Every tunable has a safe default; only the endpoints and tables that depend on
 the deployment are required. ``OCR_QUEUE_URL`` is optional here (the CLI shares
 this class and never sends OCR jobs) but the indexer refuses to start without
-it: see ``Settings.for_indexer``. The README lists each variable.
+it: see ``Settings.for_indexer``. docs/configuration.md lists each variable.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """DOCX (and DOCM/DOTX) with zip + lxml: body, text boxes, tables, headers, footers, notes, comments.
 
-python-docx misses text boxes (EXTRACTION.md) and is 10x slower; walking the
+python-docx misses text boxes (docs/extraction.md) and is 10x slower; walking the
 WordprocessingML parts directly reads every ``w:t`` in document order,
 including text boxes (``w:txbxContent``; the VML fallback copy inside
 ``mc:Fallback`` is skipped so the text appears once) and SmartArt data.

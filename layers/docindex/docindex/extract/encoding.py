@@ -1,6 +1,6 @@
 """Decode bytes of unknown encoding, tuned for Japanese Windows file servers.
 
-The cascade (EXTRACTION.md measured it at 17/17 where charset-normalizer got
+The cascade (docs/extraction.md: measured it at 17/17 where charset-normalizer got
 14/17): BOM -> ISO-2022-JP escape sequences -> (BOM-less UTF-16 by its NUL
 pattern) -> strict UTF-8 -> strict CP932 vs EUC-JP, ranked by how Japanese
 the result looks -> windows-1252 when high bytes come singly (accents) ->

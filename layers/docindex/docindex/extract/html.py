@@ -1,6 +1,6 @@
 """HTML: decode the bytes ourselves, then take the visible text with selectolax (lexbor).
 
-EXTRACTION.md: parsers that decode for themselves lose the rest of a page at
+docs/extraction.md: parsers that decode for themselves lose the rest of a page at
 the first byte that does not fit the declared charset; decoding first (BOM,
 ``<meta charset>``/http-equiv, XML declaration, then the cascade) and parsing
 text kept every line of a Shift_JIS-labelled page holding CP932 characters.

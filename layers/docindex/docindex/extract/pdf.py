@@ -1,7 +1,7 @@
 """PDF with pypdfium2: text per page, title from the Info dictionary, scan detection.
 
 pypdfium2 was exact on embedded TrueType, non-embedded CID and Type0 Japanese
-fonts at ~600-1700 pages/s (EXTRACTION.md) and gives 0 characters for a
+fonts at ~600-1700 pages/s (docs/extraction.md) and gives 0 characters for a
 scanned page, which makes the OCR trigger simple.
 
 - PDFium is not thread-safe, not even across different documents, so every

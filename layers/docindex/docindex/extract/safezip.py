@@ -1,6 +1,6 @@
 """Open zip-based documents (DOCX, XLSX, PPTX, ODS) only after checking the zip directory.
 
-EXTRACTION.md: an 885 KB DOCX expanding to 287 MB drove every parser to a
+docs/extraction.md: an 885 KB DOCX expanding to 287 MB drove every parser to a
 3 GiB memory cap in 7-16 s; checking the central directory first rejected it
 in under a millisecond. So before any member is decompressed:
 

@@ -1,7 +1,7 @@
 """Spreadsheets with python-calamine: XLSX/XLSM/XLTX and legacy XLS.
 
 calamine reads 3 sheets x 20k rows ten times faster than openpyxl and also
-reads ``.xls`` (EXTRACTION.md). Every sheet becomes a line with its name
+reads ``.xls`` (docs/extraction.md). Every sheet becomes a line with its name
 followed by one line per non-empty row, cells separated by tabs (trailing
 empty cells dropped). ``page_count`` stays None: sheets are not pages.
 

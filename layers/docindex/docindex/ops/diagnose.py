@@ -1,4 +1,4 @@
-"""Diagnose: check a deployment for every cause of the incident (BACKGROUND.md).
+"""Diagnose: check a deployment for every cause of the incident (docs/architecture.md).
 
 Each check reports OK, WARN, FAIL or SKIP with its evidence and, when
 something is wrong, the exact fix. The verdicts are pure functions of the
@@ -381,7 +381,7 @@ def judge_notifications(facts: NotificationFacts) -> Check:
         return check(
             Status.WARN,
             f"one path, but it is {path} while the stack's NotificationMode is {facts.expected_mode}",
-            "redeploy with the mode in use, or switch as the README's 'Switching notification modes' says",
+            "redeploy with the mode in use, or switch as docs/deploy.md, 'Switching notification modes safely', says",
         )
     return check(Status.OK, f"exactly one path ({path})")
 

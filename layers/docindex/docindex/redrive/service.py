@@ -13,7 +13,7 @@ guard that stops it (``skipped`` with a ``reason``):
                         ``REDRIVE_MAX_SOURCE_BACKLOG`` messages (visible + in flight).
 ``consumer_unhealthy``  OpenSearch is red or unreachable: the consumers would only burn receives.
 
-The no-loop rule (README.md, "Operating the DLQs" > "Why a redrive can stop itself"): when a redrive
+The no-loop rule (docs/dlq-redrive.md, "Why a redrive can stop itself"): when a redrive
 starts, the DLQ's depth is recorded in DynamoDB. Once its messages have had time to fail
 again (``maxReceiveCount`` x visibility timeout of the source, plus the move itself), the
 next run compares: a DLQ holding no fewer messages than before is a *fruitless round*.
@@ -63,7 +63,7 @@ UNSUPPORTED_REASON = "unsupported by this endpoint"
 # Only one active move task per queue: a cancelling task still blocks a new one.
 ACTIVE_TASK_STATUSES = frozenset({"RUNNING", "CANCELLING"})
 # Where an operator finds the permissions the redrive needs (named in access_denied messages).
-PERMISSIONS_DOC = 'README.md, "Operating the DLQs" > "Metrics and permissions"'
+PERMISSIONS_DOC = 'docs/dlq-redrive.md, "Metrics and permissions"'
 
 
 class RedriveConfigError(ValueError):

@@ -6,7 +6,7 @@ return small picklable results, so a page's pixels never cross a process
 boundary and a process holds one page image at a time, however many pages a
 scan has.
 
-Measured choices (shared EXTRACTION.md, re-checked on this code):
+Measured choices (docs/extraction.md, re-checked on this code):
 
 - tesserocr with one engine per (languages, page mode) reused for every page,
   and ``SetSourceResolution`` set to the page's real resolution (without it
