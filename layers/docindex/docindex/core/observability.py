@@ -36,6 +36,8 @@ class Metric:
     POISON_MESSAGES = "PoisonMessages"
     BYTES_INDEXED = "BytesIndexed"
     BULK_RETRIES = "BulkRetries"
+    # A write whose change a delete or a newer change overtook while it waited (never sent).
+    OVERTAKEN_WRITES_DROPPED = "OvertakenWritesDropped"
     OCR_PAGES_PROCESSED = "OcrPagesProcessed"
     OCR_JOBS_COMPLETED = "OcrJobsCompleted"
     OCR_JOBS_FAILED = "OcrJobsFailed"
