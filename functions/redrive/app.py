@@ -5,7 +5,8 @@ from typing import Any
 from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from docindex.redrive import service as redrive
+from docindex.redrive import wiring
+from docindex.redrive.models import RedriveRequest
 
 logger = Logger()
 metrics = Metrics()
@@ -16,8 +17,8 @@ tracer = Tracer()
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    request = redrive.RedriveRequest.from_event(event)
-    summary = redrive.get_service().run(request)
-    redrive.emit_metrics(metrics, summary)
+    request = RedriveRequest.from_event(event)
+    summary = wiring.get_service().run(request)
+    wiring.emit_metrics(metrics, summary)
     logger.info("redrive summary", extra={"summary": summary.to_dict()})
     return summary.to_dict()
