@@ -1,6 +1,7 @@
-"""The process-wide redrive: the service built once from the environment, and the metrics of a run.
+"""The process-wide redrive: the service built once from the environment, and the Lambda's run of it.
 
-``get_service`` is what the Lambda and ``docindex redrive`` use (tests replace it here).
+``get_service`` is what the Lambda and ``docindex redrive`` use (tests replace it here);
+``run`` is the Lambda's whole job: run the request, publish the metrics, log the summary.
 """
 
 from __future__ import annotations
@@ -8,9 +9,9 @@ from __future__ import annotations
 from collections import Counter
 from datetime import timedelta
 from functools import lru_cache
-from typing import Any
 
-from docindex.redrive.models import Outcome, RedriveAction, RedriveSummary, utc_now
+from docindex.core.observability import NAMESPACE, Metric, MetricUnit, count, logger
+from docindex.redrive.models import Outcome, RedriveAction, RedriveRequest, RedriveSummary, utc_now
 from docindex.redrive.probes import ConsumerHealth, OpenSearchHealth, ThroughputProbe, UnconfiguredHealth
 from docindex.redrive.service import RedriveService
 from docindex.redrive.settings import RedriveSettings
@@ -62,26 +63,33 @@ def get_service() -> RedriveService:
     return build_service(RedriveSettings.from_env())
 
 
-# --------------------------------------------------------------------------- metrics
+def run(request: RedriveRequest) -> RedriveSummary:
+    """The Lambda's run: the request on the process-wide service, its metrics, and the summary logged."""
+    summary = get_service().run(request)
+    emit_metrics(summary)
+    logger.info("redrive summary", extra={"summary": summary.to_dict()})
+    return summary
 
 
-def emit_metrics(metrics: Any, summary: RedriveSummary) -> None:
-    """``RedrivesStarted``, ``RedrivesSkipped`` (also per ``Reason``), ``RedriveErrors``.
+def emit_metrics(summary: RedriveSummary) -> None:
+    """``Metric.REDRIVES_STARTED``, ``REDRIVES_SKIPPED`` (also per ``Reason``), ``REDRIVE_ERRORS``.
 
-    Only real start runs count; status, cancel, reset and dry runs emit nothing.
+    Only real start runs count; status, cancel, reset and dry runs emit nothing. The totals go
+    to the invocation's metrics (flushed by the handler's ``log_metrics``), the per-reason
+    counts out at once, each with its ``Reason`` dimension.
     """
-    from aws_lambda_powertools.metrics import MetricUnit, single_metric
+    from aws_lambda_powertools.metrics import single_metric
 
     if summary.action != RedriveAction.START or summary.dry_run:
         return
     statuses = Counter(str(r.status) for r in summary.results)
-    metrics.add_metric(name="RedrivesStarted", unit=MetricUnit.Count, value=statuses[Outcome.STARTED])
-    metrics.add_metric(name="RedrivesSkipped", unit=MetricUnit.Count, value=statuses[Outcome.SKIPPED])
-    metrics.add_metric(name="RedriveErrors", unit=MetricUnit.Count, value=statuses[Outcome.ERROR])
+    count(Metric.REDRIVES_STARTED, statuses[Outcome.STARTED])
+    count(Metric.REDRIVES_SKIPPED, statuses[Outcome.SKIPPED])
+    count(Metric.REDRIVE_ERRORS, statuses[Outcome.ERROR])
     by_reason = Counter(
         (str(r.status), r.reason or "none") for r in summary.results if r.status in (Outcome.SKIPPED, Outcome.ERROR)
     )
-    for (status, reason), count in sorted(by_reason.items()):
-        name = "RedrivesSkipped" if status == Outcome.SKIPPED else "RedriveErrors"
-        with single_metric(name=name, unit=MetricUnit.Count, value=count) as metric:
+    for (status, reason), value in sorted(by_reason.items()):
+        name = Metric.REDRIVES_SKIPPED if status == Outcome.SKIPPED else Metric.REDRIVE_ERRORS
+        with single_metric(name=name, unit=MetricUnit.Count, value=value, namespace=NAMESPACE) as metric:
             metric.add_dimension(name="Reason", value=reason)
