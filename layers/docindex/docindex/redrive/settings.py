@@ -8,12 +8,16 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field, field_validator
 
 from docindex.core.exceptions import RedriveConfigError
-from docindex.core.settings import EnvSettings, check_endpoint
+from docindex.core.settings import AwsSettings, check_endpoint
 from docindex.redrive.models import check_velocity
 
 
-class RedriveSettings(EnvSettings):
-    """Redrive configuration; field aliases are the environment variable names."""
+class RedriveSettings(AwsSettings):
+    """Redrive configuration; field aliases are the environment variable names.
+
+    ``OPENSEARCH_ENDPOINT`` is optional here (unlike ``OpenSearchSettings``): without it the
+    consumer-health guard skips every start (``consumer_unhealthy``) instead of redriving blind.
+    """
 
     config_error: ClassVar[type[ValueError]] = RedriveConfigError
     config_label: ClassVar[str] = "redrive"
@@ -49,8 +53,6 @@ class RedriveSettings(EnvSettings):
     # never more than the configured velocity.
     adaptive_fraction: float = Field(0.0, alias="REDRIVE_ADAPTIVE_FRACTION", ge=0, le=1)
     adaptive_window_seconds: int = Field(3600, alias="REDRIVE_ADAPTIVE_WINDOW_SECONDS", ge=60)
-
-    aws_region: str = Field("us-east-1", alias="AWS_REGION")
 
     @field_validator("dlq_arns", mode="before")
     @classmethod
