@@ -476,14 +476,11 @@ class Soak:
     def _redrive(self, stack: Stack, mover: LocalMessageMover) -> list[dict[str, Any]]:
         from opensearchpy import OpenSearch
 
-        from docindex.redrive.service import (
-            OpenSearchHealth,
-            RedriveAction,
-            RedriveRequest,
-            RedriveService,
-            RedriveSettings,
-            RedriveStateStore,
-        )
+        from docindex.redrive.models import RedriveAction, RedriveRequest
+        from docindex.redrive.probes import OpenSearchHealth
+        from docindex.redrive.service import RedriveService
+        from docindex.redrive.settings import RedriveSettings
+        from docindex.redrive.state import RedriveStateStore
 
         env = stack.env
         settings = RedriveSettings.from_env(

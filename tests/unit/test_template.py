@@ -345,7 +345,7 @@ def test_redrive_environment_and_schedule():
 
 def redrive_settings(**parameters: str) -> Any:
     """The RedriveFunction's environment, rendered for these parameters, read as the function reads it."""
-    from docindex.redrive.service import RedriveSettings
+    from docindex.redrive.settings import RedriveSettings
 
     scenario = Scenario(TEMPLATE, parameters)
     variables = env(scenario.resources(), "RedriveFunction")

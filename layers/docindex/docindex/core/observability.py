@@ -50,6 +50,10 @@ class Metric:
     OCR_JOBS_DEFERRED = "OcrJobsDeferred"
     OCR_JOBS_RELEASED = "OcrJobsReleased"
     OCR_LEASES_LOST = "OcrLeasesLost"
+    # The redrive's (functions/redrive): real start runs only; skips and errors also once per Reason.
+    REDRIVES_STARTED = "RedrivesStarted"
+    REDRIVES_SKIPPED = "RedrivesSkipped"
+    REDRIVE_ERRORS = "RedriveErrors"
 
 
 _metrics_lock = threading.Lock()
