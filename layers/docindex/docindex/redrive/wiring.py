@@ -20,14 +20,13 @@ from docindex.redrive.state import RedriveStateStore
 
 def build_service(settings: RedriveSettings) -> RedriveService:
     """Create the clients once (boto3 honours AWS_ENDPOINT_URL) and the service around them."""
-    import boto3
+    from docindex.core.clients import AwsClients, make_opensearch
 
-    from docindex.core.clients import boto_config, make_opensearch
-
-    session = boto3.session.Session(region_name=settings.aws_region)
-    config = boto_config(max_attempts=3)
-    sqs = session.client("sqs", config=config)
-    dynamodb = session.client("dynamodb", config=config)
+    # The one retry policy of every component (core.clients); the function's timeout (template.yaml,
+    # 120 s) leaves room for it to give up on an unreachable endpoint and still report it.
+    clients = AwsClients(settings.aws_region)
+    sqs = clients.client("sqs")
+    dynamodb = clients.client("dynamodb")
     health: ConsumerHealth = (
         OpenSearchHealth(
             make_opensearch(
@@ -46,7 +45,7 @@ def build_service(settings: RedriveSettings) -> RedriveService:
     throughput = None
     if settings.adaptive_fraction > 0:
         window = timedelta(seconds=settings.adaptive_window_seconds)
-        throughput = ThroughputProbe(session.client("cloudwatch", config=config), window, utc_now)
+        throughput = ThroughputProbe(clients.client("cloudwatch"), window, utc_now)
     return RedriveService(
         settings=settings,
         sqs=sqs,
