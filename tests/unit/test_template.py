@@ -397,6 +397,33 @@ def test_worker_task_runs_the_worker_module_with_its_environment():
     assert task["RequiresCompatibilities"] == ["FARGATE"]
 
 
+def test_worker_task_has_a_read_only_root_and_scratch_space_for_its_largest_object():
+    from docindex.worker.config import WorkerSettings
+
+    task = default_resources()["WorkerTaskDefinition"]["Properties"]
+    (container,) = task["ContainerDefinitions"]
+    names = {e["Name"]: e["Value"] for e in container["Environment"]}
+    # Only the scratch volume is writable, and the worker and every library write there.
+    assert container["ReadonlyRootFilesystem"] is True
+    (mount,) = container["MountPoints"]
+    assert (mount["SourceVolume"], mount["ReadOnly"]) == ("scratch", False)
+    assert {v["Name"] for v in task["Volumes"]} == {"scratch"}
+    assert names["WORKER_TMP_DIR"] == names["TMPDIR"] == mount["ContainerPath"]
+    # The task's ephemeral storage holds the largest object it may stream to disk, plus its image.
+    largest = int(names["WORKER_MAX_OBJECT_BYTES"])
+    assert largest == WorkerSettings.model_fields["max_object_bytes"].default
+    assert task["EphemeralStorage"]["SizeInGiB"] * 1024**3 >= largest + 4 * 1024**3
+
+
+def test_worker_image_base_is_pinned_by_digest():
+    dockerfile = (REPO_ROOT / "worker" / "Dockerfile").read_text(encoding="utf-8")
+    bases = re.findall(r"^ARG PYTHON_BASE=(\S+)$", dockerfile, flags=re.MULTILINE)
+    froms = re.findall(r"^FROM (\S+)", dockerfile, flags=re.MULTILINE)
+    assert froms == ["${PYTHON_BASE}"]
+    assert len(bases) == 1
+    assert re.fullmatch(r"[\w./-]+:[\w.-]+@sha256:[0-9a-f]{64}", bases[0])
+
+
 def test_worker_concurrency_is_left_to_the_cpu_count_by_default():
     (container,) = default_resources()["WorkerTaskDefinition"]["Properties"]["ContainerDefinitions"]
     assert "WORKER_CONCURRENCY" not in {e["Name"] for e in container["Environment"]}
