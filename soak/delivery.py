@@ -16,9 +16,9 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+from devkit.faults import SendLog, SentMessage
 from docindex.core.aws import queue_depth
 from soak.notifications import Change, eventbridge_event, s3_notification, sns_wrapped
-from soak.proxy import SendLog, SentMessage
 
 
 @dataclass

@@ -34,6 +34,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from devkit.faults import (
+    AwsFaults,
+    FaultCounts,
+    FaultSwitch,
+    OpenSearchFaultRates,
+    OpenSearchFaults,
+    Proxy,
+    S3FaultRates,
+    SendLog,
+    SentMessage,
+    WriteLog,
+)
 from docindex.core.aws import queue_depth
 from soak.delivery import Delivery, DeliveryFaults
 from soak.judge import (
@@ -48,18 +60,6 @@ from soak.judge import (
 )
 from soak.mover import LocalMessageMover
 from soak.notifications import S3_TEST_EVENT, ocr_poison_bodies, poison_bodies
-from soak.proxy import (
-    AwsFaults,
-    FaultCounts,
-    FaultSwitch,
-    OpenSearchFaultRates,
-    OpenSearchFaults,
-    Proxy,
-    S3FaultRates,
-    SendLog,
-    SentMessage,
-    WriteLog,
-)
 from soak.sandbox import SABOTAGE_ENV, KillSwitch, Poller, PollerStats, Sandbox
 from soak.workerproc import WorkerProcess
 from soak.workload import Workload

@@ -35,9 +35,9 @@ from typing import Any
 import pytest
 
 from devkit import samples
+from devkit.faults import GiantObjects, Proxy
 from docindex.core.changes import doc_id
 from docindex.index.search import search
-from soak.proxy import GiantObjects, Proxy
 from tests.conftest import REPO_ROOT, Stack
 from tests.integration.conftest import sqs_event
 from tests.messages import s3_notification

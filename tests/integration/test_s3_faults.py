@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
+from devkit.faults import AwsFaults, FaultCounts, FaultSwitch, Proxy, SendLog
 from docindex.core.clients import boto_config
 from docindex.core.settings import Settings
 from docindex.ingest.indexer import Indexer
-from soak.proxy import AwsFaults, FaultCounts, FaultSwitch, Proxy, SendLog
 from tests.conftest import REGION, Stack
 from tests.integration.conftest import invoke, sqs_event
 from tests.messages import s3_notification

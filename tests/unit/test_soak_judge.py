@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 
+from devkit.faults import SentMessage, Write
 from docindex.core.changes import doc_id
 from docindex.ingest.handoff import OcrJob
 from soak.judge import announced_changes, check_content, check_dlq, count_writes, queued_ocr_jobs
 from soak.notifications import Change, eventbridge_event, s3_notification, sns_wrapped
-from soak.proxy import SentMessage, Write
 from soak.workload import Expectation, ObjectState
 
 BUCKET = "soak1-documents"
