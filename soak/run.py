@@ -46,6 +46,7 @@ from devkit.faults import (
     SentMessage,
     WriteLog,
 )
+from devkit.messages import S3_TEST_EVENT, ocr_poison_bodies, poison_bodies
 from docindex.core.aws import queue_depth
 from soak.delivery import Delivery, DeliveryFaults
 from soak.judge import (
@@ -59,7 +60,6 @@ from soak.judge import (
     run_reconcile,
 )
 from soak.mover import LocalMessageMover
-from soak.notifications import S3_TEST_EVENT, ocr_poison_bodies, poison_bodies
 from soak.sandbox import SABOTAGE_ENV, KillSwitch, Poller, PollerStats, Sandbox
 from soak.workerproc import WorkerProcess
 from soak.workload import Workload

@@ -12,6 +12,7 @@ from contextlib import contextmanager
 import pytest
 
 from devkit import samples
+from devkit.messages import s3_notification
 from docindex.core.observability import metrics
 from docindex.index.search import search
 from docindex.ingest.handoff import OcrJob
@@ -20,7 +21,6 @@ from docindex.worker.pool import OcrPool
 from docindex.worker.service import Worker
 from tests.conftest import Stack
 from tests.integration.conftest import build_indexer, invoke, sqs_event
-from tests.messages import s3_notification
 from tests.scans import CARD_INCHES, LAYOUT, REPORT_LINES
 
 SEQ = ["0062A1B2C3D4E5F6%02d" % i for i in range(10)]  # noqa: UP031 - sequencer-shaped
