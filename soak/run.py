@@ -243,7 +243,7 @@ class Soak:
         if self.dir.exists():
             shutil.rmtree(self.dir)
         self.dir.mkdir(parents=True)
-        moto = start_moto(self.dir, module="soak.motoserver")
+        moto = start_moto(self.dir, exit_with_parent=True)
         self._servers.append(moto)
         osmem = start_osmem(self.dir)
         self._servers.append(osmem)
