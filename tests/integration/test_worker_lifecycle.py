@@ -25,7 +25,8 @@ from docindex.core.changes import doc_id
 from docindex.ingest.ledger import Ledger, OcrCommit
 from docindex.worker.pool import OcrPool
 from tests.conftest import Stack
-from tests.integration.test_worker import (
+from tests.support.scans import CARD_INCHES, DENSE_PAGE, LAYOUT
+from tests.support.worker import (
     SEQ,
     WorkerFactory,
     metric_total,
@@ -33,7 +34,6 @@ from tests.integration.test_worker import (
     upload_and_index,
     worker_factory,
 )
-from tests.scans import CARD_INCHES, DENSE_PAGE, LAYOUT
 
 # The indexer hands anything above this to the worker whole (reason too_large).
 HAND_OVER = {"MAX_OBJECT_BYTES": "1000"}
