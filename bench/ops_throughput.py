@@ -182,7 +182,7 @@ def main() -> int:
     state = Path(tempfile.mkdtemp(prefix="docindex-bench-"))
     servers: list[ServerInfo] = []
     try:
-        servers += [start_moto(state), start_osmem(state)]
+        servers += [start_moto(state, exit_with_parent=True), start_osmem(state)]
         moto, osmem = servers
         session = boto3.Session(
             aws_access_key_id=EMBEDDED_CREDENTIALS["AWS_ACCESS_KEY_ID"],

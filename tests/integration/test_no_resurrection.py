@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
+from devkit.messages import s3_notification
 from docindex.index.store import DocumentStore
 from tests.conftest import Stack
 from tests.integration.conftest import build_indexer, invoke, sqs_event
-from tests.messages import s3_notification
 
 GC_DELETES_SECONDS = 1
 

@@ -34,7 +34,7 @@ from docindex.redrive.probes import OpenSearchHealth, ThroughputProbe
 from docindex.redrive.service import RedriveService
 from docindex.redrive.settings import RedriveSettings
 from docindex.redrive.state import RedriveStateStore
-from tests.unit.template_model import Scenario, as_list, iam_statements, load_template
+from tests.support.template_model import Scenario, as_list, iam_statements, load_template
 
 pytestmark = pytest.mark.integration
 

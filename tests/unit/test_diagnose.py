@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from devkit.messages import eventbridge, s3_notification
 from docindex.index.mapping import MAPPINGS
 from docindex.ops.deployment import Deployment
 from docindex.ops.diagnose import (
@@ -29,7 +30,6 @@ from docindex.ops.diagnose import (
     summarise_messages,
 )
 from docindex.ops.pause import PauseState
-from tests.messages import eventbridge, s3_notification
 
 QUEUE = "arn:aws:sqs:us-east-1:123456789012:docindex-prod-ingest"
 BUCKET = "docs-bucket"

@@ -2,7 +2,7 @@
 
 The template is loaded with cfn-lint's YAML loader and evaluated for every deployment
 shape (notification mode x created/existing bucket x managed/serverless OpenSearch) by
-tests/unit/template_model.py. The last section breaks a copy of the template on purpose
+tests/support/template_model.py. The last section breaks a copy of the template on purpose
 to prove the checks catch what they claim to.
 """
 
@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import REPO_ROOT, load_event
-from tests.unit.template_model import (
+from tests.support.template_model import (
     DOCINDEX_METRICS,
     EXISTING_BUCKET,
     OPENSEARCH_ARNS,
