@@ -39,7 +39,9 @@ from devkit.local.session import EMBEDDED_CREDENTIALS  # noqa: E402
 from docindex.core.changes import doc_id  # noqa: E402
 from docindex.core.clients import boto_config  # noqa: E402
 from docindex.index.mapping import ensure_index  # noqa: E402
-from docindex.ops.backfill import Backfill, BucketListing, Checkpoint  # noqa: E402
+from docindex.ops.backfill.checkpoint import Checkpoint  # noqa: E402
+from docindex.ops.backfill.run import Backfill  # noqa: E402
+from docindex.ops.backfill.sources import BucketListing  # noqa: E402
 from docindex.ops.enqueue import BacklogGuard, ChangeSender  # noqa: E402
 from docindex.ops.reconcile import Reconciler  # noqa: E402
 

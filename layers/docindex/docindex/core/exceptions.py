@@ -88,3 +88,37 @@ class RedriveSkipped(DocIndexError):
         self.message = message
         self.state = state
         self.next_attempt_at = next_attempt_at
+
+
+# --------------------------------------------------------------------------- operator tools
+# Raised by docindex.ops (the operator CLI's library), never on the Lambda hot path. Each keeps
+# the built-in base it always had as a second base, so code catching that base still works.
+
+
+class DeploymentError(DocIndexError, ValueError):
+    """The resources to work on cannot be found (no such stack, nothing configured)."""
+
+
+class EnqueueError(DocIndexError, RuntimeError):
+    """Some messages of a batch could not be sent (after retries)."""
+
+    def __init__(self, message: str, *, sent: int, failed: list[str]) -> None:
+        super().__init__(message)
+        self.sent = sent
+        self.failed = failed
+
+
+class BackfillError(DocIndexError, RuntimeError):
+    """The backfill cannot start or continue (bad inventory, mismatched checkpoint...)."""
+
+
+class ReconcileError(DocIndexError, RuntimeError):
+    """The streams cannot be compared (out of order, unreachable index...)."""
+
+
+class Unsupported(DocIndexError):
+    """A diagnose check cannot run here; it is reported as skipped, with the reason.
+
+    The endpoint has no such API (a local emulator), or the deployment does not name what the
+    check needs (no function, no OCR worker...).
+    """
