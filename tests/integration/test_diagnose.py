@@ -14,7 +14,8 @@ from devkit.messages import s3_notification
 from docindex.cli import main
 from docindex.core.clients import AwsClients
 from docindex.ops.deployment import Deployment
-from docindex.ops.diagnose import Diagnoser, Diagnosis, Status
+from docindex.ops.diagnose.report import Diagnosis, Status
+from docindex.ops.diagnose.run import Diagnoser
 from tests.conftest import REGION, Stack
 
 pytestmark = pytest.mark.integration

@@ -10,25 +10,15 @@ import pytest
 from devkit.messages import eventbridge, s3_notification
 from docindex.index.mapping import MAPPINGS
 from docindex.ops.deployment import Deployment
-from docindex.ops.diagnose import (
-    BacklogFacts,
-    Check,
-    Diagnosis,
-    NotificationFacts,
-    RuleTarget,
-    Status,
-    describe_message,
-    judge_backlog,
-    judge_event_source,
-    judge_notifications,
-    judge_redrive,
-    judge_visibility,
-    mapping_differences,
-    overlapping_configurations,
-    policy_problems,
-    rule_matches_bucket,
-    summarise_messages,
-)
+from docindex.ops.diagnose.checks.backlog import judge_backlog
+from docindex.ops.diagnose.checks.dlq import describe_message, summarise_messages
+from docindex.ops.diagnose.checks.iam import policy_problems
+from docindex.ops.diagnose.checks.index import mapping_differences
+from docindex.ops.diagnose.checks.notifications import judge_notifications, overlapping_configurations
+from docindex.ops.diagnose.checks.queues import judge_event_source, judge_redrive, judge_visibility
+from docindex.ops.diagnose.facts.notifications import NotificationFacts, RuleTarget, rule_matches_bucket
+from docindex.ops.diagnose.facts.queues import BacklogFacts
+from docindex.ops.diagnose.report import Check, Diagnosis, Status
 from docindex.ops.pause import PauseState
 
 QUEUE = "arn:aws:sqs:us-east-1:123456789012:docindex-prod-ingest"
