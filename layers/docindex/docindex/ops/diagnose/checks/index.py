@@ -21,7 +21,7 @@ def judge_index(facts: IndexFacts) -> Check:
             Status.FAIL,
             f"index or alias {index!r} does not exist",
             evidence,
-            fix="the indexer creates it on its first batch; or create it with the mapping in search_index.py",
+            fix="the indexer creates it on its first batch; or create it with the mapping in docindex/index/mapping.py",
         )
     problems: list[str] = []
     warnings: list[str] = []
@@ -50,7 +50,7 @@ def judge_index(facts: IndexFacts) -> Check:
             Status.FAIL,
             "; ".join(problems[:3]),
             evidence + problems + warnings,
-            fix="create a new index with the mapping of search_index.py, reindex, and move the alias "
+            fix="create a new index with the mapping of docindex/index/mapping.py, reindex, and move the alias "
             f"{index!r} to it (the pipeline writes through the alias)",
         )
     if warnings:
