@@ -32,6 +32,10 @@ class StackNames:
         return f"{self.prefix}-documents"
 
     @property
+    def cache_bucket(self) -> str:
+        return f"{self.prefix}-cache"
+
+    @property
     def ingest_queue(self) -> str:
         return f"{self.prefix}-ingest"
 
@@ -131,6 +135,17 @@ def _queue_pair(
     return {"url": url, "arn": arn, "dlq_url": dlq_url, "dlq_arn": dlq_arn}
 
 
+def _bucket(s3: Any, name: str, region: str) -> None:
+    try:
+        if region == "us-east-1":
+            s3.create_bucket(Bucket=name)
+        else:
+            s3.create_bucket(Bucket=name, CreateBucketConfiguration={"LocationConstraint": region})
+    except ClientError as exc:
+        if error_code(exc) not in ("BucketAlreadyOwnedByYou", "BucketAlreadyExists"):
+            raise
+
+
 def provision(
     *,
     s3: Any,
@@ -158,14 +173,8 @@ def provision(
         max_receive=options.ocr_max_receive_count,
         retention=4 * DAY,
     )
-    try:
-        if region == "us-east-1":
-            s3.create_bucket(Bucket=names.bucket)
-        else:
-            s3.create_bucket(Bucket=names.bucket, CreateBucketConfiguration={"LocationConstraint": region})
-    except ClientError as exc:
-        if error_code(exc) not in ("BucketAlreadyOwnedByYou", "BucketAlreadyExists"):
-            raise
+    for bucket in (names.bucket, names.cache_bucket):
+        _bucket(s3, bucket, region)
     # Exactly one notification path: the bucket's queue configuration.
     s3.put_bucket_notification_configuration(
         Bucket=names.bucket,
@@ -174,7 +183,12 @@ def provision(
                 {
                     "Id": "docindex-ingest",
                     "QueueArn": ingest["arn"],
-                    "Events": ["s3:ObjectCreated:*", "s3:ObjectRemoved:*"],
+                    "Events": [
+                        "s3:ObjectCreated:*",
+                        "s3:ObjectRemoved:*",
+                        "s3:LifecycleExpiration:*",
+                        "s3:ObjectRestore:Completed",
+                    ],
                 }
             ]
         },
@@ -184,6 +198,7 @@ def provision(
     ensure_index(opensearch, names.index)
     return {
         "DOCINDEX_BUCKET": names.bucket,
+        "CONTENT_CACHE_BUCKET": names.cache_bucket,
         "INGEST_QUEUE_URL": ingest["url"],
         "INGEST_QUEUE_ARN": ingest["arn"],
         "INGEST_DLQ_URL": ingest["dlq_url"],

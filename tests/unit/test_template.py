@@ -146,14 +146,19 @@ def test_eventbridge_target_retries_only_delivery_and_dead_letters_to_the_ingest
     (target,) = rule["Targets"]
     assert ref_target(target["DeadLetterConfig"]["Arn"]) == "IngestDlq"
     assert target["RetryPolicy"]["MaximumEventAgeInSeconds"] <= 3600
-    assert rule["EventPattern"]["detail-type"] == ["Object Created", "Object Deleted"]
+    assert rule["EventPattern"]["detail-type"] == ["Object Created", "Object Deleted", "Object Restore Completed"]
 
 
 def test_existing_bucket_notification_is_managed_by_the_custom_resource_only_in_s3_mode():
     s3_mode = default_resources(ExistingBucketName=EXISTING_BUCKET)
     notification = s3_mode["ExistingBucketNotification"]["Properties"]
     assert notification["Bucket"] == EXISTING_BUCKET
-    assert sorted(notification["Events"]) == ["s3:ObjectCreated:*", "s3:ObjectRemoved:*"]
+    assert sorted(notification["Events"]) == [
+        "s3:LifecycleExpiration:*",
+        "s3:ObjectCreated:*",
+        "s3:ObjectRemoved:*",
+        "s3:ObjectRestore:Completed",
+    ]
     assert "DocumentsBucket" not in s3_mode
     eventbridge_mode = default_resources(ExistingBucketName=EXISTING_BUCKET, NotificationMode="eventbridge")
     assert "ExistingBucketNotification" not in eventbridge_mode
@@ -310,7 +315,12 @@ COMMON_ENV = {
 
 def test_indexer_environment():
     variables = env(default_resources(OpenSearchArn=OPENSEARCH_ARNS["aoss"]), "IndexerFunction")
-    assert set(variables) == COMMON_ENV | {"OCR_QUEUE_URL", "INDEXER_CONCURRENCY", "MAX_OBJECT_BYTES"}
+    assert set(variables) == COMMON_ENV | {
+        "OCR_QUEUE_URL",
+        "INDEXER_CONCURRENCY",
+        "MAX_OBJECT_BYTES",
+        "CONTENT_CACHE_BUCKET",
+    }
     assert variables["OPENSEARCH_SERVICE"] == "aoss"
     assert variables["OPENSEARCH_AUTH"] == "sigv4"
     assert variables["MAX_OBJECT_BYTES"] == 67108864
@@ -755,3 +765,37 @@ def test_custom_resource_sample_event_is_what_cloudformation_sends_for_the_templ
     stack_name = event["StackId"].split("/")[1]
     assert resource["Properties"]["ConfigurationId"] == {"Fn::Sub": "docindex-${AWS::StackName}"}
     assert properties["ConfigurationId"] == f"docindex-{stack_name}"
+
+
+def test_content_cache_is_a_private_encrypted_bounded_bucket_only_the_indexer_and_worker_use():
+    resources = default_resources()
+    bucket = resources["ContentCacheBucket"]["Properties"]
+    assert bucket["BucketEncryption"]["ServerSideEncryptionConfiguration"][0]["ServerSideEncryptionByDefault"]
+    assert all(bucket["PublicAccessBlockConfiguration"].values())
+    (rule,) = bucket["LifecycleConfiguration"]["Rules"]
+    assert rule["Status"] == "Enabled" and rule["ExpirationInDays"] == 90
+    policy = resources["ContentCacheBucketPolicy"]["Properties"]["PolicyDocument"]["Statement"]
+    assert policy[0]["Effect"] == "Deny" and policy[0]["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
+    users = set()
+    for owner, statement in iam_statements(resources):
+        if "ContentCacheBucket" in json.dumps(statement.get("Resource")):
+            users.add(owner)
+            assert set(as_list(statement["Action"])) <= {"s3:GetObject", "s3:PutObject", "s3:ListBucket"}
+    assert users == {"IndexerRole", "WorkerTaskRole"}
+
+
+def test_kms_decrypt_is_granted_on_exactly_the_bucket_key_and_only_when_one_is_given():
+    key = "arn:aws:kms:ap-northeast-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+    for role in ("IndexerRole", "WorkerTaskRole"):
+        assert "DecryptDocuments" not in _statements_of(default_resources(), role)
+        statement = _statements_of(default_resources(BucketKmsKeyArn=key), role)["DecryptDocuments"]
+        assert statement["Action"] == "kms:Decrypt"
+        assert statement["Resource"] == key
+        assert "kms:ViaService" in statement["Condition"]["StringEquals"]
+    kms_actions = {
+        action
+        for _, statement in iam_statements(default_resources(BucketKmsKeyArn=key))
+        for action in as_list(statement["Action"])
+        if action.startswith("kms:")
+    }
+    assert kms_actions == {"kms:Decrypt"}

@@ -2,9 +2,11 @@
 
 Accepted SQS bodies (docs/architecture.md, the message):
 
-1. S3 event notification ``{"Records": [{"eventSource": "aws:s3", ...}]}``
+1. S3 event notification ``{"Records": [{"eventSource": "aws:s3", ...}]}``: ObjectCreated,
+   ObjectRemoved, LifecycleExpiration (a removal) and ObjectRestore:Completed (a create)
 2. The S3 test event ``{"Service": "Amazon S3", "Event": "s3:TestEvent"}`` (ignored)
-3. EventBridge S3 events (``"source": "aws.s3"``, Object Created / Object Deleted)
+3. EventBridge S3 events (``"source": "aws.s3"``, Object Created / Object Deleted / Object
+   Restore Completed)
 4. SNS-wrapped S3 notifications (``{"Type": "Notification", "Message": "<json>"}``)
 5. docindex's own backfill/reconcile messages (``{"docindex": "change", ...}``)
 
@@ -36,6 +38,13 @@ from docindex.core.exceptions import PoisonMessageError
 # one width makes plain string comparison (in Python and in DynamoDB
 # condition expressions) do exactly that.
 SEQUENCER_WIDTH = 64
+
+
+# A restored copy of an archived object is readable now: re-index the object. S3 documents the
+# sequencer for PUTs and DELETEs only, so a restore is ordered by its event time (as an
+# observation), which is after the write it restores; its own time keeps it apart from that
+# write for idempotency.
+RESTORE_COMPLETED = "ObjectRestore:Completed"
 
 
 class Action(StrEnum):
@@ -259,14 +268,16 @@ def _from_s3_notification(payload: dict[str, Any]) -> tuple[ObjectChange, ...]:
         if record.event_source != "aws:s3":
             raise PoisonMessageError(f"record from {record.get('eventSource')!r}, not aws:s3")
         event_name = record.event_name
-        if event_name.startswith("ObjectCreated:"):
+        if event_name.startswith("ObjectCreated:") or event_name == RESTORE_COMPLETED:
             action = Action.CREATED
-        elif event_name.startswith("ObjectRemoved:"):
+        elif event_name.startswith(("ObjectRemoved:", "LifecycleExpiration:")):
+            # A lifecycle rule's expiration removes the object (or adds a delete marker) like a DELETE.
             action = Action.REMOVED
         else:
             raise PoisonMessageError(f"unsupported S3 event {event_name!r}")
         obj = record.s3.get_object
         size = obj.get("size")
+        restored = event_name == RESTORE_COMPLETED
         changes.append(
             ObjectChange(
                 bucket=record.s3.bucket.name,
@@ -274,11 +285,12 @@ def _from_s3_notification(payload: dict[str, Any]) -> tuple[ObjectChange, ...]:
                 key=unquote_plus(obj.key),
                 action=action,
                 event_time=normalize_time(record.event_time),
-                sequencer=normalize_sequencer(obj.get("sequencer")),
+                # A restore is not a write: it is ordered by its time (see RESTORE_COMPLETED).
+                sequencer=None if restored else normalize_sequencer(obj.get("sequencer")),
                 version_id=_clean_version(obj.version_id),
                 etag=_clean_etag(obj.etag),
                 size=int(size) if size is not None else None,
-                delete_marker=event_name == "ObjectRemoved:DeleteMarkerCreated",
+                delete_marker=event_name.endswith(":DeleteMarkerCreated"),
                 origin=Origin.S3,
                 event_name=event_name,
                 event_time_until=time_until(record.event_time),
@@ -290,9 +302,9 @@ def _from_s3_notification(payload: dict[str, Any]) -> tuple[ObjectChange, ...]:
 def _from_eventbridge(payload: dict[str, Any]) -> ObjectChange:
     event = S3EventBridgeNotificationEvent(payload)
     detail_type = EventBridgeEvent(payload).detail_type
-    if detail_type == "Object Created":
+    if detail_type in ("Object Created", "Object Restore Completed"):
         action = Action.CREATED
-    elif detail_type == "Object Deleted":
+    elif detail_type == "Object Deleted":  # also a lifecycle expiration (reason "Lifecycle Expiration")
         action = Action.REMOVED
     else:
         raise PoisonMessageError(f"unsupported EventBridge S3 event {detail_type!r}")
@@ -305,7 +317,7 @@ def _from_eventbridge(payload: dict[str, Any]) -> ObjectChange:
         key=obj.key,  # Powertools decodes the key (unquote_plus)
         action=action,
         event_time=normalize_time(event.time),
-        sequencer=normalize_sequencer(raw_obj.get("sequencer")),
+        sequencer=None if detail_type == "Object Restore Completed" else normalize_sequencer(raw_obj.get("sequencer")),
         version_id=_clean_version(raw_obj.get("version-id")),
         etag=_clean_etag(raw_obj.get("etag")),
         size=int(raw_obj["size"]) if raw_obj.get("size") is not None else None,

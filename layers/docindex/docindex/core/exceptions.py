@@ -45,6 +45,14 @@ class ExtractionError(DocIndexError):
         self.detail = detail
 
 
+class ObjectArchivedError(DocIndexError):
+    """S3 refused GetObject with ``InvalidObjectState``: the object is archived until restored.
+
+    Not transient (retrying cannot heal it) and not poison: the document is
+    indexed by name with ``extraction_error: archived``.
+    """
+
+
 class SettingsError(DocIndexError, ValueError):
     """The environment does not describe a usable configuration."""
 

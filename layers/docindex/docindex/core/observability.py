@@ -38,6 +38,13 @@ class Metric:
     BULK_RETRIES = "BulkRetries"
     # A write whose change a delete or a newer change overtook while it waited (never sent).
     OVERTAKEN_WRITES_DROPPED = "OvertakenWritesDropped"
+    # A create whose content identity (ETag and size) matched the indexed version: identity refreshed, body not read.
+    UNCHANGED_CONTENT_SKIPPED = "UnchangedContentSkipped"
+    # The extraction/OCR result cache (docindex/ingest/cache.py), keyed by content hash.
+    CONTENT_CACHE_HITS = "ContentCacheHits"
+    CONTENT_CACHE_MISSES = "ContentCacheMisses"
+    # GetObject refused with InvalidObjectState: indexed by name with extraction_error archived.
+    OBJECTS_ARCHIVED = "ObjectsArchived"
     OCR_PAGES_PROCESSED = "OcrPagesProcessed"
     OCR_JOBS_COMPLETED = "OcrJobsCompleted"
     OCR_JOBS_FAILED = "OcrJobsFailed"

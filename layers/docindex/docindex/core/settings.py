@@ -118,6 +118,10 @@ class Settings(OpenSearchSettings):
     # name with extraction_error "quarantined" instead of being tried again.
     quarantine_after_failures: int = Field(10, alias="QUARANTINE_AFTER_FAILURES", ge=1)
 
+    # Extraction/OCR results by content hash (docindex/ingest/cache.py); unset = no cache.
+    content_cache_bucket: str | None = Field(None, alias="CONTENT_CACHE_BUCKET")
+    content_cache_prefix: str = Field("content-cache/", alias="CONTENT_CACHE_PREFIX")
+
     # Records processed at once inside one invocation (overlaps S3, DynamoDB and
     # OpenSearch round trips with extraction).
     indexer_concurrency: int = Field(8, alias="INDEXER_CONCURRENCY", ge=1, le=64)

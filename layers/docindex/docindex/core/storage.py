@@ -10,6 +10,8 @@ while its document waits for the bulk write.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -20,7 +22,7 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from docindex.core.aws import error_code
-from docindex.core.exceptions import TransientError
+from docindex.core.exceptions import ObjectArchivedError, TransientError
 
 # Errors that mean "this object (version) is not there any more".
 _GONE = {"NoSuchKey", "NoSuchVersion", "404", "NotFound", "MethodNotAllowed", "405"}
@@ -37,6 +39,9 @@ class FetchedObject:
     version_id: str | None
     last_modified: str | None
     data: bytes | None
+    # Lowercase hex SHA-256 of the bytes: S3's full-object checksum when the object has one,
+    # else computed from the body read; None when the body was not read (too large here).
+    content_sha256: str | None = None
 
     def without_data(self) -> FetchedObject:
         """The same metadata without the body (which can then be freed)."""
@@ -95,12 +100,30 @@ class ByteBudget:
             return self._used
 
 
+def s3_sha256(response: dict[str, Any]) -> str | None:
+    """S3's full-object SHA-256 checksum of a GetObject response as lowercase hex, if it has one.
+
+    A multipart upload's composite checksum (``…-N``, ``ChecksumType: COMPOSITE``) is a hash of
+    part hashes, not of the content: it is not used.
+    """
+    value = response.get("ChecksumSHA256")
+    if not value or "-" in value or response.get("ChecksumType") == "COMPOSITE":
+        return None
+    try:
+        digest = base64.b64decode(value, validate=True)
+    except ValueError:
+        return None
+    return digest.hex() if len(digest) == 32 else None
+
+
 def get_object(s3: Any, bucket: str, key: str, *, version_id: str | None = None) -> dict[str, Any] | None:
     """``GetObject`` (the exact version when given); None when the object or version is gone.
 
-    Every other failure is a ``TransientError``: the record (or job) is retried.
+    ``ObjectArchivedError`` when the object is in an archive storage class and not restored;
+    every other failure is a ``TransientError``: the record (or job) is retried. The response
+    carries S3's checksums (``ChecksumMode``), which botocore verifies against the body.
     """
-    params: dict[str, Any] = {"Bucket": bucket, "Key": key}
+    params: dict[str, Any] = {"Bucket": bucket, "Key": key, "ChecksumMode": "ENABLED"}
     if version_id:
         params["VersionId"] = version_id
     return _gone_or_transient("GetObject", bucket, key, lambda: s3.get_object(**params))
@@ -116,6 +139,8 @@ def _gone_or_transient(
         code = error_code(exc)
         if code in _GONE:
             return None
+        if code == "InvalidObjectState":
+            raise ObjectArchivedError(f"{operation} s3://{bucket}/{key}: archived, not restored") from exc
         raise TransientError(f"{operation} s3://{bucket}/{key} failed: {code or exc}") from exc
     except BotoCoreError as exc:
         raise TransientError(f"{operation} s3://{bucket}/{key} failed: {exc}") from exc
@@ -216,4 +241,5 @@ class ObjectStore:
             version_id=response.get("VersionId") if response.get("VersionId") != "null" else None,
             last_modified=_iso(response.get("LastModified")),
             data=data,
+            content_sha256=s3_sha256(response) or (hashlib.sha256(data).hexdigest() if data is not None else None),
         )

@@ -35,7 +35,7 @@ class ExtractionErrorCode(StrEnum):
     """Why a document has no (complete) content (``extraction_error``).
 
     Extractors raise ``ExtractionError`` with the first group; the pipeline
-    itself sets the last two.
+    itself sets the last three.
     """
 
     CORRUPT = "corrupt"
@@ -49,6 +49,9 @@ class ExtractionErrorCode(StrEnum):
     QUARANTINED = "quarantined"
     # OpenSearch refused the full document (mapping, size): indexed by name and metadata.
     INDEX_REJECTED = "index_rejected"
+    # The object is in an archive storage class (Glacier Flexible Retrieval, Deep Archive, an
+    # Intelligent-Tiering archive tier): indexed by name once, re-indexed when a restore completes.
+    ARCHIVED = "archived"
 
 
 # Fields only extraction (the indexer's or the OCR worker's) contributes.
@@ -89,6 +92,9 @@ class IndexDocument:
     page_count: int | None = None
     content_truncated: bool | None = None
     extraction_error: str | None = None
+    # Lowercase hex SHA-256 of the object's bytes: identical copies share it (search --collapse)
+    # and it keys the extraction/OCR result cache.
+    content_sha256: str | None = None
 
     # -- built from a change ------------------------------------------------
 
@@ -104,6 +110,7 @@ class IndexDocument:
         version_id: str | None = None,
         sequencer: str | None = None,
         last_modified: str | None = None,
+        content_sha256: str | None = None,
     ) -> IndexDocument:
         """The fields every document has, with or without content."""
         filename, extension = file_name_parts(key)
@@ -119,6 +126,7 @@ class IndexDocument:
             version_id=version_id,
             sequencer=sequencer,
             last_modified=last_modified,
+            content_sha256=content_sha256,
         )
 
     @classmethod
@@ -135,6 +143,7 @@ class IndexDocument:
             version_id=(fetched.version_id if fetched else None) or change.version_id,
             sequencer=change.sequencer,
             last_modified=(fetched.last_modified if fetched else None) or change.event_time,
+            content_sha256=fetched.content_sha256 if fetched else None,
         )
 
     @classmethod
@@ -186,9 +195,38 @@ class IndexDocument:
         """Indexed now by name (and any text already found); the OCR worker brings the rest."""
         return replace(self, ocr_status=OcrStatus.PENDING, ocr_reason=reason)
 
+    def ocr_done_from_cache(self, status: OcrStatus, reason: str) -> IndexDocument:
+        """The OCR result of the same bytes, taken from the cache: no job, the content is here."""
+        return replace(self, ocr_status=status, ocr_reason=reason)
+
+    def with_content_sha256(self, content_sha256: str) -> IndexDocument:
+        return replace(self, content_sha256=content_sha256)
+
     def quarantined(self) -> IndexDocument:
         """A change that kept failing: findable by name, and says why it has no content."""
         return replace(self, extraction_error=ExtractionErrorCode.QUARANTINED.value)
+
+    def archived(self) -> IndexDocument:
+        """An object S3 cannot serve until it is restored: findable by name, says why it has no content."""
+        return replace(self, extraction_error=ExtractionErrorCode.ARCHIVED.value)
+
+    def with_identity(
+        self,
+        *,
+        version_id: str | None,
+        sequencer: str | None,
+        last_modified: str | None,
+        etag: str | None,
+    ) -> IndexDocument:
+        """The same content re-announced (a re-sync, a metadata edit): only the version's identity changes."""
+        return replace(
+            self,
+            version_id=version_id,
+            sequencer=sequencer or self.sequencer,
+            last_modified=last_modified or self.last_modified,
+            etag=etag or self.etag,
+            indexed_at=now_iso(),
+        )
 
     def without_content(self) -> IndexDocument:
         """The metadata-only fallback for a document OpenSearch refused."""

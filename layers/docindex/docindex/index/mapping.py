@@ -77,6 +77,7 @@ MAPPINGS: dict[str, Any] = {
         "etag": {"type": "keyword"},
         "version_id": {"type": "keyword"},
         "sequencer": {"type": "keyword"},
+        "content_sha256": {"type": "keyword"},
         "last_modified": {"type": "date"},
         "indexed_at": {"type": "date"},
         "title": {"type": "text", "analyzer": "docindex_text"},
@@ -113,6 +114,17 @@ def index_body(*, tier: str = "kuromoji") -> dict[str, Any]:
     }
 
 
+# Fields added to the mapping after indexes were created with it: put on an existing index when
+# the pipeline starts (adding a field is allowed in place; documents written before simply lack it).
+ADDED_FIELDS = ("content_sha256",)
+
+
+def add_fields(client: OpenSearch, name: str) -> None:
+    """Map :data:`ADDED_FIELDS` on an existing index (a no-op when they are mapped already)."""
+    properties = {field: MAPPINGS["properties"][field] for field in ADDED_FIELDS}
+    client.indices.put_mapping(index=name, body={"properties": properties})
+
+
 def ensure_index(client: OpenSearch, name: str) -> str:
     """Create ``{name}-v{N}`` with alias ``name`` unless ``name`` exists.
 
@@ -123,6 +135,7 @@ def ensure_index(client: OpenSearch, name: str) -> str:
     from opensearchpy.exceptions import RequestError
 
     if client.indices.exists(index=name):
+        add_fields(client, name)
         return name
     concrete = f"{name}-v{INDEX_VERSION}"
     for tier in ANALYSIS_TIERS:

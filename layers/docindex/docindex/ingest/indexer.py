@@ -27,14 +27,15 @@ from aws_lambda_powertools.utilities.idempotency import (
 from aws_lambda_powertools.utilities.idempotency.exceptions import IdempotencyAlreadyInProgressError
 
 from docindex.core.changes import Action, ObjectChange, parse_body
-from docindex.core.exceptions import PoisonMessageError, TransientError
+from docindex.core.exceptions import ObjectArchivedError, PoisonMessageError, TransientError
 from docindex.core.observability import Metric, count, logger
 from docindex.core.storage import ByteBudget, FetchedObject, ObjectStore
 from docindex.extract import Deadline, ExtractedDocument, ExtractionLimits, extract
 from docindex.index.bulk import BulkWriter, WriteOutcome
-from docindex.index.documents import IndexDocument, OcrStatus, file_name_parts
+from docindex.index.documents import ExtractionErrorCode, IndexDocument, OcrStatus, file_name_parts
 from docindex.index.store import DocumentStore
 from docindex.ingest.batch import ConcurrentBatchProcessor
+from docindex.ingest.cache import CachedContent, ContentCache
 from docindex.ingest.handoff import OcrJob, OcrQueue
 from docindex.ingest.ledger import Claim, Ledger
 
@@ -77,6 +78,8 @@ class Outcome(StrEnum):
     IGNORED = "ignored"
     DUPLICATE = "duplicate"
     QUARANTINED = "quarantined"
+    UNCHANGED = "unchanged"
+    ARCHIVED = "archived"
 
 
 @dataclass
@@ -115,6 +118,7 @@ class Indexer:
         self.ledger = Ledger(dynamodb, settings.ledger_table_name)
         self.store = ObjectStore(s3)
         self.ocr_queue = OcrQueue(sqs, settings.ocr_queue_url)
+        self.cache = ContentCache(s3, settings.content_cache_bucket, settings.content_cache_prefix)
         self.limits = ExtractionLimits.from_settings(settings)
         self.idempotency_config = IdempotencyConfig(
             event_key_jmespath="dedupe_key",
@@ -251,7 +255,9 @@ class Indexer:
                 if change.action is Action.REMOVED:
                     result = self._remove(change, claim, run)
                 else:
-                    result = self._index(change, claim, run, version_id=change.version_id)
+                    result = self._refresh_unchanged(change, claim, run) or self._index(
+                        change, claim, run, version_id=change.version_id
+                    )
             except Exception:
                 logger.warning("change failed", extra={"attempt": claim.failures + 1})
                 raise
@@ -345,9 +351,19 @@ class Indexer:
         return {"outcome": Outcome.DELETED.value, "found": outcome is WriteOutcome.WRITTEN}
 
     def _index(self, change: ObjectChange, claim: Claim, run: _BatchRun, *, version_id: str | None) -> dict[str, Any]:
+        try:
+            return self._read_and_index(change, claim, run, version_id=version_id)
+        except ObjectArchivedError:
+            # Not a failure to retry: S3 will not serve it until it is restored.
+            return self._index_archived(change, claim, run)
+
+    def _read_and_index(
+        self, change: ObjectChange, claim: Claim, run: _BatchRun, *, version_id: str | None
+    ) -> dict[str, Any]:
         # The event's size is the size of this very version only for a create.
         size_hint = change.size if change.action is Action.CREATED else None
         extracted: ExtractedDocument | None = None
+        cached: CachedContent | None = None
         with self.store.reading(
             change.bucket,
             change.key,
@@ -364,17 +380,27 @@ class Indexer:
                     logger.info("this version no longer exists; skipped (its delete event will follow)")
                 return {"outcome": Outcome.GONE.value}
             if read.data is not None:
+                cached = self.cache.get(read.content_sha256)
+            if read.data is not None and cached is None:
                 filename, _ = file_name_parts(change.key)
                 # Stop extracting while there is still time to write what we have
                 # and report the record; never beyond EXTRACTION_TIMEOUT_SECONDS.
                 budget = min(self.limits.timeout_seconds, max(1.0, run.time_left() - EXTRACTION_MARGIN_SECONDS))
                 extracted = extract(read.data, filename, self.limits, deadline=Deadline(budget))
+                self.cache.put(read.content_sha256, CachedContent.from_extracted(extracted))
             # The body is not needed past extraction: free it (and its share of
             # the budget) before the document waits for its bulk write.
             fetched = read.without_data()
             del read
+        if cached is not None:
+            return self._index_cached(change, claim, run, fetched, cached)
         if extracted is None:
             return self._hand_off(change, claim, run, fetched, reason="too_large", content_type=None)
+        return self._index_extracted(change, claim, run, fetched, extracted)
+
+    def _index_extracted(
+        self, change: ObjectChange, claim: Claim, run: _BatchRun, fetched: FetchedObject, extracted: ExtractedDocument
+    ) -> dict[str, Any]:
         if extracted.ocr_reason:
             return self._hand_off(
                 change,
@@ -402,6 +428,84 @@ class Indexer:
         if extracted.error:
             result["extraction_error"] = extracted.error
         return result
+
+    # -- re-syncs, renames, copies and archives (issue 14) --------------------
+
+    def _refresh_unchanged(self, change: ObjectChange, claim: Claim, run: _BatchRun) -> dict[str, Any] | None:
+        """The same content announced again: refresh the identity fields without reading the body.
+
+        A re-run sync task, a storage-class transition or a metadata edit
+        announces a create whose ETag and size are those of the version already
+        indexed under this key. The index document is where the indexer learns
+        that cheaply and truthfully: one real-time GET by ``_id`` says what was
+        *written* (the ledger only says what was *claimed*, and its etag is
+        already this change's after the claim), and whether that document is
+        complete. Only a complete one is refreshed: pending OCR (its job is
+        stale after this claim), archived, quarantined, rejected or timed-out
+        documents take the full path. The write goes at this claim's
+        generation through the batch's writer, so ordering, ``still_current``
+        and idempotency hold as for any write. None: take the full path.
+        """
+        if not change.etag or change.size is None:
+            return None
+        fields = ["etag", "size", "ocr_status", "extraction_error"]
+        indexed = self.documents.current(change.doc_id, fields=fields, retry_seconds=0)
+        if indexed is None or not _same_complete_content(change, indexed[1]):
+            return None
+        # The whole document is written back at the new generation (external versions need one).
+        current = self.documents.current(change.doc_id, retry_seconds=0)
+        if current is None or not _same_complete_content(change, current[1]):
+            return None
+        doc = IndexDocument.from_source(current[1]).with_identity(
+            version_id=change.version_id,
+            sequencer=change.sequencer,
+            last_modified=change.event_time,
+            etag=change.etag,
+        )
+        outcome = self._write(change, claim, run, doc)
+        if outcome is WriteOutcome.CONFLICT:
+            count(Metric.STALE_EVENTS_SKIPPED)
+            return {"outcome": Outcome.STALE.value}
+        count(Metric.UNCHANGED_CONTENT_SKIPPED)
+        logger.info(
+            "unchanged content: identity refreshed without reading the body",
+            extra={"etag": change.etag, "size": change.size, "indexed_version": current[0]},
+        )
+        return {"outcome": Outcome.UNCHANGED.value}
+
+    def _index_cached(
+        self, change: ObjectChange, claim: Claim, run: _BatchRun, fetched: FetchedObject, cached: CachedContent
+    ) -> dict[str, Any]:
+        """Content seen before (a rename, a move, a copy): indexed from the cache, no extraction, no OCR."""
+        doc = IndexDocument.for_change(change, fetched, content_type=cached.content_type).with_content(
+            text=cached.text,
+            title=cached.title,
+            page_count=cached.page_count,
+            truncated=cached.truncated,
+            error=cached.error,
+        )
+        if cached.ocr_status != OcrStatus.NONE:
+            doc = doc.ocr_done_from_cache(OcrStatus(cached.ocr_status), cached.ocr_reason or "image")
+        outcome = self._write(change, claim, run, doc)
+        if outcome is WriteOutcome.CONFLICT:
+            count(Metric.STALE_EVENTS_SKIPPED)
+            return {"outcome": Outcome.STALE.value}
+        count(Metric.DOCUMENTS_INDEXED)
+        count(Metric.BYTES_INDEXED, fetched.size)
+        logger.info("content seen before: indexed from the cache", extra={"ocr_status": cached.ocr_status})
+        return {"outcome": Outcome.INDEXED.value, "cached": True, "ocr_status": cached.ocr_status}
+
+    def _index_archived(self, change: ObjectChange, claim: Claim, run: _BatchRun) -> dict[str, Any]:
+        """GetObject said ``InvalidObjectState``: indexed by name now, once; a completed restore re-indexes it."""
+        doc = IndexDocument.for_change(change, None, content_type=None).archived()
+        outcome = self._write(change, claim, run, doc)
+        if outcome is WriteOutcome.CONFLICT:
+            count(Metric.STALE_EVENTS_SKIPPED)
+            return {"outcome": Outcome.STALE.value}
+        count(Metric.OBJECTS_ARCHIVED)
+        count(Metric.DOCUMENTS_INDEXED)
+        logger.info("object is archived: indexed by name until a restore completes")
+        return {"outcome": Outcome.ARCHIVED.value}
 
     def _remove_gone(self, change: ObjectChange, claim: Claim, run: _BatchRun) -> dict[str, Any]:
         """The object was deleted after this change was claimed: its document goes now.
@@ -454,6 +558,28 @@ class Indexer:
         count(Metric.OCR_JOBS_QUEUED)
         count(Metric.DOCUMENTS_INDEXED)
         return {"outcome": Outcome.OCR_QUEUED.value, "reason": reason}
+
+
+# Documents whose content a retry or a restore could improve are never "unchanged".
+_INCOMPLETE_ERRORS = frozenset(
+    {
+        ExtractionErrorCode.ARCHIVED,
+        ExtractionErrorCode.QUARANTINED,
+        ExtractionErrorCode.INDEX_REJECTED,
+        ExtractionErrorCode.TIMEOUT,
+        "extractor_failed",
+    }
+)
+
+
+def _same_complete_content(change: ObjectChange, source: dict[str, Any]) -> bool:
+    """Whether the indexed ``source`` is complete content with ``change``'s identity (ETag and size)."""
+    return (
+        source.get("etag") == change.etag
+        and source.get("size") == change.size
+        and source.get("ocr_status") in (OcrStatus.NONE, OcrStatus.DONE)
+        and source.get("extraction_error") not in _INCOMPLETE_ERRORS
+    )
 
 
 _indexer: Indexer | None = None

@@ -25,6 +25,7 @@ Two guards, for two different things:
 
 from __future__ import annotations
 
+import hashlib
 import tempfile
 import threading
 import time
@@ -48,13 +49,14 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from docindex.core.aws import is_conditional_check_failure
 from docindex.core.changes import doc_id as make_doc_id
-from docindex.core.exceptions import JobAbandoned, TransientError
+from docindex.core.exceptions import JobAbandoned, ObjectArchivedError, TransientError
 from docindex.core.observability import Metric, MetricUnit, count, logger, measure
-from docindex.core.storage import get_object
+from docindex.core.storage import get_object, s3_sha256
 from docindex.extract import ExtractionLimits, detect_type
 from docindex.index.bulk import WriteOutcome
 from docindex.index.documents import IndexDocument, OcrStatus, file_name_parts, now_iso
 from docindex.index.store import DocumentStore
+from docindex.ingest.cache import CACHEABLE_ERRORS, CachedContent, ContentCache
 from docindex.ingest.ledger import Ledger, OcrCommit
 from docindex.worker.ocr import DocumentInfo, PageResult, extract_file, probe, process_page
 
@@ -97,6 +99,36 @@ class JobContent:
     ocr_seconds: float = 0.0
     vertical_pages: int = 0
     confidences: list[int] = field(default_factory=list)
+    # Taken from the content cache: the same bytes were recognised before (no pages run now).
+    cached: bool = False
+
+    @classmethod
+    def from_cache(cls, entry: CachedContent) -> JobContent:
+        return cls(
+            status=OcrStatus(entry.ocr_status),
+            text=entry.text,
+            title=entry.title,
+            page_count=entry.page_count,
+            content_type=entry.content_type,
+            truncated=entry.truncated,
+            error=entry.error,
+            cached=True,
+        )
+
+    def cache_entry(self, reason: str) -> CachedContent | None:
+        """What the cache keeps of this result: only complete work the same bytes would give again."""
+        if self.status is not OcrStatus.DONE or (self.error and self.error not in CACHEABLE_ERRORS):
+            return None
+        return CachedContent(
+            ocr_status=self.status.value,
+            content_type=self.content_type,
+            text=self.text,
+            title=self.title,
+            page_count=self.page_count,
+            truncated=self.truncated,
+            error=self.error,
+            ocr_reason=reason,
+        )
 
 
 @dataclass(frozen=True)
@@ -106,6 +138,8 @@ class Downloaded:
     etag: str | None
     version_id: str | None
     last_modified: str | None
+    # S3's full-object SHA-256 when the object has one, else computed from the chunks streamed.
+    content_sha256: str | None = None
 
 
 def lock_seconds(lease_seconds: int) -> int:
@@ -190,6 +224,7 @@ class JobRunner:
         self.options = settings.ocr_options()
         self.limits = ExtractionLimits.from_settings(settings.common)
         self.ledger = Ledger(dynamodb, settings.common.ledger_table_name)
+        self.cache = ContentCache(s3, settings.common.content_cache_bucket, settings.common.content_cache_prefix)
         # A job commits only with at least one heartbeat interval of lease left.
         self.commit_margin = min(settings.heartbeat_seconds, 5.0)
         self.persistence = RenewableDynamoDBPersistence(
@@ -253,10 +288,13 @@ class JobRunner:
         self.documents.ensure()
         deadline = started + self.settings.job_timeout_seconds
         with tempfile.TemporaryDirectory(prefix="docindex-ocr-", dir=self.settings.tmp_dir) as tmp:
-            downloaded = self._download(job, Path(tmp) / "object", lease)
+            try:
+                downloaded = self._download(job, Path(tmp) / "object", lease)
+            except ObjectArchivedError:
+                return self._stale(job, "the object was archived after the job was queued; its restore re-indexes it")
             if downloaded is None:
                 return self._stale(job, "the object version is gone or was replaced")
-            content = self._content(job, downloaded, lease, deadline)
+            content = self._cached_or_computed(job, downloaded, lease, deadline)
         return self._commit(job, doc_id, downloaded=downloaded, content=content, lease=lease, started=started)
 
     def _stale(self, job: OcrJob, why: str) -> dict[str, Any]:
@@ -277,12 +315,15 @@ class JobRunner:
             if not job.version_id and job.etag and etag and etag != job.etag:
                 return None  # overwritten since the job was queued: its own event brings a new job
             size = int(response.get("ContentLength") or 0)
+            digest: Any = hashlib.sha256()
             if size > self.settings.max_object_bytes:
                 path.write_bytes(b"")
+                digest = None
             else:
                 with path.open("wb") as out:
                     for chunk in body.iter_chunks(8 * MiB):
                         out.write(chunk)
+                        digest.update(chunk)
                         if not lease.usable(0):
                             raise JobAbandoned(lease.reason or "lease ended during download")
         except (BotoCoreError, OSError) as exc:
@@ -297,9 +338,20 @@ class JobRunner:
             etag=etag,
             version_id=version_id if version_id and version_id != "null" else None,
             last_modified=last_modified.strftime("%Y-%m-%dT%H:%M:%S.%fZ") if last_modified else None,
+            content_sha256=s3_sha256(response) or (digest.hexdigest() if digest is not None else None),
         )
 
     # -- content -----------------------------------------------------------
+
+    def _cached_or_computed(self, job: OcrJob, downloaded: Downloaded, lease: Lease, deadline: float) -> JobContent:
+        """The same bytes recognised before (a renamed or copied scan): the cached text, no pages run."""
+        entry = self.cache.get(downloaded.content_sha256)
+        if entry is not None and entry.ocr_status == OcrStatus.DONE:
+            logger.info("content seen before: OCR result taken from the cache")
+            return JobContent.from_cache(entry)
+        content = self._content(job, downloaded, lease, deadline)
+        self.cache.put(downloaded.content_sha256, content.cache_entry(job.reason))
+        return content
 
     def _content(self, job: OcrJob, downloaded: Downloaded, lease: Lease, deadline: float) -> JobContent:
         filename, _ = file_name_parts(job.key)
@@ -474,6 +526,8 @@ class JobRunner:
                 sequencer=job.sequencer,
                 last_modified=downloaded.last_modified,
             )
+        if downloaded.content_sha256:
+            base = base.with_content_sha256(downloaded.content_sha256)
         return base.ocr_result(
             status=content.status,
             reason=job.reason,
