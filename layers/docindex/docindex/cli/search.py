@@ -31,6 +31,7 @@ def _search(args: argparse.Namespace) -> int:
             prefix=args.prefix,
             extension=args.extension,
             bucket=args.bucket,
+            collapse=args.collapse,
         )
     except (CommandError, OpenSearchException) as exc:
         print(f"docindex search: {exc}", file=sys.stderr)
@@ -48,6 +49,8 @@ def _search(args: argparse.Namespace) -> int:
         print(f"{score:>6}  s3://{hit['bucket']}/{hit['key']}{status}{error}")
         if hit.get("snippet"):
             print(f"        {' '.join(hit['snippet'].split())}")
+        if hit.get("also_in"):
+            print(f"        also in: {', '.join(hit['also_in'])}")
     return 0
 
 
@@ -71,6 +74,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--prefix", help="only keys under this prefix")
     parser.add_argument("--extension", help="only files with this extension (pdf, docx, ...)")
     parser.add_argument("--bucket", help="only documents of this bucket (an index may hold several)")
+    parser.add_argument(
+        "--collapse",
+        action="store_true",
+        help="identical copies (same content) are one result, followed by 'also in:' and the other copies",
+    )
     group = parser.add_argument_group(
         "where the index is",
         "A CloudFormation stack (--stack, or DOCINDEX_STACK), else the local run's env file "

@@ -69,7 +69,8 @@ class DocumentStore:
         def get() -> dict[str, Any] | None:
             kwargs: dict[str, Any] = {"_source_includes": fields} if fields is not None else {}
             try:
-                return cast("dict[str, Any]", self.client.get(index=self.index, id=doc_id, **kwargs))
+                # 404 is an answer here (asked for every create), not a failure to log.
+                return cast("dict[str, Any]", self.client.get(index=self.index, id=doc_id, ignore=[404], **kwargs))
             except NotFoundError:
                 return None
 
