@@ -102,7 +102,7 @@ def test_a_renamed_scan_is_indexed_from_the_cache_with_its_text_and_no_ocr_job(
     # Given a scan indexed and OCR'd under its first name
     old, new = "スキャン/契約書.png", "スキャン/2026年度/契約書.png"
     scan = samples.make_scan_png(REPORT_LINES[:2], dpi=300, page=CARD_INCHES, **LAYOUT)
-    indexer, counting = counting_indexer(stack)
+    indexer, _counting = counting_indexer(stack)
     assert invoke(indexer, sqs_event(upload(stack, old, scan, sequencer=SEQ[1]))) == set()
     assert make_worker(stack).poll_once(wait_seconds=1) == 1
     recognised = stack.doc(old)
@@ -265,3 +265,45 @@ def test_an_archived_object_is_indexed_by_name_once_and_reindexed_on_restore(sta
     assert doc is not None
     assert "extraction_error" not in doc["_source"]
     assert "売上高" in doc["_source"]["content"]
+
+
+def test_a_stuck_pending_document_is_found_and_repaired_by_reconcile(
+    stack: Stack, make_worker: WorkerFactory, tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+    import time
+
+    from docindex.cli import main
+    from docindex.ops.envfile import write_env_file
+
+    # Given a scan whose OCR job died (gone from the OCR queue: dead-lettered and expired)
+    key = "スキャン/止まった.png"
+    scan = samples.make_scan_png(REPORT_LINES[3:4], dpi=300, page=CARD_INCHES, **LAYOUT)
+    assert invoke(build_indexer(stack), sqs_event(upload(stack, key, scan, sequencer=SEQ[1]))) == set()
+    assert len(stack.messages("OCR_QUEUE_URL", delete=True)) == 1
+    env_file = tmp_path / "docindex.env"
+    write_env_file(env_file, stack.settings_env())
+    time.sleep(1.2)  # older than the threshold below
+
+    def reconcile(*extra: str) -> tuple[int, dict[str, Any]]:
+        code = main(["reconcile", "--env-file", str(env_file), "--json", "--pending-after", "1", *extra])
+        return code, json.loads(capsys.readouterr().out)
+
+    # When reconcile runs, it reports it (the bucket/index merge alone counts it in sync)
+    code, report = reconcile()
+    assert report["in_step"] is True
+    assert report["pending_ocr"]["stuck"] == 1
+    assert report["pending_ocr"]["samples"][0]["key"] == key
+    assert code == 1
+    # When reconcile --fix runs, the job is queued again and the worker completes the document
+    code, report = reconcile("--fix")
+    assert report["pending_ocr"]["requeued"] == 1
+    assert make_worker(stack).poll_once(wait_seconds=1) == 1
+    doc = stack.doc(key)
+    assert doc is not None
+    assert doc["_source"]["ocr_status"] == "done"
+    # Then the next reconcile finds nothing pending
+    code, report = reconcile()
+    assert report["pending_ocr"]["stuck"] == 0
+    assert report["distinct_contents"] == 1
+    assert code == 0

@@ -50,6 +50,14 @@ def register(subparsers: Any) -> None:
         metavar="N",
         help="with --fix: hold back while the ingest queue holds more than N messages (default 100000; 0 = never)",
     )
+    parser.add_argument(
+        "--pending-after",
+        type=int,
+        default=None,
+        metavar="SECONDS",
+        help="report documents pending OCR for longer than this (default 21600 = 6 h; 0 = skip); "
+        "with --fix their OCR jobs are queued again",
+    )
     parser.add_argument("--samples", type=int, default=10, metavar="N", help="example keys shown per kind (default 10)")
     parser.add_argument("--report", type=Path, metavar="PATH", help="write every difference to PATH (JSON lines)")
     parser.add_argument("--page-size", type=int, default=1000, help=argparse.SUPPRESS)
@@ -125,14 +133,76 @@ def _run(args: argparse.Namespace) -> int:
             on_progress=progress,
         )
         report = reconciler.run()
+    pending = _stuck_pending(args, deployment, clients, opensearch)
     data = report.to_dict()
+    if pending is not None:
+        data["pending_ocr"] = pending.to_dict(max(0, args.samples))
+    data["distinct_contents"] = _distinct_contents(opensearch, deployment, args.prefix)
     if waiting is not None:
         data["ingest_queue_depth_at_start"] = waiting
     if args.json:
         _ops.emit_json(data)
     else:
         _render(report, out, waiting, args.report)
-    return _ops.EXIT_OK if report.in_step else _ops.EXIT_FINDINGS
+        _render_pending(pending, data["distinct_contents"], out)
+    in_step = report.in_step and not (pending and pending.stuck)
+    return _ops.EXIT_OK if in_step else _ops.EXIT_FINDINGS
+
+
+def _stuck_pending(args: argparse.Namespace, deployment: Any, clients: Any, opensearch: Any) -> Any:
+    """Documents pending OCR too long; with --fix their jobs are queued again. None when skipped."""
+    from docindex.ingest.handoff import OcrQueue
+    from docindex.ingest.ledger import Ledger
+    from docindex.ops.pending import DEFAULT_PENDING_AFTER_SECONDS, PendingReport, find_stuck_pending, requeue_ocr
+
+    seconds = DEFAULT_PENDING_AFTER_SECONDS if args.pending_after is None else args.pending_after
+    if seconds <= 0:
+        return None
+    report = PendingReport(older_than_seconds=seconds)
+    report.stuck = find_stuck_pending(
+        opensearch, deployment.opensearch_index, deployment.bucket, older_than_seconds=seconds, prefix=args.prefix
+    )
+    if args.fix and report.stuck:
+        if not (deployment.ocr_queue_url and deployment.ledger_table):
+            raise CommandError("re-queueing OCR jobs needs the OCR queue and the ledger table: give --stack")
+        ledger = Ledger(clients.client("dynamodb"), deployment.ledger_table)
+        requeue_ocr(
+            report,
+            bucket=deployment.bucket,
+            ledger=ledger,
+            queue=OcrQueue(clients.client("sqs"), deployment.ocr_queue_url),
+        )
+    return report
+
+
+def _distinct_contents(opensearch: Any, deployment: Any, prefix: str) -> int | None:
+    from docindex.ops.pending import distinct_contents
+
+    try:
+        return distinct_contents(opensearch, deployment.opensearch_index, deployment.bucket, prefix=prefix)
+    except Exception:  # noqa: BLE001 - an index without content_sha256 mapped: reported as unknown
+        return None
+
+
+def _render_pending(pending: Any, distinct: int | None, out: _ops.Output) -> None:
+    if distinct is not None:
+        out.line(f"distinct contents: {distinct:,} (identical copies count once; `docindex search --collapse`)")
+    if pending is None:
+        return
+    hours = pending.older_than_seconds / 3600
+    if not pending.stuck:
+        out.line(f"no document pending OCR for more than {hours:g} h", style="green")
+        return
+    out.line(f"{len(pending.stuck):,} document(s) pending OCR for more than {hours:g} h:", style="yellow")
+    for sample in pending.stuck[:10]:
+        out.line(f"  {sample.key}  indexed_at={sample.indexed_at}", style="dim")
+    if pending.requeued or pending.skipped:
+        out.line(
+            f"queued {pending.requeued:,} OCR job(s) again; {pending.skipped:,} skipped (a newer change holds them)",
+            style="yellow",
+        )
+    else:
+        out.line("`docindex reconcile --fix` queues their OCR jobs again", style="yellow")
 
 
 def _render(report: Any, out: _ops.Output, waiting: int | None, report_path: Path | None) -> None:
