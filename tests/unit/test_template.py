@@ -773,9 +773,11 @@ def test_content_cache_is_a_private_encrypted_bounded_bucket_only_the_indexer_an
     assert bucket["BucketEncryption"]["ServerSideEncryptionConfiguration"][0]["ServerSideEncryptionByDefault"]
     assert all(bucket["PublicAccessBlockConfiguration"].values())
     (rule,) = bucket["LifecycleConfiguration"]["Rules"]
-    assert rule["Status"] == "Enabled" and rule["ExpirationInDays"] == 90
+    assert rule["Status"] == "Enabled"
+    assert rule["ExpirationInDays"] == 90
     policy = resources["ContentCacheBucketPolicy"]["Properties"]["PolicyDocument"]["Statement"]
-    assert policy[0]["Effect"] == "Deny" and policy[0]["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
+    assert policy[0]["Effect"] == "Deny"
+    assert policy[0]["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
     users = set()
     for owner, statement in iam_statements(resources):
         if "ContentCacheBucket" in json.dumps(statement.get("Resource")):
