@@ -149,3 +149,43 @@ def test_time_until_is_the_last_moment_a_coarse_time_may_stand_for() -> None:
     assert time_until("2026-11-20T09:00:05.123Z") == "2026-11-20T09:00:05.123999Z"  # S3: milliseconds
     assert time_until("2026-11-20T09:00:05.123456Z") is None  # exact
     assert time_until(None) is None
+
+
+@pytest.mark.parametrize(
+    ("event", "delete_marker"),
+    [("LifecycleExpiration:Delete", False), ("LifecycleExpiration:DeleteMarkerCreated", True)],
+)
+def test_a_lifecycle_expiration_is_a_removal(event: str, delete_marker: bool) -> None:
+    change = parse_one(s3_notification(BUCKET, "old/report.txt", event=event, sequencer="0062A1B2C3D4E5F601"))
+    assert change.action is Action.REMOVED
+    assert change.delete_marker is delete_marker
+    assert change.sequencer == normalize_sequencer("0062A1B2C3D4E5F601")
+
+
+def test_a_lifecycle_expiration_by_eventbridge_is_a_removal() -> None:
+    change = parse_one(
+        eventbridge(BUCKET, "old/report.txt", detail_type="Object Deleted", reason="Lifecycle Expiration")
+    )
+    assert change.action is Action.REMOVED
+
+
+@pytest.mark.parametrize("shape", ["s3", "eventbridge"])
+def test_a_completed_restore_is_a_create_ordered_by_its_time_not_a_sequencer(shape: str) -> None:
+    key = "archive/2019.pdf"
+    body = (
+        s3_notification(BUCKET, key, event="ObjectRestore:Completed", sequencer="0062A1B2C3D4E5F601", etag="abc")
+        if shape == "s3"
+        else eventbridge(BUCKET, key, detail_type="Object Restore Completed", sequencer="0062A1B2C3D4E5F601")
+    )
+    change = parse_one(body)
+    assert change.action is Action.CREATED
+    assert change.sequencer is None
+    # apart from the create it restores, for idempotency
+    create = parse_one(s3_notification(BUCKET, key, sequencer="0062A1B2C3D4E5F601", etag="abc"))
+    assert change.dedupe_key != create.dedupe_key
+
+
+@pytest.mark.parametrize("event", ["ObjectRestore:Post", "ObjectTagging:Put", "Replication:OperationFailedReplication"])
+def test_other_s3_events_stay_poison(event: str) -> None:
+    with pytest.raises(PoisonMessageError):
+        parse_body(json.dumps(s3_notification(BUCKET, "a.txt", event=event)))
