@@ -53,8 +53,8 @@ class CountingS3:
         self.bytes: Counter[str] = Counter()
 
     def get_object(self, **params: Any) -> Any:
+        self.gets[params["Bucket"]] += 1  # a miss (NoSuchKey) is a billed request too
         response = self._client.get_object(**params)
-        self.gets[params["Bucket"]] += 1
         self.bytes[params["Bucket"]] += int(response.get("ContentLength") or 0)
         return response
 
