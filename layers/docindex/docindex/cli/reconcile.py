@@ -8,13 +8,15 @@ again once the queue has drained), 2 the comparison could not run.
 from __future__ import annotations
 
 import argparse
-import sys
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 from docindex.cli import _ops
 from docindex.core.exceptions import CommandError
+
+# The ``--json`` schema's version (docs/operations.md, "JSON output").
+JSON_VERSION = 1
 
 
 def register(subparsers: Any) -> None:
@@ -41,30 +43,30 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--prefix", default="", help="only keys under this prefix")
     parser.add_argument("--fix", action="store_true", help="enqueue repairs for every difference found")
     parser.add_argument(
-        "--rate", type=float, default=200.0, metavar="N", help="with --fix: at most N repairs per second (default 200)"
+        "--rate",
+        type=_ops.bounded_float(0),
+        default=200.0,
+        metavar="N",
+        help="with --fix: at most N repairs per second (default 200)",
     )
     parser.add_argument(
         "--max-backlog",
-        type=int,
+        type=_ops.bounded_int(0),
         default=100_000,
         metavar="N",
         help="with --fix: hold back while the ingest queue holds more than N messages (default 100000; 0 = never)",
     )
-    parser.add_argument("--samples", type=int, default=10, metavar="N", help="example keys shown per kind (default 10)")
+    parser.add_argument(
+        "--samples",
+        type=_ops.bounded_int(0, 10_000),
+        default=10,
+        metavar="N",
+        help="example keys shown per kind (default 10)",
+    )
     parser.add_argument("--report", type=Path, metavar="PATH", help="write every difference to PATH (JSON lines)")
     parser.add_argument("--page-size", type=int, default=1000, help=argparse.SUPPRESS)
     _ops.add_output_options(parser, progress=True)
     parser.set_defaults(func=run)
-
-
-def run(args: argparse.Namespace) -> int:
-    from docindex.core.exceptions import ReconcileError
-
-    try:
-        return _run(args)
-    except (CommandError, ReconcileError) as exc:
-        print(f"docindex reconcile: {exc}", file=sys.stderr)
-        return _ops.EXIT_FAIL
 
 
 def _queue_depth(sqs: Any, url: str) -> int | None:
@@ -78,7 +80,7 @@ def _queue_depth(sqs: Any, url: str) -> int | None:
         return None
 
 
-def _run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     from docindex.ops.enqueue import BacklogGuard, ChangeSender, RateLimiter
     from docindex.ops.reconcile import Reconciler, count_documents
 
@@ -99,6 +101,7 @@ def _run(args: argparse.Namespace) -> int:
     except Exception:  # noqa: BLE001 - only an estimate for the progress bar; the run reports the real error
         estimate = None
     if not args.json:
+        _ops.print_settings(deployment)
         out.line(
             f"reconcile s3://{deployment.bucket}/{args.prefix} with index {deployment.opensearch_index} "
             f"({deployment.opensearch_endpoint})" + (" — fixing" if args.fix else "")
@@ -125,7 +128,7 @@ def _run(args: argparse.Namespace) -> int:
             on_progress=progress,
         )
         report = reconciler.run()
-    data = report.to_dict()
+    data = {"version": JSON_VERSION, **report.to_dict(), "settings": _ops.settings_json(deployment)}
     if waiting is not None:
         data["ingest_queue_depth_at_start"] = waiting
     if args.json:

@@ -2,7 +2,9 @@
 
 A check whose facts cannot be gathered still gets a verdict: SKIP when the
 check cannot run here (``Unsupported``, or an endpoint without the API), FAIL
-when a resource is missing, WARN when the reading failed for another reason.
+when a resource is missing or the reading failed for another reason ("could not
+check": a monitor must page on it). Missing credentials and an unreachable AWS
+endpoint are not per-check findings: they stop the run (the CLI prints one line, exit 2).
 """
 
 from __future__ import annotations
@@ -121,8 +123,11 @@ def _guard(check_id: str, title: str, judge: Callable[[], Check]) -> Check:
     except Unsupported as exc:
         return Check(check_id, title, Status.SKIP, str(exc))
     except Exception as exc:
+        from botocore.exceptions import EndpointConnectionError, NoCredentialsError, PartialCredentialsError
         from opensearchpy.exceptions import OpenSearchException
 
+        if isinstance(exc, EndpointConnectionError | NoCredentialsError | PartialCredentialsError):
+            raise  # nothing can be checked: one line from the CLI, not twelve identical findings
         known = (ClientError, BotoCoreError, OSError, ValueError, KeyError, OpenSearchException)
         if not isinstance(exc, known) and not is_unsupported(exc):
             raise
@@ -141,4 +146,6 @@ def _error_check(check_id: str, title: str, exc: Exception) -> Check:
         code = error_code(exc)
         if any(word in code for word in ("NonExistent", "DoesNotExist", "NoSuch", "NotFound")):
             return Check(check_id, title, Status.FAIL, f"not found: {code}: {exc}")
-    return Check(check_id, title, Status.WARN, f"could not check: {type(exc).__name__}: {exc}")
+    check = Check(check_id, title, Status.FAIL, f"could not check: {type(exc).__name__}: {exc}")
+    check.data["could_not_check"] = True
+    return check
