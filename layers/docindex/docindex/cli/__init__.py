@@ -90,6 +90,9 @@ def _command_name(args: argparse.Namespace) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # Before any module builds its Powertools logger: INFO lines only with -v.
+    os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "INFO" if {"-v", "--verbose"} & set(argv) else "WARNING")
     parser = build_parser()
     args = parser.parse_args(argv)
     verbose = bool(getattr(args, "verbose", False))

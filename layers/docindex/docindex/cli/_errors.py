@@ -40,7 +40,7 @@ def _operation(exc: BaseException) -> str:
     return f" ({name})" if name else ""
 
 
-def _botocore(exc: BaseException) -> str | None:  # noqa: PLR0911 - one return per error class
+def _botocore(exc: BaseException) -> str | None:  # noqa: PLR0911, PLR0912 - one return per error class
     try:
         from botocore import exceptions as be
     except ImportError:  # pragma: no cover - boto3 is a dependency
@@ -72,6 +72,11 @@ def _botocore(exc: BaseException) -> str | None:  # noqa: PLR0911 - one return p
         code, message = error_code(exc), _first_line(error_message(exc))
         if code in _CREDENTIAL_CODES:
             return f"AWS rejected the credentials{_operation(exc)}: {code}: {message}; {NO_CREDENTIALS_FIX}"
+        if code in ("404", "NoSuchBucket", "NotFound") or "NonExistent" in code or "DoesNotExist" in code:
+            return (
+                f"AWS{_operation(exc)}: not found ({code}): {message}; check the resource names "
+                "(flags, the env file or the stack's outputs: `settings:` shows which gave what)"
+            )
         if code in _DENIED_CODES or code.endswith("AccessDenied"):
             return (
                 f"AWS denied access{_operation(exc)}: {message}; use a role or profile allowed to read the "
@@ -156,6 +161,8 @@ def describe(exc: BaseException) -> str:  # noqa: PLR0911 - one return per error
             "no AWS credentials to sign the OpenSearch requests (SigV4): set OPENSEARCH_AUTH=none for a local "
             f"endpoint, or {NO_CREDENTIALS_FIX}"
         )
+    if isinstance(exc, ValueError) and str(exc).startswith("Invalid endpoint"):
+        return f"{_first_line(str(exc))}: AWS_ENDPOINT_URL must start with http:// or https://"
     if isinstance(exc, FileNotFoundError | PermissionError | IsADirectoryError):
         return f"{exc.strerror}: {exc.filename}"
     if isinstance(exc, OSError):

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from docindex.core.clients import AwsClients
-from docindex.core.exceptions import CommandError
+from docindex.core.exceptions import CommandError, SettingsError
 from docindex.ops.deployment import Deployment
 
 DEFAULT_ENV_FILE = Path(".docindex/local.env")
@@ -200,6 +200,7 @@ def resolve(args: argparse.Namespace) -> tuple[Deployment, AwsClients]:
     stack_deployment = None
     if stack:
         endpoint_url = exported.get("AWS_ENDPOINT_URL") or file_values.get("AWS_ENDPOINT_URL")
+        _check_endpoints(Deployment(endpoint_url=endpoint_url, origins={"endpoint_url": "the environment"}))
         stack_deployment = Deployment.from_stack(
             clients.client("cloudformation"), stack, region=region, endpoint_url=endpoint_url
         )
@@ -210,7 +211,17 @@ def resolve(args: argparse.Namespace) -> tuple[Deployment, AwsClients]:
         stack=stack_deployment,
         default_region=region,
     )
+    _check_endpoints(deployment)
     return deployment, clients
+
+
+def _check_endpoints(deployment: Deployment) -> None:
+    """An endpoint without its scheme is a configuration error, named with where it came from."""
+    for name, variable in (("endpoint_url", "AWS_ENDPOINT_URL"), ("opensearch_endpoint", "OPENSEARCH_ENDPOINT")):
+        value = getattr(deployment, name)
+        if value and not str(value).startswith(("http://", "https://")):
+            origin = deployment.origins.get(name, "the settings")
+            raise SettingsError(f"{variable} {value!r} (from {origin}) must start with http:// or https://")
 
 
 def settings_json(deployment: Deployment) -> dict[str, Any]:

@@ -128,6 +128,7 @@ def run(args: argparse.Namespace) -> int:
     queue_url = deployment.ingest_queue_url
     if not queue_url and not args.dry_run:
         raise CommandError("no ingest queue: give --queue-url or --stack (or use --dry-run)")
+    _preflight(args, deployment, clients)
     checkpoint = _checkpoint(args, {**source.identity(), "queue": queue_url or ""})
     if not args.json:
         _ops.print_settings(deployment)
@@ -184,6 +185,15 @@ def run(args: argparse.Namespace) -> int:
     else:
         _render(result, out, _resume_hint(args))
     return {"interrupted": _ops.EXIT_INTERRUPTED, "error": _ops.EXIT_FAIL}.get(result.stopped or "", _ops.EXIT_OK)
+
+
+def _preflight(args: argparse.Namespace, deployment: Any, clients: Any) -> None:
+    """Reach the bucket and the queue once before starting: an endpoint that is down, missing credentials or
+    a missing bucket is one line (exit 2), not a run that stops on its first batch."""
+    if not args.inventory and deployment.bucket:
+        clients.client("s3").head_bucket(Bucket=deployment.bucket)
+    if deployment.ingest_queue_url and not args.dry_run:
+        clients.client("sqs").get_queue_attributes(QueueUrl=deployment.ingest_queue_url, AttributeNames=["QueueArn"])
 
 
 def _already_completed(args: argparse.Namespace, checkpoint: Any, source: Any, deployment: Any) -> int:

@@ -11,6 +11,7 @@ import argparse
 from typing import Any
 
 from docindex.cli import _ops
+from docindex.core.exceptions import CommandError
 
 STYLES = {"changed": "green", "unchanged": "dim", "planned": "cyan", "skipped": "yellow", "failed": "bold red"}
 
@@ -75,6 +76,11 @@ def _control(args: argparse.Namespace) -> Any:
     from docindex.ops.pause import PipelineControl
 
     deployment, clients = _ops.resolve(args)
+    if not (deployment.function_name or deployment.ingest_queue_url or deployment.ecs_service):
+        raise CommandError(
+            "nothing to pause or resume: no indexer function, ingest queue or OCR worker service is configured; "
+            "give --stack NAME (or DOCINDEX_STACK), or run `docindex local up`"
+        )
     return PipelineControl(deployment, clients, wait_seconds=max(0.0, args.wait))
 
 

@@ -69,6 +69,20 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(func=run)
 
 
+def _bucket_total(args: argparse.Namespace, deployment: Any, clients: Any) -> int | None:
+    """How many objects the comparison will walk: CloudWatch's daily count on AWS (whole bucket only), a
+    counting pass locally (cheap there); None when unknown (the bar then shows count and rate only)."""
+    from docindex.ops.backfill.run import estimate_object_count
+
+    if deployment.is_local:
+        paginator = clients.client("s3").get_paginator("list_objects_v2")
+        pages = paginator.paginate(Bucket=deployment.bucket, Prefix=args.prefix)
+        return sum(int(page.get("KeyCount", 0)) for page in pages)
+    if args.prefix:
+        return None
+    return estimate_object_count(clients.client("cloudwatch"), deployment.bucket)
+
+
 def _queue_depth(sqs: Any, url: str) -> int | None:
     from botocore.exceptions import BotoCoreError, ClientError
 
@@ -92,14 +106,14 @@ def run(args: argparse.Namespace) -> int:
     if args.fix and not queue_url:
         raise CommandError("--fix needs the ingest queue: give --queue-url or --stack")
     sqs = clients.client("sqs")
+    s3 = clients.client("s3")
+    # Reach both sides once before printing anything: an endpoint that is down, missing credentials or a
+    # missing bucket or index is one line (exit 2).
+    s3.head_bucket(Bucket=deployment.bucket)
+    count_documents(opensearch, deployment.opensearch_index, deployment.bucket, prefix=args.prefix)
     waiting = _queue_depth(sqs, queue_url) if queue_url else None
     out = _ops.Output(progress=not (args.json or args.no_progress))
-    try:
-        estimate: int | None = count_documents(
-            opensearch, deployment.opensearch_index, deployment.bucket, prefix=args.prefix
-        )
-    except Exception:  # noqa: BLE001 - only an estimate for the progress bar; the run reports the real error
-        estimate = None
+    total = _bucket_total(args, deployment, clients) if out.show_progress else None
     if not args.json:
         _ops.print_settings(deployment)
         out.line(
@@ -108,13 +122,14 @@ def run(args: argparse.Namespace) -> int:
         )
     with ExitStack() as stack:
         report_file = stack.enter_context(args.report.open("w", encoding="utf-8")) if args.report else None
-        bar = stack.enter_context(out.progress(f"reconcile {deployment.bucket}", total=estimate, unit="objects"))
+        # The bar counts the bucket's objects against the bucket's total (when it is known), never the index's.
+        bar = stack.enter_context(out.progress(f"reconcile {deployment.bucket}", total=total, unit="objects"))
 
         def progress(objects: int, documents: int, differences: int) -> None:
             bar.update(objects, status=f"{documents:,} docs, {differences:,} differences")
 
         reconciler = Reconciler(
-            s3=clients.client("s3"),
+            s3=s3,
             opensearch=opensearch,
             bucket=deployment.bucket,
             index=deployment.opensearch_index,

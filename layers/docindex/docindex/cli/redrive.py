@@ -114,6 +114,9 @@ def run(args: argparse.Namespace) -> int:
     request = RedriveRequest.from_event({k: v for k, v in fields.items() if v is not None})
     # Through the module: tests replace wiring.get_service.
     summary = wiring.get_service().run(request)
+    unreachable = _could_not_run(summary)
+    if unreachable and not args.json:
+        raise CommandError(unreachable)
     if args.json:
         from docindex.cli._ops import emit_json, settings_json
 
@@ -123,7 +126,25 @@ def run(args: argparse.Namespace) -> int:
 
         print_settings(deployment)
         print("\n".join(safe_text(line) for line in render(summary).splitlines()))
-    return 1 if summary.has_errors else 0
+    return 2 if unreachable else 1 if summary.has_errors else 0
+
+
+def _could_not_run(summary: RedriveSummary) -> str | None:
+    """One line when every DLQ failed for want of AWS itself (endpoint down, no credentials), else None."""
+    from docindex.cli._errors import NO_CREDENTIALS_FIX
+
+    reasons = {r.reason for r in summary.results if r.status == "error"}
+    if not summary.results or len(reasons) != 1 or any(r.status != "error" for r in summary.results):
+        return None
+    reason, message = reasons.pop(), summary.results[0].message or ""
+    if reason == "endpoint_unreachable":
+        return (
+            f"cannot reach AWS ({message}): for the local run, start it with `docindex local up`; "
+            "on AWS, check the network and --region"
+        )
+    if reason == "access_denied" and "credentials" in message.lower():
+        return f"no AWS credentials ({message}): {NO_CREDENTIALS_FIX}"
+    return None
 
 
 def render(summary: RedriveSummary) -> str:

@@ -344,7 +344,10 @@ def opensearch_client_for(deployment: Deployment, *, timeout: float = 30.0) -> A
     from docindex.core.settings import OpenSearchSettings
 
     if not deployment.opensearch_endpoint:
-        raise DeploymentError("no OpenSearch endpoint (OPENSEARCH_ENDPOINT, --opensearch-endpoint or --stack)")
+        raise DeploymentError(
+            "no OpenSearch endpoint: give --stack NAME or --opensearch-endpoint URL, set OPENSEARCH_ENDPOINT, "
+            "or run `docindex local up` (it writes .docindex/local.env)"
+        )
     settings = OpenSearchSettings.model_validate(
         {
             "OPENSEARCH_ENDPOINT": deployment.opensearch_endpoint,
