@@ -153,6 +153,7 @@ def run_local(
     max_seconds: float | None = None,
     with_worker: bool = True,
     on_progress: Any = None,
+    progress_every: float = 2.0,
 ) -> Any:
     """Apply the env file and poll the local queues into the real handlers.
 
@@ -192,7 +193,7 @@ def run_local(
                 depths = []
             on_progress(stats, elapsed, depths)
 
-    return runner.run(once=once, max_seconds=max_seconds, on_progress=report)
+    return runner.run(once=once, max_seconds=max_seconds, on_progress=report, progress_every=progress_every)
 
 
 def local_worker() -> Any:

@@ -72,13 +72,23 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _CurrentStderr:
+    """Whatever ``sys.stderr`` is when a log line is written (not the one of the first call: tests swap it)."""
+
+    def write(self, text: str) -> int:
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
+
+
 def _quiet_logs(verbose: bool) -> None:
     """Command output goes to stdout; Powertools' JSON logs go to stderr, warnings only by default."""
     from docindex.core.observability import logger
 
     handler = logger.registered_handler
     if isinstance(handler, logging.StreamHandler):
-        handler.setStream(sys.stderr)
+        handler.setStream(_CurrentStderr())
     level = "INFO" if verbose else os.environ.get("POWERTOOLS_LOG_LEVEL", "WARNING")
     logger.setLevel(level)
 

@@ -58,16 +58,12 @@ def _up(args: argparse.Namespace) -> int:
 
 
 def _progress_printer(enabled: bool) -> Any:
-    """A status line on stderr: rewritten in place on a terminal, a new line every 10 s otherwise."""
+    """A status line on stderr: rewritten in place on a terminal, one line each time otherwise."""
     if not enabled:
         return None
     tty = sys.stderr.isatty()
-    last = [0.0]
 
     def show(stats: Any, elapsed: float, depths: list[int]) -> None:
-        if not tty and elapsed - last[0] < 10.0:
-            return
-        last[0] = elapsed
         rate = stats.records / elapsed if elapsed > 0 else 0.0
         queues = "?" if not depths else f"{depths[0]:,}" + (f" (OCR {depths[1]:,})" if len(depths) > 1 else "")
         line = (
@@ -111,6 +107,7 @@ def _run(args: argparse.Namespace) -> int:
         max_seconds=args.max_seconds,
         with_worker=not args.no_worker,
         on_progress=_progress_printer(not (args.json or args.no_progress)),
+        progress_every=args.progress_interval or (1.0 if sys.stderr.isatty() else 10.0),
     )
     if not (args.json or args.no_progress) and sys.stderr.isatty():
         print(file=sys.stderr)  # end the status line
@@ -183,6 +180,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     run.add_argument("--batch-size", type=_ops.bounded_int(1, 10_000), default=10)
     run.add_argument("--max-seconds", type=_ops.bounded_float(0), default=None, help="stop after this long")
     run.add_argument("--no-progress", action="store_true", help="no progress line on stderr")
+    run.add_argument(
+        "--progress-interval",
+        type=_ops.bounded_float(0.1, 3600),
+        metavar="S",
+        help="seconds between progress lines (default 1 on a terminal, 10 otherwise)",
+    )
     run.add_argument("--no-worker", action="store_true", help="do not run the OCR worker")
     run.set_defaults(func=_run)
 

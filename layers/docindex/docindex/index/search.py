@@ -67,7 +67,9 @@ _SPECIAL = re.compile(r'[|+"()*~\\]')
 
 
 def _word(text: str) -> str:
-    return _SPECIAL.sub(" ", text).strip()
+    """The text without query operators; empty when nothing searchable (no letter or digit) is left."""
+    cleaned = " ".join(_SPECIAL.sub(" ", text).split())
+    return cleaned if re.search(r"\w", cleaned) else ""
 
 
 def parse_query(text: str) -> ParsedQuery:
