@@ -112,17 +112,17 @@ def build_case(command: str, failure: str, workdir: Path) -> Case:
     if failure == "bad endpoint":
         # Exported without the scheme: they win over the (otherwise fine) env file.
         env |= {"OPENSEARCH_ENDPOINT": f"127.0.0.1:{port}", "AWS_ENDPOINT_URL": f"127.0.0.1:{port}"}
-        return Case(args + ["--env-file", str(write_env_file(workdir / "down.env", port))], env)
+        return Case([*args, "--env-file", str(write_env_file(workdir / "down.env", port))], env)
     if failure == "endpoint down":
         env_file = write_env_file(workdir / "down.env", port)
         if command in ("pause", "resume"):
             # Locally there is nothing to pause; against a stack whose AWS endpoint is down:
-            return Case(args + ["--stack", "docindex", "--env-file", str(env_file)], env)
-        return Case(args + ["--env-file", str(env_file)], env)
+            return Case([*args, "--stack", "docindex", "--env-file", str(env_file)], env)
+        return Case([*args, "--env-file", str(env_file)], env)
     if failure == "no credentials":
         if command in STACK_COMMANDS:
-            return Case(args + ["--stack", "docindex", "--region", "us-east-1"], env)
-        return Case(args + ["--env-file", str(write_env_file(workdir / "nocreds.env", port, credentials=False))], env)
+            return Case([*args, "--stack", "docindex", "--region", "us-east-1"], env)
+        return Case([*args, "--env-file", str(write_env_file(workdir / "nocreds.env", port, credentials=False))], env)
     raise AssertionError(failure)
 
 

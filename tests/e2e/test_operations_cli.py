@@ -98,7 +98,7 @@ def test_backfill_reconcile_diagnose_pause_search(workdir: Path) -> None:
     assert "Ctrl-C" in pause.stdout
 
     # search filters by prefix and extension, with key, score and snippet
-    hits = cli_json("search", "商談", "--prefix", "営業部/", "--extension", "md", cwd=workdir)
+    hits = cli_json("search", "商談", "--prefix", "営業部/", "--extension", "md", cwd=workdir)["hits"]
     assert [h["key"] for h in hits] == ["営業部/議事録.md"]
     assert "[商談]" in hits[0]["snippet"]
     assert cli("search", "商談", "--prefix", "経理/", cwd=workdir, ok=(1,)).returncode == 1

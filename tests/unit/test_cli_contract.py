@@ -35,7 +35,8 @@ def test_safe_text_shows_control_bidi_and_nul_literally(raw: str, shown: str) ->
 def test_json_output_escapes_what_json_leaves_raw(capsys: pytest.CaptureFixture[str]) -> None:
     emit_json({"key": "a\u202eb\x1bc\udcffd 日本"})
     out = capsys.readouterr().out
-    assert "\u202e" not in out and "\x1b" not in out
+    assert "\u202e" not in out
+    assert "\x1b" not in out
     assert json.loads(out)["key"].startswith("a\u202eb\x1bc")
     assert "日本" in out
 
