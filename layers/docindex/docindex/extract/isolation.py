@@ -98,7 +98,9 @@ class ExtractionPool:
         self._idle: list[_Child] = []
         self._cond = threading.Condition()
         self._closed = False
-        # Largest peak resident size a child reported or was measured at (bytes),
+        # Largest peak resident size a child reported or was measured at (bytes;
+        # for a child that was stopped, wait4's ru_maxrss: Linux carries it over
+        # exec, so it is at least this process's size when the child started),
         # and the most jobs that ran at once.
         self.max_child_rss = 0
         self.max_running = 0
@@ -348,6 +350,22 @@ def _address_space() -> int:
         return 0
 
 
+def _peak_rss() -> int:
+    """This process's peak resident size (bytes) since it started.
+
+    VmHWM, not ``getrusage``: Linux carries ``ru_maxrss`` across ``exec``, so
+    a child spawned by a big parent would report the parent's size.
+    """
+    try:
+        with open("/proc/self/status", "rb") as handle:
+            for line in handle:
+                if line.startswith(b"VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
 def _bound(seconds: float, memory: int) -> None:
     """Limit this process for one job: address space grows by ``memory`` at most, CPU by ``seconds`` + grace."""
     base = _address_space()
@@ -417,7 +435,7 @@ def _serve(requests: IO[bytes], answers: IO[bytes]) -> None:
             "ocr_reason": ctx.ocr_reason,
             "encoding": ctx.encoding,
             "incomplete": ctx.incomplete,
-            "peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+            "peak_rss": _peak_rss(),
             # After running out of memory the heap is not worth keeping.
             "retire": error == "memory",
         }
