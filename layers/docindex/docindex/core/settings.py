@@ -67,14 +67,19 @@ class AwsSettings(EnvSettings):
     aws_endpoint_url: str | None = Field(None, alias="AWS_ENDPOINT_URL")
 
 
-class OpenSearchSettings(AwsSettings):
-    """How to reach the index (shared part: the indexer, the worker, redrive's probe, the operator CLI)."""
+class OpenSearchAccess(AwsSettings):
+    """How the index is named and signed for (shared part; the endpoint is added by each user)."""
 
-    opensearch_endpoint: str = Field(alias="OPENSEARCH_ENDPOINT")
     opensearch_index: str = Field("documents", alias="OPENSEARCH_INDEX")
     opensearch_auth: Literal["sigv4", "none"] = Field("sigv4", alias="OPENSEARCH_AUTH")
     opensearch_service: Literal["es", "aoss"] = Field("es", alias="OPENSEARCH_SERVICE")
     opensearch_timeout_seconds: float = Field(30.0, alias="OPENSEARCH_TIMEOUT_SECONDS", gt=0)
+
+
+class OpenSearchSettings(OpenSearchAccess):
+    """How to reach the index (the indexer, the worker, the operator CLI): the endpoint is required."""
+
+    opensearch_endpoint: str = Field(alias="OPENSEARCH_ENDPOINT")
 
     @field_validator("opensearch_endpoint")
     @classmethod
@@ -111,6 +116,11 @@ class Settings(OpenSearchSettings):
     max_zip_ratio: int = Field(100, alias="MAX_ZIP_RATIO", gt=1)
     max_pages: int = Field(5000, alias="MAX_PAGES", gt=0)
     extraction_timeout_seconds: float = Field(120.0, alias="EXTRACTION_TIMEOUT_SECONDS", gt=0)
+    # PDFs and spreadsheets are extracted in child processes bounded in memory,
+    # time and output (extract/isolation.py); their jobs together may use this
+    # share of the function's memory. false: in process, unbounded (benchmarks).
+    extraction_isolation: bool = Field(True, alias="EXTRACTION_ISOLATION")
+    extraction_memory_share: float = Field(0.5, alias="EXTRACTION_MEMORY_SHARE", gt=0, le=0.9)
 
     # A change claimed this many times without completing (it raised, or its
     # invocation died: timeout, out of memory), across receives and DLQ

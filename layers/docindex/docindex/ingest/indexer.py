@@ -31,6 +31,7 @@ from docindex.core.exceptions import PoisonMessageError, TransientError
 from docindex.core.observability import Metric, count, logger
 from docindex.core.storage import ByteBudget, FetchedObject, ObjectStore
 from docindex.extract import Deadline, ExtractedDocument, ExtractionLimits, extract
+from docindex.extract.isolation import ExtractionPool
 from docindex.index.bulk import BulkWriter, WriteOutcome
 from docindex.index.documents import IndexDocument, OcrStatus, file_name_parts
 from docindex.index.store import DocumentStore
@@ -59,13 +60,17 @@ DEFAULT_MEMORY_MB = 1536
 MiB = 1024 * 1024
 
 
+def function_memory_mb(context: Any) -> int:
+    """The function's memory size from the Lambda context (a default outside Lambda)."""
+    try:
+        return max(128, int(context.memory_limit_in_mb))
+    except (AttributeError, TypeError, ValueError):
+        return DEFAULT_MEMORY_MB
+
+
 def body_budget_bytes(context: Any) -> int:
     """The byte budget for object bodies of one invocation, from the function's memory size."""
-    try:
-        memory_mb = int(context.memory_limit_in_mb)
-    except (AttributeError, TypeError, ValueError):
-        memory_mb = DEFAULT_MEMORY_MB
-    return int(max(128, memory_mb) * MiB * BODY_BUDGET_SHARE)
+    return int(function_memory_mb(context) * MiB * BODY_BUDGET_SHARE)
 
 
 class Outcome(StrEnum):
@@ -116,6 +121,9 @@ class Indexer:
         self.store = ObjectStore(s3)
         self.ocr_queue = OcrQueue(sqs, settings.ocr_queue_url)
         self.limits = ExtractionLimits.from_settings(settings)
+        # Child processes for PDFs and spreadsheets, kept warm across invocations;
+        # sized from the function's memory on the first one.
+        self.pool: ExtractionPool | None = None
         self.idempotency_config = IdempotencyConfig(
             event_key_jmespath="dedupe_key",
             expires_after_seconds=settings.idempotency_ttl_seconds,
@@ -134,6 +142,12 @@ class Indexer:
     def handle(self, event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         """Process one SQS batch; returns the partial batch response."""
         self.idempotency_config.register_lambda_context(context)
+        if self.pool is None and self.settings.extraction_isolation:
+            self.pool = ExtractionPool.for_function(
+                function_memory_mb(context),
+                self.settings.indexer_concurrency,
+                share=self.settings.extraction_memory_share,
+            )
 
         def time_left() -> float:
             return float(context.get_remaining_time_in_millis()) / 1000.0
@@ -368,7 +382,7 @@ class Indexer:
                 # Stop extracting while there is still time to write what we have
                 # and report the record; never beyond EXTRACTION_TIMEOUT_SECONDS.
                 budget = min(self.limits.timeout_seconds, max(1.0, run.time_left() - EXTRACTION_MARGIN_SECONDS))
-                extracted = extract(read.data, filename, self.limits, deadline=Deadline(budget))
+                extracted = extract(read.data, filename, self.limits, deadline=Deadline(budget), pool=self.pool)
             # The body is not needed past extraction: free it (and its share of
             # the budget) before the document waits for its bulk write.
             fetched = read.without_data()
