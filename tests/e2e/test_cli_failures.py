@@ -133,7 +133,7 @@ def run_case(case: Case, cwd: Path, python: str = sys.executable) -> subprocess.
         env=case.env,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=300,
         check=False,
     )
 

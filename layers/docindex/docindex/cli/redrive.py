@@ -88,6 +88,7 @@ def load_settings(args: argparse.Namespace) -> Any:
     ``.docindex/local.env`` > the stack's outputs and parameters.
     """
     from docindex.cli._ops import resolve
+    from docindex.ops.deployment import ENVIRONMENT_VARIABLES
 
     exported = set(os.environ)
     deployment, _ = resolve(args)
@@ -95,8 +96,18 @@ def load_settings(args: argparse.Namespace) -> Any:
         raise CommandError(f"{deployment.source}: no DLQ found (outputs IngestDlqUrl / OcrDlqUrl)")
     if args.profile:
         os.environ.setdefault("AWS_PROFILE", args.profile)
-    for key, value in {**deployment.environment(), "AWS_REGION": deployment.region}.items():
-        if key not in exported or key == "AWS_REGION":
+    # Only what a source gave (never a class default such as OPENSEARCH_INDEX=documents) and what is not
+    # exported already: the environment then holds exactly the resolved settings.
+    variables = {field: variable for variable, field in ENVIRONMENT_VARIABLES.items()}
+    given = {
+        variables[name]: str(getattr(deployment, name))
+        for name, origin in deployment.origins.items()
+        if name in variables and origin not in ("environment", "default")
+    }
+    if "LEDGER_TABLE" in given:
+        given["REDRIVE_STATE_TABLE"] = given["LEDGER_TABLE"]  # as template.yaml sets it
+    for key, value in given.items():
+        if key not in exported:
             os.environ[key] = value
     return deployment
 

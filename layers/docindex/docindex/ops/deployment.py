@@ -83,6 +83,10 @@ _ENVIRONMENT = {
 }
 
 
+# Public name of the same table (the CLI writes resolved settings back to the environment with it).
+ENVIRONMENT_VARIABLES = _ENVIRONMENT
+
+
 def opensearch_service_of(arn: str | None) -> str | None:
     """``es`` or ``aoss``: the service field of an OpenSearch domain or collection ARN (else None)."""
     parts = (arn or "").split(":")
