@@ -314,7 +314,7 @@ def test_indexer_environment():
     assert variables["OPENSEARCH_SERVICE"] == "aoss"
     assert variables["OPENSEARCH_AUTH"] == "sigv4"
     assert variables["MAX_OBJECT_BYTES"] == 67108864
-    assert variables["INDEXER_CONCURRENCY"] == 8
+    assert variables["INDEXER_CONCURRENCY"] == 16
     assert ref_target(variables["OCR_QUEUE_URL"]) == "OcrQueue"
 
 

@@ -91,6 +91,9 @@ class Settings(OpenSearchSettings):
     # Managed domains on small instances refuse HTTP bodies above 10 MiB.
     bulk_max_bytes: int = Field(9 * MiB, alias="BULK_MAX_BYTES", gt=0)
     bulk_max_actions: int = Field(500, alias="BULK_MAX_ACTIONS", gt=0)
+    # How long the first document of a _bulk request waits for others to join it (the
+    # request also goes out when every record in flight is waiting, or at the size bounds).
+    bulk_linger_seconds: float = Field(1.0, alias="BULK_LINGER_SECONDS", ge=0, le=10)
 
     idempotency_table: str = Field(alias="IDEMPOTENCY_TABLE")
     # The ordering ledger may share the idempotency table (distinct key prefix).
@@ -118,9 +121,10 @@ class Settings(OpenSearchSettings):
     # name with extraction_error "quarantined" instead of being tried again.
     quarantine_after_failures: int = Field(10, alias="QUARANTINE_AFTER_FAILURES", ge=1)
 
-    # Records processed at once inside one invocation (overlaps S3, DynamoDB and
-    # OpenSearch round trips with extraction).
-    indexer_concurrency: int = Field(8, alias="INDEXER_CONCURRENCY", ge=1, le=64)
+    # Records worked on at once inside one invocation (overlaps S3 and DynamoDB round
+    # trips with extraction). Records waiting for their _bulk result give their slot up,
+    # so every record of a batch can be in flight and a _bulk request holds many documents.
+    indexer_concurrency: int = Field(16, alias="INDEXER_CONCURRENCY", ge=1, le=64)
 
     @property
     def ledger_table_name(self) -> str:

@@ -34,7 +34,7 @@ from docindex.extract import Deadline, ExtractedDocument, ExtractionLimits, extr
 from docindex.index.bulk import BulkWriter, WriteOutcome
 from docindex.index.documents import IndexDocument, OcrStatus, file_name_parts
 from docindex.index.store import DocumentStore
-from docindex.ingest.batch import ConcurrentBatchProcessor
+from docindex.ingest.batch import ConcurrentBatchProcessor, WorkSlots
 from docindex.ingest.handoff import OcrJob, OcrQueue
 from docindex.ingest.ledger import Claim, Ledger
 
@@ -57,6 +57,9 @@ EXTRACTION_MARGIN_SECONDS = 10.0
 BODY_BUDGET_SHARE = 0.25
 DEFAULT_MEMORY_MB = 1536
 MiB = 1024 * 1024
+# Records of an invocation in flight at once: INDEXER_CONCURRENCY of them working,
+# the others waiting for a work slot or for their _bulk result (docs/performance.md).
+RECORDS_IN_FLIGHT = 100
 
 
 def body_budget_bytes(context: Any) -> int:
@@ -86,6 +89,7 @@ class _BatchRun:
     writer: BulkWriter
     time_left: Callable[[], float]
     budget: ByteBudget
+    slots: WorkSlots
     index_error: str | None = None
     _locks: defaultdict[str, threading.Lock] = field(default_factory=lambda: defaultdict(threading.Lock))
     _guard: threading.Lock = field(default_factory=threading.Lock)
@@ -139,21 +143,25 @@ class Indexer:
             return float(context.get_remaining_time_in_millis()) / 1000.0
 
         processor = ConcurrentBatchProcessor(
-            concurrency=self.settings.indexer_concurrency,
+            concurrency=max(RECORDS_IN_FLIGHT, self.settings.indexer_concurrency),
             raise_on_entire_batch_failure=False,
         )
+        slots = WorkSlots(self.settings.indexer_concurrency)
         with BulkWriter(
             self.opensearch,
             self.settings.opensearch_index,
             max_bytes=self.settings.bulk_max_bytes,
             max_actions=self.settings.bulk_max_actions,
+            linger_seconds=self.settings.bulk_linger_seconds,
             time_left=time_left,
             still_current=self.ledger.still_current,
+            waiting=slots.waiting,
         ) as writer:
             run = _BatchRun(
                 writer=writer,
                 time_left=time_left,
                 budget=ByteBudget(body_budget_bytes(context)),
+                slots=slots,
                 index_error=self._prepare_index(),
             )
 
@@ -170,6 +178,7 @@ class Indexer:
                 "records": len(event.get("Records", [])),
                 "failed": failed,
                 "bulk_requests": writer.requests_sent,
+                "bulk_actions": writer.actions_sent,
             },
         )
         return dict(response)
@@ -208,7 +217,7 @@ class Indexer:
             results = []
             for change in parsed.changes:
                 logger.thread_safe_append_keys(bucket=change.bucket, key=change.key, action=change.action.value)
-                with run.lock_for(change.doc_id), run.writer.participant():
+                with run.lock_for(change.doc_id), run.writer.participant(), run.slots.hold():
                     results.append(self._apply_once(change=change, run=run))
             return results
         except IdempotencyAlreadyInProgressError:
