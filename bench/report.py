@@ -66,6 +66,17 @@ TARGETS = {
 }
 
 
+def template_default(parameter: str, template: Path | None = None) -> int:
+    """A numeric parameter's default in template.yaml (the bench runs the defaults the template deploys)."""
+    import re
+
+    text = (template or Path(__file__).resolve().parents[1] / "template.yaml").read_text()
+    match = re.search(rf"^  {parameter}:\n(?:    .*\n)*?    Default: \"?(\d+)", text, re.MULTILINE)
+    if not match:
+        raise LookupError(f"template.yaml has no numeric default for {parameter}")
+    return int(match.group(1))
+
+
 def machine() -> dict[str, Any]:
     model = ""
     try:
@@ -115,11 +126,34 @@ def _throughput(run: dict[str, Any], docs: int, nbytes: int, rounds: list[dict[s
         "ocr_jobs": run.get("ocr_jobs"),
         # The handler's JSON log lines (warm-up included), per document.
         "log_bytes_per_doc": run.get("log_bytes", 0) / docs,
+        **_bulk_figures(run.get("stages", {}).get("bulk_sizes")),
+    }
+
+
+def _bulk_figures(sizes: list[int] | None) -> dict[str, Any]:
+    """Documents per _bulk request: what the cluster's cost per document depends on."""
+    if not sizes:
+        return {}
+    return {
+        "bulk_requests": len(sizes),
+        "bulk_docs_mean": sum(sizes) / len(sizes),
+        "bulk_docs_p10": percentile([float(x) for x in sizes], 0.1),
+        "bulk_docs_p50": percentile([float(x) for x in sizes], 0.5),
+        "bulk_docs_p90": percentile([float(x) for x in sizes], 0.9),
+        "bulk_docs_max": max(sizes),
+        # Share of the documents that went in requests of at most 5 / at least 20 documents.
+        "bulk_docs_in_small_requests": sum(x for x in sizes if x <= 5) / sum(sizes),
+        "bulk_docs_in_large_requests": sum(x for x in sizes if x >= 20) / sum(sizes),
     }
 
 
 def _is_docindex(name: str) -> bool:
-    return name.startswith("docindex_") and "light" not in name
+    """A docindex row of the CPU-bound mode (on the analysed index)."""
+    return name.startswith("docindex_") and "light" not in name and "_lat" not in name
+
+
+def _is_latency_docindex(name: str) -> bool:
+    return name.startswith("docindex_lat")
 
 
 def summarise(results: dict[str, Any]) -> dict[str, Any]:
@@ -140,6 +174,11 @@ def summarise(results: dict[str, Any]) -> dict[str, Any]:
         out["docindex_best"] = max(candidates, key=lambda n: tp[n]["docs_per_s"])
         defaults = [n for n in candidates if "_c" not in n]
         out["docindex_default_best"] = max(defaults, key=lambda n: tp[n]["docs_per_s"]) if defaults else None
+        default_row = f"docindex_b{template_default('IndexerBatchSize')}"
+        out["docindex_defaults"] = default_row if default_row in tp else None
+    latency_rows = [n for n in tp if _is_latency_docindex(n)]
+    if latency_rows:
+        out["docindex_latency"] = latency_rows[0]
     out["ratios"] = _ratios(tp)
     out.update(_extraction(runs, corpus, tp))
     best_run = _median_run(_rounds(runs, out.get("docindex_best", "")))
@@ -169,6 +208,9 @@ def _ratios(tp: dict[str, Any]) -> dict[str, float]:
             # what one vCPU gives when the servers are elsewhere, as in AWS.
             if "extraction" in tp:
                 ratios[f"{name} / extraction (CPU)"] = tp["extraction"]["cpu_ms_per_doc"] / tp[name]["cpu_ms_per_doc"]
+        if _is_latency_docindex(name):
+            ratio(f"{name} / baseline_lat", name, "baseline_lat")
+            ratio(f"{name} / extraction", name, "extraction")
         if name.startswith("docindex_light"):
             ratio(f"{name} / baseline_light", name, "baseline_light")
             ratio(f"{name} / extraction", name, "extraction")
@@ -256,14 +298,14 @@ def _target(value: float | None, limit: float, *, higher_is_better: bool) -> dic
 def _targets(out: dict[str, Any]) -> dict[str, Any]:
     ratios = out.get("ratios", {})
     best = out.get("docindex_best", "")
+    # The 10x and 0.8 targets are judged in the latency-faithful mode when it ran (issue 21).
+    lat = out.get("docindex_latency")
+    vs_baseline = ratios.get(f"{lat} / baseline_lat") if lat else ratios.get(f"{best} / baseline")
+    vs_extraction = ratios.get(f"{lat} / extraction") if lat else ratios.get(f"{best} / extraction")
     cold = out.get("cold", {}).get("lambda", out.get("cold", {}).get("lambda_tracing", {})).get("median_ms")
     return {
-        "docindex_vs_baseline": _target(
-            ratios.get(f"{best} / baseline"), TARGETS["docindex_vs_baseline"], higher_is_better=True
-        ),
-        "docindex_vs_extraction": _target(
-            ratios.get(f"{best} / extraction"), TARGETS["docindex_vs_extraction"], higher_is_better=True
-        ),
+        "docindex_vs_baseline": _target(vs_baseline, TARGETS["docindex_vs_baseline"], higher_is_better=True),
+        "docindex_vs_extraction": _target(vs_extraction, TARGETS["docindex_vs_extraction"], higher_is_better=True),
         "cold_import_ms": _target(cold, TARGETS["cold_import_ms"], higher_is_better=False),
         "peak_rss_mb": _target(
             out.get("memory", {}).get("peak_rss_mb"), TARGETS["peak_rss_mb"], higher_is_better=False
@@ -381,7 +423,16 @@ def _f(value: float | None, digits: int = 1) -> str:
     return f"{value:,.{digits}f}"
 
 
-_ORDER = ["docindex_b10", "docindex_b100", "baseline", "extraction", "docindex_light", "baseline_light"]
+_ORDER = [
+    "docindex_b10",
+    "docindex_b100",
+    "baseline",
+    "extraction",
+    "docindex_light",
+    "baseline_light",
+    "docindex_lat",
+    "baseline_lat",
+]
 
 
 def _row_order(name: str) -> tuple[int, int, str]:
@@ -403,11 +454,14 @@ def _label(name: str) -> str:
                 text += f", INDEXER_CONCURRENCY={part[1:]}"
         if "light" in parts:
             text += ", index without Japanese analysis"
+        if "lat" in parts:
+            text = "latency-faithful: " + text
     else:
         text = {
             "baseline": "incident-style baseline",
             "baseline_light": "incident-style baseline, index without Japanese analysis",
             "extraction": "extraction bound (1 process)",
+            "baseline_lat": "latency-faithful: incident-style baseline",
         }.get(bare, bare)
     return ("before: " if before else "") + text
 
@@ -427,6 +481,28 @@ def _render_table(summary: dict[str, Any]) -> list[str]:
             f"| {label} | {_f(t['docs_per_s'])} | {_f(t['mb_per_s'], 2)} | {_f(t['p50_ms'])} | {_f(t['p95_ms'])} | "
             f"{_f(t['cpu_ms_per_doc'])} | {_f(t['moto_cpu_ms_per_doc'])} | {_f(t['osmem_cpu_ms_per_doc'])} | "
             f"{_f(t['other_load_cores'], 2)} |"
+        )
+    return lines
+
+
+def _render_bulk(summary: dict[str, Any]) -> list[str]:
+    tp = summary.get("throughput", {})
+    rows = [name for name in sorted(tp, key=_row_order) if "bulk_requests" in tp[name]]
+    if not rows:
+        return []
+    lines = [
+        "",
+        "Documents per _bulk request:",
+        "",
+        "| row | requests | mean | p10 | p50 | p90 | max | docs in requests of ≤ 5 | of ≥ 20 |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for name in rows:
+        t = tp[name]
+        lines.append(
+            f"| {_label(name)} | {t['bulk_requests']} | {_f(t['bulk_docs_mean'])} | {_f(t['bulk_docs_p10'], 0)} | "
+            f"{_f(t['bulk_docs_p50'], 0)} | {_f(t['bulk_docs_p90'], 0)} | {t['bulk_docs_max']} | "
+            f"{t['bulk_docs_in_small_requests']:.0%} | {t['bulk_docs_in_large_requests']:.0%} |"
         )
     return lines
 
@@ -543,6 +619,7 @@ def render(summary: dict[str, Any], results: dict[str, Any]) -> str:
         f"Machine: {m.get('cpus')} x {m.get('cpu_model')}, Python {m.get('python')}",
         "",
         *_render_table(summary),
+        *_render_bulk(summary),
         "",
         *_render_figures(summary, corpus),
         *_render_breakdown(summary),
