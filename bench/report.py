@@ -34,12 +34,11 @@ BACKLOG_FILES = 5_000_000
 BACKLOG_BYTES = 10 * 10**12  # 10 TB
 MAX_CONCURRENCY = 100
 LAMBDA_MEMORY_GB = 1.5  # the template's IndexerMemorySize default (1536 MB)
-BATCH_SIZE = 10  # the template's IndexerBatchSize default (Lambda requests)
 SCAN_SHARE = 0.10  # files that need OCR (scans, images): an assumption, set yours
 PAGES_PER_SCAN = 4.0
-OCR_TASKS = 50
 OCR_VCPUS_PER_TASK = 2  # template default WorkerCpu 2048; WORKER_CONCURRENCY = CPU count
 OCR_MEMORY_GB_PER_TASK = 4  # template default WorkerMemory 4096
+OCR_DRAIN_PAGES = 2_000_000  # the scanned backlog
 # us-east-1 list prices when this was written (Lambda arm64, Fargate Linux/ARM); check your region.
 PRICE_LAMBDA_GB_S = 0.0000133334
 PRICE_LAMBDA_REQUEST = 0.20 / 1e6
@@ -321,18 +320,24 @@ def _ocr_projection(out: dict[str, Any]) -> dict[str, Any]:
             break
     else:
         return {}
+    tasks = template_default("WorkerMaxTasks")
     pages = BACKLOG_FILES * SCAN_SHARE * PAGES_PER_SCAN
-    hours = pages * seconds_per_page / (OCR_TASKS * OCR_VCPUS_PER_TASK) / 3600
-    task_hours = hours * OCR_TASKS
+    # A task runs WORKER_CONCURRENCY = its vCPUs OCR processes, one page each at a time.
+    pages_per_s_per_task = OCR_VCPUS_PER_TASK / seconds_per_page
+    hours = pages / (tasks * pages_per_s_per_task) / 3600
+    task_hours = hours * tasks
+    task_usd_per_hour = OCR_VCPUS_PER_TASK * PRICE_FARGATE_VCPU_H + OCR_MEMORY_GB_PER_TASK * PRICE_FARGATE_GB_H
     return {
         "source": source,
         "seconds_per_page": seconds_per_page,
+        "pages_per_s_per_task": pages_per_s_per_task,
+        "usd_per_1000_pages": 1000 / (pages_per_s_per_task * 3600) * task_usd_per_hour,
         "pages": pages,
-        "tasks": OCR_TASKS,
+        "tasks": tasks,
         "hours": hours,
+        "drain_hours_2m_pages": OCR_DRAIN_PAGES / (tasks * pages_per_s_per_task) / 3600,
         "task_hours": task_hours,
-        "fargate_usd": task_hours
-        * (OCR_VCPUS_PER_TASK * PRICE_FARGATE_VCPU_H + OCR_MEMORY_GB_PER_TASK * PRICE_FARGATE_GB_H),
+        "fargate_usd": task_hours * task_usd_per_hour,
     }
 
 
@@ -364,7 +369,8 @@ def projection(out: dict[str, Any]) -> dict[str, Any]:
     log_gb = BACKLOG_FILES * tp[best].get("log_bytes_per_doc", 0.0) / 1e9
     cost = {
         "lambda_gb_s": gb_seconds,
-        "lambda_usd": gb_seconds * PRICE_LAMBDA_GB_S + BACKLOG_FILES / BATCH_SIZE * PRICE_LAMBDA_REQUEST,
+        "lambda_usd": gb_seconds * PRICE_LAMBDA_GB_S
+        + BACKLOG_FILES / template_default("IndexerBatchSize") * PRICE_LAMBDA_REQUEST,
         "sqs_requests": sqs_requests,
         "sqs_usd": sqs_requests * PRICE_SQS_REQUEST,
         "dynamodb_writes": ddb_writes,
@@ -386,7 +392,7 @@ def projection(out: dict[str, Any]) -> dict[str, Any]:
             "lambda_memory_gb": LAMBDA_MEMORY_GB,
             "scan_share": SCAN_SHARE,
             "pages_per_scan": PAGES_PER_SCAN,
-            "ocr_tasks": OCR_TASKS,
+            "ocr_tasks": template_default("WorkerMaxTasks"),
             "ocr_vcpus_per_task": OCR_VCPUS_PER_TASK,
         },
         "per_instance_docs_per_s": rate,
@@ -604,7 +610,9 @@ def _render_targets(summary: dict[str, Any]) -> list[str]:
             o = proj["ocr"]
             lines.append(
                 f"OCR: {o['pages']:,.0f} pages x {o['seconds_per_page']:.2f} s / ({o['tasks']} tasks x "
-                f"{a['ocr_vcpus_per_task']} vCPU) = {o['hours']:.1f} h"
+                f"{a['ocr_vcpus_per_task']} vCPU) = {o['hours']:.1f} h; {o['pages_per_s_per_task']:.2f} pages/s per "
+                f"task, ${o['usd_per_1000_pages']:.3f} per 1,000 pages; 2 M pages at the template's "
+                f"WorkerMaxTasks {o['tasks']}: {o['drain_hours_2m_pages']:.1f} h"
             )
     return lines
 

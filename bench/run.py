@@ -297,13 +297,13 @@ def _latency_rows(
     osmem's kuromoji on this machine's CPUs); the emulators answer through ``ServiceLatency``.
     """
     spec = {**base, "light_index": True}
-    batch = report.template_default("IndexerBatchSize")
     rows: Plan = []
     if "docindex" in wanted:
-        rows += [
-            (f"{prefix}docindex_lat_b{batch}#{number}", {**spec, "measure": "docindex", "batch_size": batch}, code)
-            for prefix, code in variants
-        ]
+        for prefix, code in variants:
+            # Each checkout at its own template's batch size (before/after at their defaults).
+            batch = report.template_default("IndexerBatchSize", (code or REPO) / "template.yaml")
+            name = f"{prefix}docindex_lat_b{batch}#{number}"
+            rows.append((name, {**spec, "measure": "docindex", "batch_size": batch}, code))
     if "baseline" in wanted and number < args.baseline_repeat:
         rows.append((f"baseline_lat#{number}", {**spec, "measure": "baseline"}, args.code))
     return rows
