@@ -215,6 +215,11 @@ def _ratios(tp: dict[str, Any]) -> dict[str, float]:
             ratio(f"{name} / extraction", name, "extraction")
         if name.startswith("before:"):
             after = name.split(":", 1)[1]
+            if _is_docindex(after):
+                ratio(f"{name} / baseline", name, "baseline")
+            if _is_latency_docindex(after):
+                ratio(f"{name} / baseline_lat", name, "baseline_lat")
+                ratio(f"{name} / extraction", name, "extraction")
             ratio(f"{after}: after / before", after, name)
             if after in tp:
                 ratios[f"{after}: own CPU per doc, after / before"] = (
