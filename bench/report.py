@@ -32,7 +32,6 @@ MB = 1_000_000  # MB/s in the report are 10^6 bytes per second
 
 BACKLOG_FILES = 5_000_000
 BACKLOG_BYTES = 10 * 10**12  # 10 TB
-MAX_CONCURRENCY = 100
 LAMBDA_MEMORY_GB = 1.5  # the template's IndexerMemorySize default (1536 MB)
 SCAN_SHARE = 0.10  # files that need OCR (scans, images): an assumption, set yours
 PAGES_PER_SCAN = 4.0
@@ -355,17 +354,20 @@ def _analysis_cpu_s(out: dict[str, Any]) -> float | None:
 
 
 def projection(out: dict[str, Any]) -> dict[str, Any]:
-    """The 5 M files / 10 TB backlog at MAX_CONCURRENCY instances: time and cost (a projection).
+    """The 5 M files / 10 TB backlog at the template's MaximumConcurrency: time and cost (a projection).
 
-    T = files / (MaximumConcurrency x r), r = the docs/s one instance sustained here.
+    T = files / (MaximumConcurrency x r), r = the docs/s one instance sustained here: the
+    latency-faithful row when it ran (AWS round trips, the cluster elsewhere), else the
+    best CPU-bound row (osmem on the same CPUs: pessimistic).
     """
     tp = out.get("throughput", {})
-    best = out.get("docindex_best")
+    best = out.get("docindex_latency") or out.get("docindex_defaults") or out.get("docindex_best")
     if not best:
         return {}
+    max_concurrency = template_default("IndexerMaxConcurrency")
     rate = tp[best]["docs_per_s"]
     cpu_rate = 1000 / tp[best]["cpu_ms_per_doc"]
-    seconds = BACKLOG_FILES / (MAX_CONCURRENCY * rate)
+    seconds = BACKLOG_FILES / (max_concurrency * rate)
     gb_seconds = BACKLOG_FILES / rate * LAMBDA_MEMORY_GB
     ocr = _ocr_projection(out)
     scans = BACKLOG_FILES * SCAN_SHARE
@@ -386,14 +388,16 @@ def projection(out: dict[str, Any]) -> dict[str, Any]:
         "logs_usd": log_gb * PRICE_LOGS_GB,
     }
     cost["total_usd"] = sum(v for k, v in cost.items() if k.endswith("_usd"))
-    analysis_cpu_s = _analysis_cpu_s(out) or tp[best].get("osmem_cpu_ms_per_doc", 0.0) / 1000
+    # The analysed index's cost (the latency-faithful rows write to an index without analysis).
+    cpu_row = out.get("docindex_defaults") or out.get("docindex_best") or best
+    analysis_cpu_s = _analysis_cpu_s(out) or tp.get(cpu_row, tp[best]).get("osmem_cpu_ms_per_doc", 0.0) / 1000
     cluster_vcpu_hours = BACKLOG_FILES * analysis_cpu_s / 3600
     return {
         "row": best,
         "assumptions": {
             "files": BACKLOG_FILES,
             "bytes": BACKLOG_BYTES,
-            "max_concurrency": MAX_CONCURRENCY,
+            "max_concurrency": max_concurrency,
             "lambda_memory_gb": LAMBDA_MEMORY_GB,
             "scan_share": SCAN_SHARE,
             "pages_per_scan": PAGES_PER_SCAN,
@@ -404,12 +408,12 @@ def projection(out: dict[str, Any]) -> dict[str, Any]:
         "lambda_hours": seconds / 3600,
         # If an instance had its vCPU to itself (the servers elsewhere, latency hidden): 1 / own CPU per doc.
         "per_instance_cpu_bound_docs_per_s": cpu_rate,
-        "lambda_hours_cpu_bound": BACKLOG_FILES / (MAX_CONCURRENCY * cpu_rate) / 3600,
-        "aggregate_docs_per_s": MAX_CONCURRENCY * rate,
+        "lambda_hours_cpu_bound": BACKLOG_FILES / (max_concurrency * cpu_rate) / 3600,
+        "aggregate_docs_per_s": max_concurrency * rate,
         "s3_read_mb_per_s_needed": BACKLOG_BYTES / MB / seconds,
         # osmem's analysis CPU per document times the aggregate rate: the order of magnitude of the
         # cluster's indexing vCPUs for that rate (osmem is not OpenSearch; measure your cluster).
-        "cluster_vcpus_at_that_rate": MAX_CONCURRENCY * rate * analysis_cpu_s,
+        "cluster_vcpus_at_that_rate": max_concurrency * rate * analysis_cpu_s,
         "analysis_cpu_s_per_doc": analysis_cpu_s,
         "cluster_vcpu_hours": cluster_vcpu_hours,
         "scenarios": {
