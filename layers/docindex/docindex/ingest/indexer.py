@@ -60,6 +60,12 @@ MiB = 1024 * 1024
 # Records of an invocation in flight at once: INDEXER_CONCURRENCY of them working,
 # the others waiting for a work slot or for their _bulk result (docs/performance.md).
 RECORDS_IN_FLIGHT = 100
+# A record that gets its work slot with less than this left of the invocation (at most
+# LATE_START_SECONDS, a share of the time the invocation started with) is not started:
+# it fails and SQS delivers it again, rather than being extracted in a hurry and indexed
+# with extraction_error "timeout".
+LATE_START_SECONDS = 40.0
+LATE_START_SHARE = 0.25
 
 
 def body_budget_bytes(context: Any) -> int:
@@ -90,6 +96,7 @@ class _BatchRun:
     time_left: Callable[[], float]
     budget: ByteBudget
     slots: WorkSlots
+    late_start_seconds: float = 0.0
     index_error: str | None = None
     _locks: defaultdict[str, threading.Lock] = field(default_factory=lambda: defaultdict(threading.Lock))
     _guard: threading.Lock = field(default_factory=threading.Lock)
@@ -142,6 +149,8 @@ class Indexer:
         def time_left() -> float:
             return float(context.get_remaining_time_in_millis()) / 1000.0
 
+        late_start = min(LATE_START_SECONDS, LATE_START_SHARE * time_left())
+
         processor = ConcurrentBatchProcessor(
             concurrency=max(RECORDS_IN_FLIGHT, self.settings.indexer_concurrency),
             raise_on_entire_batch_failure=False,
@@ -162,6 +171,7 @@ class Indexer:
                 time_left=time_left,
                 budget=ByteBudget(body_budget_bytes(context)),
                 slots=slots,
+                late_start_seconds=late_start,
                 index_error=self._prepare_index(),
             )
 
@@ -218,6 +228,8 @@ class Indexer:
             for change in parsed.changes:
                 logger.thread_safe_append_keys(bucket=change.bucket, key=change.key, action=change.action.value)
                 with run.lock_for(change.doc_id), run.writer.participant(), run.slots.hold():
+                    if run.time_left() < run.late_start_seconds:
+                        raise TransientError("not started: too little of the invocation is left; SQS retries it")
                     results.append(self._apply_once(change=change, run=run))
             return results
         except IdempotencyAlreadyInProgressError:
