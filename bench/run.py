@@ -396,7 +396,13 @@ def main(argv: list[str] | None = None) -> int:
                     continue
                 t0 = time.perf_counter()
                 file_name = name.replace("#", "-").replace(":", "-")
-                results["runs"][name] = run_measurement(file_name, spec, servers, work, code)
+                try:
+                    results["runs"][name] = run_measurement(file_name, spec, servers, work, code)
+                except RuntimeError as exc:
+                    # One measurement failing (an emulator timing out on a loaded machine) keeps the others.
+                    results.setdefault("failed", {})[name] = str(exc)[-2000:]
+                    log(f"  {name:<34} FAILED: {str(exc).splitlines()[0]}")
+                    continue
                 log(f"  {name:<34} {time.perf_counter() - t0:6.1f} s")
             if latency:
                 results["latency_model"] = {
