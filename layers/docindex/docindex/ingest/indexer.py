@@ -347,10 +347,15 @@ class Indexer:
     def _remove(self, change: ObjectChange, claim: Claim, run: _BatchRun) -> dict[str, Any]:
         if change.version_id and not change.delete_marker:
             # A version was permanently deleted: in a versioned bucket an
-            # older version may now be current. Index it if so.
+            # older version may now be current. Index it if so (the ledger
+            # must say present for still_current to let that write through).
+            if not self.ledger.set_state(change, claim.generation, "present"):
+                count(Metric.STALE_EVENTS_SKIPPED)
+                return {"outcome": Outcome.STALE.value}
             result = self._index(change, claim, run, version_id=None)
             if result["outcome"] != Outcome.GONE.value:
                 return result
+            self.ledger.set_state(change, claim.generation, "removed")
         outcome = run.writer.delete(change.doc_id, claim.generation)
         if outcome is WriteOutcome.CONFLICT:
             count(Metric.STALE_EVENTS_SKIPPED)
