@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import re
+from dataclasses import replace
 from collections.abc import Callable
 from typing import cast
 
@@ -38,6 +39,15 @@ _EXTRACTORS: dict[str, tuple[str, str]] = {
     "xls": ("docindex.extract.spreadsheet", "extract_spreadsheet"),
     "html": ("docindex.extract.html", "extract_html"),
     "text": ("docindex.extract.text", "extract_text"),
+    "doc": ("docindex.extract.doc", "extract_doc"),
+    "ppt": ("docindex.extract.ppt", "extract_ppt"),
+    "msg": ("docindex.extract.msg", "extract_msg"),
+    "eml": ("docindex.extract.mail", "extract_mail"),
+    "rtf": ("docindex.extract.rtf", "extract_rtf"),
+    "odt": ("docindex.extract.odf", "extract_odf"),
+    "ods": ("docindex.extract.odf", "extract_odf"),
+    "odp": ("docindex.extract.odf", "extract_odf"),
+    "zip": ("docindex.extract.archive", "extract_archive"),
 }
 
 
@@ -72,12 +82,17 @@ def prefix_budget(kind: str, limits: ExtractionLimits) -> int | None:
     return None
 
 
+# Archives in archives, attachments of attached mails: members this deep are listed by name only.
+MAX_NESTING = 3
+
+
 def extract(
     data: bytes,
     filename: str,
     limits: ExtractionLimits,
     *,
     deadline: Deadline | None = None,
+    depth: int = 0,
 ) -> ExtractedDocument:
     """Extract text and metadata from one file's bytes.
 
@@ -88,7 +103,7 @@ def extract(
     caller (e.g. the Lambda's remaining time).
     """
     ftype = detect_type(data, filename)
-    ctx = ExtractionContext(limits, deadline or Deadline(limits.timeout_seconds))
+    ctx = ExtractionContext(limits, deadline or Deadline(limits.timeout_seconds), depth=depth)
     error: str | None = None
     detail: str | None = None
     extractor = _extractor(ftype.kind)
@@ -120,6 +135,24 @@ def extract(
         encoding=ctx.encoding,
         error_detail=detail,
     )
+
+
+def extract_nested(data: bytes, name: str, ctx: ExtractionContext) -> ExtractedDocument | None:
+    """The text of a member or attachment, within what is left of the parent's budget.
+
+    None when it is nested too deeply, or no room is left. The parent's
+    deadline is shared; the child's errors stay the child's (the caller
+    decides whether to mention them).
+    """
+    room = ctx.limits.max_chars - len(ctx.text)
+    if ctx.depth + 1 > MAX_NESTING or room <= 0:
+        return None
+    ctx.check_deadline()
+    limits = replace(ctx.limits, max_chars=room)
+    child = extract(data, name, limits, deadline=ctx.deadline, depth=ctx.depth + 1)
+    if child.error == "timeout":
+        ctx.check_deadline()
+    return child
 
 
 def _run(extractor: Extractor, data: bytes, ftype: FileType, ctx: ExtractionContext) -> tuple[str | None, str | None]:
