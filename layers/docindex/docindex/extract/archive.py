@@ -81,9 +81,9 @@ def extract_archive(data: bytes, ftype: FileType, ctx: ExtractionContext) -> Non
             member = zf.read(info.filename, MAX_MEMBER_BYTES)
             extracted += 1
             child = extract_nested(member, name, ctx)
-            if child is not None and child.text and has_extractor(child.kind):
-                if not ctx.text.append(child.text + "\n\n"):
-                    return
+            readable = child is not None and child.text and has_extractor(child.kind)
+            if readable and child is not None and not ctx.text.append(child.text + "\n\n"):
+                return
 
 
 # Members not worth inflating: media and executables have no text for us.

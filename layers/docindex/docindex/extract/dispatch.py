@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import importlib
 import re
-from dataclasses import replace
 from collections.abc import Callable
+from dataclasses import replace
 from typing import cast
 
 from docindex.core.exceptions import ExtractionError

@@ -86,10 +86,7 @@ def extract_doc(data: bytes, ftype: FileType, ctx: ExtractionContext) -> None:
         (flags,) = struct.unpack_from("<H", word, 0x0A)
         if flags & (_F_ENCRYPTED | _F_OBFUSCATED):
             raise ExtractionError("encrypted", "the document is password-protected")
-        if nfib >= _WORD97_NFIB:
-            stories = _word97(ole, word, flags)
-        else:
-            stories = _word6(word, flags)
+        stories = _word97(ole, word, flags) if nfib >= _WORD97_NFIB else _word6(word, flags)
     by_name = dict(stories)
     for name in _OUTPUT_ORDER:
         text = by_name.get(name, "")
@@ -204,9 +201,9 @@ def _split(text: str, ccps: list[int]) -> list[tuple[str, str]]:
     stories = []
     pos = 0
     for name, count in zip(_STORIES, ccps, strict=True):
-        count = max(count, 0)
-        story = text[pos : pos + count]
-        pos += count
+        length = max(count, 0)
+        story = text[pos : pos + length]
+        pos += length
         if name != "macros":
             stories.append((name, visible(story)))
     return stories

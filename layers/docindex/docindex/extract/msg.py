@@ -21,6 +21,7 @@ are decoded in PidTagInternetCodepage (3FDE) or PidTagMessageCodepage
 
 from __future__ import annotations
 
+import contextlib
 import struct
 from datetime import datetime
 
@@ -178,10 +179,8 @@ def rtf_text(rtf: bytes) -> str:
     from docindex.extract.rtf import extract_rtf
 
     child = ExtractionContext(ExtractionLimits(), Deadline(30))
-    try:
+    with contextlib.suppress(ExtractionError):
         extract_rtf(rtf, FileType("rtf", "application/rtf"), child)
-    except ExtractionError:
-        pass
     return child.text.getvalue()
 
 

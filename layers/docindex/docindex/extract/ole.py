@@ -13,6 +13,7 @@ sector indexes out of range and chains that loop. On top of it:
 
 from __future__ import annotations
 
+import contextlib
 import io
 import struct
 from datetime import UTC, datetime
@@ -60,10 +61,8 @@ class OleFile:
 
     def close(self) -> None:
         """Release the container."""
-        try:
+        with contextlib.suppress(Exception):  # closing an in-memory file cannot matter
             self._ole.close()
-        except Exception:  # noqa: BLE001 - closing an in-memory file cannot matter
-            pass
 
     def has(self, path: str) -> bool:
         """Whether ``path`` names a stream."""
@@ -125,7 +124,14 @@ def codepage_codec(codepage: int | None, default: str = "cp1252") -> str:
     if codepage is None:
         return default
     codepage &= 0xFFFF
-    special = {65001: "utf-8", 1200: "utf-16-le", 1201: "utf-16-be", 20127: "ascii", 28591: "latin-1", 50220: "iso-2022-jp"}
+    special = {
+        65001: "utf-8",
+        1200: "utf-16-le",
+        1201: "utf-16-be",
+        20127: "ascii",
+        28591: "latin-1",
+        50220: "iso-2022-jp",
+    }
     special.update({51932: "euc_jp", 20932: "euc_jp", 10001: "cp932", 936: "gbk", 949: "cp949", 950: "cp950"})
     name = special.get(codepage, f"cp{codepage}")
     try:

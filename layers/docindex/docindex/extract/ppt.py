@@ -76,7 +76,9 @@ def _atom_text(buf: bytes, rec_type: int, body: int, end: int) -> str:
     return raw.decode("latin-1")
 
 
-def text_atoms(buf: bytes, start: int, end: int, budget: _Budget, depth: int = 0, skip: frozenset[int] = frozenset()) -> Iterator[str]:
+def text_atoms(
+    buf: bytes, start: int, end: int, budget: _Budget, *, depth: int = 0, skip: frozenset[int] = frozenset()
+) -> Iterator[str]:
     """Text of every text atom under the records between ``start`` and ``end``, in stream order."""
     if depth > _MAX_DEPTH:
         raise ExtractionError("corrupt", "records nested too deeply")
@@ -89,7 +91,7 @@ def text_atoms(buf: bytes, start: int, end: int, budget: _Budget, depth: int = 0
         if rec_type in (RT_TEXT_CHARS, RT_TEXT_BYTES):
             yield _atom_text(buf, rec_type, body, rec_end)
         elif _is_container(ver_inst):
-            yield from text_atoms(buf, body, rec_end, budget, depth + 1, skip)
+            yield from text_atoms(buf, body, rec_end, budget, depth=depth + 1, skip=skip)
 
 
 def extract_ppt(data: bytes, ftype: FileType, ctx: ExtractionContext) -> None:
@@ -196,7 +198,9 @@ def _slides_in_order(stream: bytes, current: bytes, budget: _Budget) -> list[lis
                 (ref,) = struct.unpack_from("<I", stream, child_body)
                 if instance == 0:
                     # SlidePersistAtom: persistIdRef, flags, cTexts, slideId.
-                    slide_id = struct.unpack_from("<I", stream, child_body + 12)[0] if child_end - child_body >= 16 else None
+                    slide_id = (
+                        struct.unpack_from("<I", stream, child_body + 12)[0] if child_end - child_body >= 16 else None
+                    )
                     slides.append((ref, slide_id, []))
                 else:
                     notes.append(ref)
