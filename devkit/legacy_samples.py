@@ -70,7 +70,9 @@ def make_mail_shift_jis_html() -> bytes:
     """An HTML mail labelled Shift_JIS holding CP932 characters (①, 髙), subject as Shift_JIS encoded words."""
     message = MIMEMultipart("alternative")
     subject = "①髙橋さんへ：見積書の件"
-    message["Subject"] = Header(subject.encode("cp932"), "shift_jis").encode()
+    import base64
+
+    message["Subject"] = "=?Shift_JIS?B?" + base64.b64encode(subject.encode("cp932")).decode("ascii") + "?="
     message["From"] = "takahashi@example.co.jp"
     message["To"] = "sales@example.co.jp"
     message["Date"] = formatdate(1700000000, localtime=False)

@@ -326,8 +326,22 @@ def _odf_mimetype(zf: zipfile.ZipFile, names: list[str]) -> str | None:
         return None  # any damage just means "not ODF"
 
 
+_OLE_BY_EXTENSION = {
+    "doc": ("doc", "application/msword"),
+    "dot": ("doc", "application/msword"),
+    "ppt": ("ppt", "application/vnd.ms-powerpoint"),
+    "pps": ("ppt", "application/vnd.ms-powerpoint"),
+    "pot": ("ppt", "application/vnd.ms-powerpoint"),
+    "msg": ("msg", "application/vnd.ms-outlook"),
+    "xls": ("xls", XLS),
+}
+
+
 def _detect_cfb(data: bytes, ext: str) -> FileType:  # noqa: PLR0911 - one return per outcome
     names = cfb_stream_names(data)
+    if names is None and ext in _OLE_BY_EXTENSION:
+        # A damaged directory: trust the name for the kind, so the extractor reports ``corrupt``.
+        return FileType(*_OLE_BY_EXTENSION[ext])
     if names is None:
         import filetype
 

@@ -30,6 +30,7 @@ from docindex.extract.ole import codepage_codec
 MAX_DEPTH = 2000
 _TOKEN = re.compile(rb"\\([a-zA-Z]{1,32})(-?\d{1,10})? ?|\\'([0-9a-fA-F]{2})|\\(.)|([{}])|([^\\{}\r\n]+)|[\r\n]+", re.S)
 _CHARSET_CODEPAGE = {
+    0: 1252,
     128: 932,
     129: 949,
     130: 1361,
@@ -78,6 +79,8 @@ _SKIP_DESTINATIONS = frozenset(
         "mmathPr",
         "pn",
         "listtext",
+        "sp",  # a shape's properties (name/value pairs)
+        "shprslt",  # a shape's fallback rendering: its text is in \\shptxt already
     }
 )
 _INFO_FIELDS = frozenset({"title", "author", "operator", "subject"})
@@ -254,8 +257,12 @@ class _Reader:
             state.destination = word
             self.info_field = []
             return pos
-        if word == "annotation":
-            state.skip = False  # comments are an ignorable destination, but people search them
+        if word in ("annotation", "footnote"):
+            state.skip = False  # comments (and LibreOffice's footnotes) are ignorable destinations; people search them
+            state.destination = ""
+            return pos
+        if word == "shpinst":
+            state.skip = False  # {\\*\\shpinst ...}: a shape; its \\shptxt is a text box's text
             state.destination = ""
             return pos
         if word == "ud":
