@@ -82,7 +82,8 @@ def test_odp_and_ods(limits: ExtractionLimits) -> None:
     assert "発表者ノート：数字は速報値です" in odp.text
     ods = extract(real("meibo.ods"), "meibo.ods", limits)
     assert ods.error is None
-    assert "髙橋﨑子" in ods.text and "5678" in ods.text
+    assert "髙橋﨑子" in ods.text
+    assert "5678" in ods.text
 
 
 def test_msg_in_its_code_page(limits: ExtractionLimits) -> None:
@@ -98,7 +99,8 @@ def test_msg_in_its_code_page(limits: ExtractionLimits) -> None:
 def test_msg_attachments_are_named_and_read(limits: ExtractionLimits) -> None:
     doc = extract(real("apache-tika/testMSG_att_doc.msg"), "a.msg", limits)
     assert doc.error is None
-    assert "[test-unicode.doc]" in doc.text and "[pj1.txt]" in doc.text
+    assert "[test-unicode.doc]" in doc.text
+    assert "[pj1.txt]" in doc.text
     # The .doc attachment (written by Word) is read by the .doc reader.
     assert doc.text.count("euro : € (20AC)") == 2
 
@@ -122,7 +124,8 @@ def test_eml_iso2022jp_headers_body_and_attached_doc(limits: ExtractionLimits) -
     assert "水曜日の午後二時から" in doc.text
     assert "[稟議書.doc]" in doc.text
     assert "設置場所は第二会議室" in doc.text  # the attachment's text box
-    assert "=?iso-2022-jp" not in doc.text.lower() and "GyRC" not in doc.text
+    assert "=?iso-2022-jp" not in doc.text.lower()
+    assert "GyRC" not in doc.text
 
 
 def test_eml_from_a_real_mailer(limits: ExtractionLimits) -> None:
@@ -136,7 +139,8 @@ def test_eml_shift_jis_means_cp932_and_html_is_visible_text(limits: ExtractionLi
     doc = extract(make_mail_shift_jis_html(), "a.eml", limits)
     assert doc.title == "①髙橋さんへ：見積書の件"
     assert "①見積書を送付いたします。" in doc.text
-    assert "隠しスクリプト" not in doc.text and "<p>" not in doc.text
+    assert "隠しスクリプト" not in doc.text
+    assert "<p>" not in doc.text
 
 
 def test_mht_is_the_visible_page(limits: ExtractionLimits) -> None:
@@ -157,7 +161,8 @@ def test_rtf_code_pages_and_escapes(limits: ExtractionLimits) -> None:
     rtf = (
         rb"{\rtf1\ansi\ansicpg932{\fonttbl{\f0\fcharset0 Arial;}{\f1\fcharset128 MS Mincho;}}"
         rb"{\*\generator Hidden;}{\pict\pngblip 89504e47}"
-        rb"\f1 \'93\'8c\'8b\'9e\par \uc1\u39641?\u-3985?\f0  caf\'e9 {\*\fldinst HYPERLINK x}{\fldrslt link}\bin4 \'00\'00}"
+        rb"\f1 \'93\'8c\'8b\'9e\par \uc1\u39641?\u-3985?"
+        rb"\f0  caf\'e9 {\*\fldinst HYPERLINK x}{\fldrslt link}\bin4 \'00\'00}"
     )
     doc = extract(rtf, "a.rtf", limits)
     assert doc.error is None
@@ -167,8 +172,10 @@ def test_rtf_code_pages_and_escapes(limits: ExtractionLimits) -> None:
 def test_zip_cp932_names_and_member_text(limits: ExtractionLimits) -> None:
     doc = extract(real("shiryou_cp932.zip"), "shiryou.zip", limits)
     assert doc.error is None
-    assert "議事録/稟議書.doc" in doc.text and "社員名簿.ods" in doc.text
-    assert "設置場所は第二会議室" in doc.text and "髙橋﨑子" in doc.text
+    assert "議事録/稟議書.doc" in doc.text
+    assert "社員名簿.ods" in doc.text
+    assert "設置場所は第二会議室" in doc.text
+    assert "髙橋﨑子" in doc.text
 
 
 def test_zip_nesting_is_bounded(limits: ExtractionLimits) -> None:
@@ -179,7 +186,8 @@ def test_zip_nesting_is_bounded(limits: ExtractionLimits) -> None:
     doc = extract(data, "a.zip", limits)
     # Then the outer levels are listed and the bottom is not reached
     assert doc.error is None
-    assert "階層5.zip" in doc.text and "階層3.zip" in doc.text
+    assert "階層5.zip" in doc.text
+    assert "階層3.zip" in doc.text
     assert "最深部の合言葉" not in doc.text
 
 
@@ -275,7 +283,8 @@ def test_rtf_deep_nesting_is_corrupt_and_bin_is_skipped(limits: ExtractionLimits
 
 def test_mail_with_too_many_parts_is_corrupt(limits: ExtractionLimits) -> None:
     parts = "".join(f"--b\r\nContent-Type: text/plain\r\n\r\npart {i}\r\n" for i in range(1500))
-    mail = f"From: a@example.com\r\nTo: b@example.com\r\nSubject: many\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n{parts}--b--\r\n"
+    head = "From: a@example.com\r\nTo: b@example.com\r\nSubject: many\r\nMIME-Version: 1.0\r\n"
+    mail = f"{head}Content-Type: multipart/mixed; boundary=b\r\n\r\n{parts}--b--\r\n"
     doc = extract(mail.encode(), "a.eml", limits)
     assert doc.error == "corrupt"
 
@@ -287,7 +296,8 @@ def test_mail_nesting_is_bounded(limits: ExtractionLimits) -> None:
         mail = make_mail_iso2022jp((f"転送{level}.eml", mail))
     doc = extract(mail, "a.eml", limits)
     assert doc.error is None
-    assert "[転送7.eml]" in doc.text and "[転送5.eml]" in doc.text
+    assert "[転送7.eml]" in doc.text
+    assert "[転送5.eml]" in doc.text
     assert "[転送0.eml]" not in doc.text
 
 

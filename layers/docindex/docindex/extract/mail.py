@@ -19,6 +19,7 @@ Bounds: at most ``MAX_PARTS`` MIME parts are looked at; the shared
 from __future__ import annotations
 
 from email import policy
+from email.errors import MessageError
 from email.header import decode_header
 from email.message import EmailMessage, Message
 from email.parser import BytesParser
@@ -37,7 +38,7 @@ def extract_mail(data: bytes, ftype: FileType, ctx: ExtractionContext) -> None:
     """Headers, body and attachments of a MIME message into ``ctx``."""
     try:
         message = BytesParser(policy=policy.default).parsebytes(data)
-    except (ValueError, TypeError, LookupError) as exc:
+    except (ValueError, TypeError, LookupError, MessageError) as exc:
         raise ExtractionError("corrupt", f"unreadable MIME message: {exc}") from None
     if not isinstance(message, EmailMessage):
         raise ExtractionError("corrupt", "not a MIME message")
@@ -67,7 +68,7 @@ def decode_words(raw: str) -> str:
     raw = " ".join(raw.split())  # unfold
     try:
         chunks = decode_header(raw)
-    except (ValueError, LookupError):
+    except (ValueError, LookupError, MessageError):  # a broken encoded word: keep the raw text
         chunks = [(raw, None)]
     out = []
     for chunk, charset in chunks:
