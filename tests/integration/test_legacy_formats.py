@@ -133,3 +133,36 @@ def test_reprocess_re_extracts_documents_indexed_before_the_upgrade(
     )
     assert invoke(indexer, sqs_event(stale)) == set()
     assert "設置場所は第二会議室" in stack.doc("総務部/稟議書.doc")["_source"]["content"]
+
+
+def test_reprocess_command_dry_run_then_send(
+    stack: Stack, indexer: Indexer, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from docindex.cli import main
+
+    # Given two .ppt files indexed as unsupported by an older docindex, and a .txt
+    with monkeypatch.context() as old_version:
+        old_version.delitem(dispatch._EXTRACTORS, "ppt")
+        files = {f"営業部/会議{n}.ppt": real("gijiroku.ppt") for n in range(2)} | {"営業部/メモ.txt": b"memo"}
+        assert _upload_and_index(stack, indexer, files) == set()
+    stack.messages("INGEST_QUEUE_URL", delete=True)
+    stack.opensearch.indices.refresh(index=stack.index)
+    for name, value in stack.settings_env().items():
+        monkeypatch.setenv(name, value)
+    target = ["--bucket", stack.bucket, "--queue-url", stack.env["INGEST_QUEUE_URL"], "--index", stack.index]
+    target += ["--opensearch-endpoint", stack.osmem_url]
+    # When the operator asks for a dry run, then for the real thing
+    assert main(["reprocess", *target, "--extension", "ppt", "--dry-run", "--json"]) == 0
+    dry = json.loads(capsys.readouterr().out)
+    assert (dry["matched"], dry["sent"], dry["dry_run"]) == (2, 0, True)
+    assert stack.messages("INGEST_QUEUE_URL") == []
+    assert main(["reprocess", *target, "--extraction-error", "unsupported", "--rate", "0", "--json"]) == 0
+    sent = json.loads(capsys.readouterr().out)
+    # Then both presentations, and only they, are in the ingest queue, and get their text
+    queued = stack.messages("INGEST_QUEUE_URL", delete=True)
+    assert sent["sent"] == 2
+    assert sorted(json.loads(m["Body"])["key"] for m in queued) == ["営業部/会議0.ppt", "営業部/会議1.ppt"]
+    assert invoke(indexer, sqs_event(*[json.loads(m["Body"]) for m in queued])) == set()
+    assert "数字は速報値です" in stack.doc("営業部/会議1.ppt")["_source"]["content"]
+    # And a command without any filter is refused rather than re-sending the whole index
+    assert main(["reprocess", *target]) == 2
