@@ -206,10 +206,10 @@ def pdf_with_photos(pages: Sequence[str], title: str, photos: Sequence[bytes]) -
     """A text PDF (built-in Japanese CID font, like ``samples.make_pdf``) with a photo on some pages."""
     from reportlab import rl_config
 
-    from devkit.samples import _register_cid_font
+    from devkit.samples.pdf import register_cid_font
 
     font, size = "HeiseiKakuGo-W5", 10.5
-    _register_cid_font(font)
+    register_cid_font(font)
     # Binary streams, as PDF writers store photos (reportlab's default ASCII85 adds 25 %).
     use_a85, rl_config.useA85 = rl_config.useA85, 0
     try:
@@ -223,7 +223,7 @@ def _pdf_pages(pages: Sequence[str], title: str, photos: Sequence[bytes], font: 
     from reportlab.lib.utils import ImageReader
     from reportlab.pdfgen import canvas
 
-    from devkit.samples import _wrap
+    from devkit.samples.pdf import wrap_text
 
     buf = io.BytesIO()
     pdf = canvas.Canvas(buf, pagesize=A4, invariant=1)
@@ -235,7 +235,7 @@ def _pdf_pages(pages: Sequence[str], title: str, photos: Sequence[bytes], font: 
     for number, text in enumerate(pages):
         block = pdf.beginText(margin, height - margin - size)
         block.setFont(font, size, size * 1.6)
-        for line in _wrap(text, font, size, width - 2 * margin):
+        for line in wrap_text(text, font, size, width - 2 * margin):
             block.textLine(line)
         pdf.drawText(block)
         if number < len(photos):

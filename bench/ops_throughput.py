@@ -39,7 +39,9 @@ from devkit.local.session import EMBEDDED_CREDENTIALS  # noqa: E402
 from docindex.core.changes import doc_id  # noqa: E402
 from docindex.core.clients import boto_config  # noqa: E402
 from docindex.index.mapping import ensure_index  # noqa: E402
-from docindex.ops.backfill import Backfill, BucketListing, Checkpoint  # noqa: E402
+from docindex.ops.backfill.checkpoint import Checkpoint  # noqa: E402
+from docindex.ops.backfill.run import Backfill  # noqa: E402
+from docindex.ops.backfill.sources import BucketListing  # noqa: E402
 from docindex.ops.enqueue import BacklogGuard, ChangeSender  # noqa: E402
 from docindex.ops.reconcile import Reconciler  # noqa: E402
 
@@ -182,7 +184,7 @@ def main() -> int:
     state = Path(tempfile.mkdtemp(prefix="docindex-bench-"))
     servers: list[ServerInfo] = []
     try:
-        servers += [start_moto(state), start_osmem(state)]
+        servers += [start_moto(state, exit_with_parent=True), start_osmem(state)]
         moto, osmem = servers
         session = boto3.Session(
             aws_access_key_id=EMBEDDED_CREDENTIALS["AWS_ACCESS_KEY_ID"],

@@ -57,7 +57,7 @@ def proc_cpu_seconds(pid: int) -> float:
 def local_servers(state: Path) -> Iterator[dict[str, Any]]:
     from devkit.local import servers
 
-    moto = servers.start_moto(state)
+    moto = servers.start_moto(state, exit_with_parent=True)
     try:
         osmem = servers.start_osmem(state)
         try:

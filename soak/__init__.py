@@ -6,16 +6,19 @@ overwrites, deletes, re-creates, renames and a backfill, and drives the real
 handlers the way AWS does while faults are injected over real HTTP:
 
 - ``workload``: the documents and the storm, with the expected end state;
-- ``notifications``: S3, EventBridge and SNS message shapes, as AWS sends them;
-- ``delivery``: the notification system with duplicates, both shapes, shuffling;
-- ``proxy``: fault-injecting HTTP proxies in front of OpenSearch and AWS, which
-  also count every successful write and every message sent;
+- ``delivery``: the notification system with duplicates, both shapes, shuffling
+  (the shapes themselves: ``devkit.messages``);
 - ``sandbox``: Lambda execution environments (processes) and the SQS event
-  source mapping that invokes them, kills them at their timeout or mid-batch;
+  source mapping that invokes them (``devkit.local.runner``'s pieces), kills
+  them at their timeout or mid-batch;
 - ``workerproc``: the OCR worker as a process, and its faults;
 - ``mover``: the local stand-in for SQS ``StartMessageMoveTask``;
 - ``judge``: reconcile, the DLQs, writes per change, content per object;
 - ``run``: one seed from start to verdict; ``__main__``: the command line.
+
+From the dev kit it also uses the fault-injecting HTTP proxies in front of
+OpenSearch and AWS (``devkit.faults``, which also count every successful write
+and every message sent), and moto server (``devkit.local.servers``).
 
 Nothing here is imported by the handlers: the soak is a harness around them.
 """

@@ -55,8 +55,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def config_from(args: argparse.Namespace, seed: int) -> SoakConfig:
+    from devkit.faults import OpenSearchFaultRates, S3FaultRates
     from soak.delivery import DeliveryFaults
-    from soak.proxy import OpenSearchFaultRates, S3FaultRates
 
     config = SoakConfig(
         seed=seed,

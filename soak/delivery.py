@@ -16,9 +16,9 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+from devkit.faults import SendLog, SentMessage
+from devkit.messages import Change
 from docindex.core.aws import queue_depth
-from soak.notifications import Change, eventbridge_event, s3_notification, sns_wrapped
-from soak.proxy import SendLog, SentMessage
 
 
 @dataclass
@@ -99,13 +99,13 @@ class Delivery:
             self.stats.duplicates += copies - 1
             for _ in range(copies):
                 if change.sequencer and rng.random() < faults.eventbridge_share:
-                    payload = eventbridge_event(change)
+                    payload = change.eventbridge()
                     self.stats.eventbridge += 1
+                elif rng.random() < faults.sns_share:
+                    payload = change.sns_notification()
+                    self.stats.sns += 1
                 else:
-                    payload = s3_notification(change)
-                    if rng.random() < faults.sns_share:
-                        payload = sns_wrapped(payload)
-                        self.stats.sns += 1
+                    payload = change.s3_notification()
                 delay = rng.randint(1, faults.max_delay) if rng.random() < faults.late_share else 0
                 self.stats.late += int(delay > 0)
                 self._buffer.append(_Outgoing(json.dumps(payload, ensure_ascii=False), delay))

@@ -30,10 +30,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from devkit.faults import SentMessage, Write
 from docindex.core.changes import parse_body
 from docindex.core.exceptions import PoisonMessageError
 from docindex.ingest.handoff import OcrJob
-from soak.proxy import SentMessage, Write
 from soak.workload import ObjectState
 
 SAMPLES = 10

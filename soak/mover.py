@@ -19,7 +19,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from soak.proxy import SendLog, SentMessage
+from devkit.faults import SendLog, SentMessage
 
 
 @dataclass

@@ -34,6 +34,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from devkit.faults import (
+    AwsFaults,
+    FaultCounts,
+    FaultSwitch,
+    OpenSearchFaultRates,
+    OpenSearchFaults,
+    Proxy,
+    S3FaultRates,
+    SendLog,
+    SentMessage,
+    WriteLog,
+)
+from devkit.messages import S3_TEST_EVENT, ocr_poison_bodies, poison_bodies
 from docindex.core.aws import queue_depth
 from soak.delivery import Delivery, DeliveryFaults
 from soak.judge import (
@@ -47,19 +60,6 @@ from soak.judge import (
     run_reconcile,
 )
 from soak.mover import LocalMessageMover
-from soak.notifications import S3_TEST_EVENT, ocr_poison_bodies, poison_bodies
-from soak.proxy import (
-    AwsFaults,
-    FaultCounts,
-    FaultSwitch,
-    OpenSearchFaultRates,
-    OpenSearchFaults,
-    Proxy,
-    S3FaultRates,
-    SendLog,
-    SentMessage,
-    WriteLog,
-)
 from soak.sandbox import SABOTAGE_ENV, KillSwitch, Poller, PollerStats, Sandbox
 from soak.workerproc import WorkerProcess
 from soak.workload import Workload
@@ -243,7 +243,7 @@ class Soak:
         if self.dir.exists():
             shutil.rmtree(self.dir)
         self.dir.mkdir(parents=True)
-        moto = start_moto(self.dir, module="soak.motoserver")
+        moto = start_moto(self.dir, exit_with_parent=True)
         self._servers.append(moto)
         osmem = start_osmem(self.dir)
         self._servers.append(osmem)
@@ -476,14 +476,11 @@ class Soak:
     def _redrive(self, stack: Stack, mover: LocalMessageMover) -> list[dict[str, Any]]:
         from opensearchpy import OpenSearch
 
-        from docindex.redrive.service import (
-            OpenSearchHealth,
-            RedriveAction,
-            RedriveRequest,
-            RedriveService,
-            RedriveSettings,
-            RedriveStateStore,
-        )
+        from docindex.redrive.models import RedriveAction, RedriveRequest
+        from docindex.redrive.probes import OpenSearchHealth
+        from docindex.redrive.service import RedriveService
+        from docindex.redrive.settings import RedriveSettings
+        from docindex.redrive.state import RedriveStateStore
 
         env = stack.env
         settings = RedriveSettings.from_env(

@@ -11,7 +11,9 @@ visibility timeout. The next invocation gets a new environment.
 
 A ``Poller`` is one concurrent invocation slot of the event source mapping:
 receive up to a batch of messages, invoke, delete the ones that succeeded
-(``ReportBatchItemFailures``), leave the rest to reappear.
+(``ReportBatchItemFailures``), leave the rest to reappear. Those steps are
+``devkit.local.runner``'s, the ones ``docindex local run`` uses; what is the
+soak's own is the sandbox process, killed at the timeout or mid-batch.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from devkit.local.runner import collect_emf, to_lambda_record
+from devkit.local.runner import collect_emf, delete_succeeded, lambda_event, receive_batch, reported_failures
 
 SABOTAGE_ENV = "DOCINDEX_SOAK_SABOTAGE"
 
@@ -245,6 +247,7 @@ class Poller:
         kill_switch: KillSwitch,
         function_timeout: float,
         batch_size: int = 10,
+        region: str = "us-east-1",
         kill_probability: Callable[[], float] = lambda: 0.0,
         on_log: Callable[[str], None] | None = None,
     ) -> None:
@@ -256,6 +259,7 @@ class Poller:
         self.kill_switch = kill_switch
         self.function_timeout = function_timeout
         self.batch_size = batch_size
+        self.region = region
         self.kill_probability = kill_probability
         self.stats = PollerStats()
         self._stop = threading.Event()
@@ -294,18 +298,12 @@ class Poller:
             self.error = exc
 
     def poll_once(self) -> int:
-        response = self.sqs.receive_message(
-            QueueUrl=self.queue_url,
-            MaxNumberOfMessages=min(10, self.batch_size),
-            WaitTimeSeconds=1,
-            AttributeNames=["All"],
-        )
-        messages = response.get("Messages", [])
+        messages = receive_batch(self.sqs, self.queue_url, self.batch_size, wait_seconds=1)
         if not messages:
             return 0
         self._busy.set()
         try:
-            event = {"Records": [to_lambda_record(m, self.queue_arn, "us-east-1") for m in messages]}
+            event = lambda_event(messages, self.queue_arn, self.region)
             self.kill_switch.arm(self.kill_probability())
             result = self.sandbox.invoke(event, self.function_timeout)
             self.kill_switch.disarm()
@@ -326,15 +324,9 @@ class Poller:
                 stats.handler_errors += 1
                 stats.failed_records += len(messages)
                 return len(messages)
-            failed = {f["itemIdentifier"] for f in result.response.get("batchItemFailures", [])}
+            failed = reported_failures(result.response)
             stats.failed_records += len(failed)
-            done = [m for m in messages if m["MessageId"] not in failed]
-            for start in range(0, len(done), 10):
-                chunk = done[start : start + 10]
-                self.sqs.delete_message_batch(
-                    QueueUrl=self.queue_url,
-                    Entries=[{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(chunk)],
-                )
+            delete_succeeded(self.sqs, self.queue_url, messages, failed)
             return len(messages)
         finally:
             self._busy.clear()

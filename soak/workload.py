@@ -25,7 +25,7 @@ from datetime import UTC, datetime
 from typing import Any, ClassVar
 
 from devkit import samples
-from soak.notifications import Change
+from devkit.messages import Change
 
 JA_LINES = (
     "東京都の売上は前年同期比で増加しました。",

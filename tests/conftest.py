@@ -30,15 +30,13 @@ def load_event(name: str) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="session")
-def moto_endpoint() -> Iterator[str]:
-    """moto in server mode: real boto3 over HTTP, real S3→SQS notifications."""
-    from moto.server import ThreadedMotoServer
+def moto_endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """moto in server mode (one per test process): real boto3 over HTTP, real S3→SQS notifications."""
+    from devkit.local.servers import start_moto, stop
 
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    yield f"http://{host}:{port}"
-    server.stop()
+    server = start_moto(tmp_path_factory.mktemp("moto"), exit_with_parent=True)
+    yield server.url
+    stop(server)
 
 
 class Aws:
@@ -147,13 +145,6 @@ def make_stack(aws: Aws, opensearch: Any, osmem_url: str) -> Callable[..., Stack
 @pytest.fixture
 def stack(make_stack: Callable[..., Stack]) -> Stack:
     return make_stack()
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    import logging
-
-    # moto's request log drowns the output of a failing test.
-    logging.getLogger("werkzeug").setLevel(logging.WARNING)
 
 
 @pytest.fixture(autouse=True)

@@ -5,6 +5,10 @@ messages, invoke the indexer with a Lambda-shaped SQS event, delete the
 messages that succeeded and leave the failures in the queue, where they
 reappear after the visibility timeout and reach the DLQ after
 ``maxReceiveCount`` receives. The OCR worker (when given) is polled in turn.
+
+The pieces of that event source mapping (``receive_batch``, ``lambda_event``,
+``reported_failures``, ``delete_succeeded``, ``collect_emf``) are public: the
+soak drives its Lambda sandboxes (processes it can kill) with the same ones.
 """
 
 from __future__ import annotations
@@ -65,6 +69,27 @@ def collect_emf(output: str, into: defaultdict[str, float]) -> str:
     return "\n".join(passthrough)
 
 
+def receive_batch(sqs: Any, queue_url: str, batch_size: int, *, wait_seconds: int) -> list[dict[str, Any]]:
+    """Up to ``batch_size`` messages, as the event source mapping gathers a batch (10 per receive at most).
+
+    Only the first receive waits (long polling); the others take what is there.
+    """
+    messages: list[dict[str, Any]] = []
+    while len(messages) < batch_size:
+        response = sqs.receive_message(
+            QueueUrl=queue_url,
+            MaxNumberOfMessages=min(10, batch_size - len(messages)),
+            WaitTimeSeconds=wait_seconds if not messages else 0,
+            AttributeNames=["All"],
+            MessageAttributeNames=["All"],
+        )
+        got = response.get("Messages", [])
+        if not got:
+            break
+        messages.extend(got)
+    return messages
+
+
 def to_lambda_record(message: dict[str, Any], queue_arn: str, region: str) -> dict[str, Any]:
     """One SQS ReceiveMessage entry in the shape Lambda hands to the function."""
     attributes = message.get("Attributes", {})
@@ -79,6 +104,27 @@ def to_lambda_record(message: dict[str, Any], queue_arn: str, region: str) -> di
         "eventSourceARN": queue_arn,
         "awsRegion": region,
     }
+
+
+def lambda_event(messages: list[dict[str, Any]], queue_arn: str, region: str) -> dict[str, Any]:
+    """The SQS event Lambda invokes the function with for ``messages``."""
+    return {"Records": [to_lambda_record(m, queue_arn, region) for m in messages]}
+
+
+def reported_failures(response: dict[str, Any] | None) -> set[str]:
+    """The message ids a function reported as failed (``ReportBatchItemFailures``)."""
+    return {f["itemIdentifier"] for f in (response or {}).get("batchItemFailures", [])}
+
+
+def delete_succeeded(sqs: Any, queue_url: str, messages: list[dict[str, Any]], failed: set[str]) -> None:
+    """Delete the messages of a batch that did not fail; the failed ones reappear after the visibility timeout."""
+    done = [m for m in messages if m["MessageId"] not in failed]
+    for start in range(0, len(done), 10):
+        chunk = done[start : start + 10]
+        sqs.delete_message_batch(
+            QueueUrl=queue_url,
+            Entries=[{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(chunk)],
+        )
 
 
 class LocalRunner:
@@ -110,42 +156,20 @@ class LocalRunner:
         self.context_factory = context_factory or (lambda: LocalLambdaContext(timeout_seconds=self.function_timeout))
         self.stats = RunStats()
 
-    def _receive_batch(self, wait_seconds: int) -> list[dict[str, Any]]:
-        messages: list[dict[str, Any]] = []
-        while len(messages) < self.batch_size:
-            response = self.sqs.receive_message(
-                QueueUrl=self.queue_url,
-                MaxNumberOfMessages=min(10, self.batch_size - len(messages)),
-                WaitTimeSeconds=wait_seconds if not messages else 0,
-                AttributeNames=["All"],
-                MessageAttributeNames=["All"],
-            )
-            got = response.get("Messages", [])
-            if not got:
-                break
-            messages.extend(got)
-        return messages
-
     def poll_once(self, wait_seconds: int = 1) -> int:
         """One event-source-mapping round: receive, invoke, delete successes."""
-        messages = self._receive_batch(wait_seconds)
+        messages = receive_batch(self.sqs, self.queue_url, self.batch_size, wait_seconds=wait_seconds)
         if not messages:
             return 0
-        event = {"Records": [to_lambda_record(m, self.queue_arn, self.region) for m in messages]}
+        event = lambda_event(messages, self.queue_arn, self.region)
         try:
             with self._collecting_metrics():
                 response = self.handler(event, self.context_factory())
-            failed = {f["itemIdentifier"] for f in response.get("batchItemFailures", [])}
+            failed = reported_failures(response)
         except Exception as exc:  # noqa: BLE001 - a crashed invocation fails the whole batch, as in Lambda
             logger.exception("handler raised; the whole batch will be retried", extra={"error": str(exc)})
             failed = {m["MessageId"] for m in messages}
-        done = [m for m in messages if m["MessageId"] not in failed]
-        for start in range(0, len(done), 10):
-            chunk = done[start : start + 10]
-            self.sqs.delete_message_batch(
-                QueueUrl=self.queue_url,
-                Entries=[{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(chunk)],
-            )
+        delete_succeeded(self.sqs, self.queue_url, messages, failed)
         self.stats.batches += 1
         self.stats.records += len(messages)
         self.stats.failures += len(failed)

@@ -20,6 +20,8 @@ import urllib.request
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from devkit.local.motoserver import EXIT_WITH_PARENT_ENV
+
 
 class LocalServerError(RuntimeError):
     """A local server could not be started."""
@@ -73,19 +75,30 @@ def _wait_until(url: str, path: str, process: subprocess.Popen[bytes], log: Path
     raise LocalServerError(f"server at {url} did not answer within {timeout:.0f} s; see {log}")
 
 
-def start_moto(state_dir: Path, port: int | None = None, *, module: str = "moto.server") -> ServerInfo:
-    """moto in server mode: every AWS API docindex uses, over real HTTP.
+def start_moto(state_dir: Path, port: int | None = None, *, exit_with_parent: bool = False) -> ServerInfo:
+    """moto in server mode: every AWS API docindex uses, over real HTTP, in its own process.
 
-    ``module`` runs a wrapper of moto's server instead (the soak's, see ``soak.motoserver``).
+    The one way the dev kit, the tests, the soak and the bench start moto: the
+    server of ``devkit.local.motoserver`` (moto's, with two SQS look-ups made
+    cheap), logging to ``<state_dir>/moto.log``. In its own process it never
+    competes with the caller for the GIL, and the soak's killed processes
+    cannot take it down. It runs in its own session, so ``docindex local up``
+    can leave it running; ``exit_with_parent`` makes it exit once the calling
+    process is gone instead (tests, soak, bench: nothing outlives them).
     """
     port = port or free_port()
     log = state_dir / "moto.log"
+    env = {**os.environ}
+    env.pop(EXIT_WITH_PARENT_ENV, None)
+    if exit_with_parent:
+        env[EXIT_WITH_PARENT_ENV] = str(os.getpid())
     with log.open("ab") as out:
         process = subprocess.Popen(  # noqa: S603  # fixed argv, our own interpreter  # nosec B603
-            [sys.executable, "-m", module, "-H", "127.0.0.1", "-p", str(port)],
+            [sys.executable, "-m", "devkit.local.motoserver", "-H", "127.0.0.1", "-p", str(port)],
             stdout=out,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
+            env=env,
             start_new_session=True,
         )
     url = f"http://127.0.0.1:{port}"

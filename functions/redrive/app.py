@@ -1,23 +1,20 @@
 """Scheduled and manual DLQ redrive (docs/dlq-redrive.md)."""
 
+from __future__ import annotations
+
 from typing import Any
 
-from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from docindex.redrive import service as redrive
-
-logger = Logger()
-metrics = Metrics()
-tracer = Tracer()
+from docindex.core.observability import logger, metrics, tracer
+from docindex.redrive.models import RedriveRequest
+from docindex.redrive.wiring import run
 
 
 @logger.inject_lambda_context(log_event=True)
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    request = redrive.RedriveRequest.from_event(event)
-    summary = redrive.get_service().run(request)
-    redrive.emit_metrics(metrics, summary)
-    logger.info("redrive summary", extra={"summary": summary.to_dict()})
-    return summary.to_dict()
+    """Returns the summary: ``{"action", "dry_run", "results": [one per DLQ]}``."""
+    request = RedriveRequest.from_event(event)
+    return run(request).to_dict()

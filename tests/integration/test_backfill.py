@@ -18,7 +18,9 @@ from urllib.parse import quote_plus
 
 import pytest
 
-from docindex.ops.backfill import Backfill, BucketListing, Checkpoint, InventorySource, read_manifest
+from docindex.ops.backfill.checkpoint import Checkpoint
+from docindex.ops.backfill.run import Backfill
+from docindex.ops.backfill.sources import BucketListing, InventorySource, read_manifest
 from docindex.ops.enqueue import BacklogGuard, ChangeSender, RateLimiter
 from tests.conftest import Aws
 

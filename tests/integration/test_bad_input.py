@@ -35,13 +35,13 @@ from typing import Any
 import pytest
 
 from devkit import samples
+from devkit.faults import GiantObjects, Proxy
+from devkit.messages import s3_notification
 from docindex.core.changes import doc_id
 from docindex.index.search import search
-from soak.proxy import GiantObjects, Proxy
 from tests.conftest import REPO_ROOT, Stack
 from tests.integration.conftest import sqs_event
-from tests.messages import s3_notification
-from tests.unit.template_model import load_template
+from tests.support.template_model import load_template
 
 MiB = 1024 * 1024
 GiB = 1024 * MiB
@@ -107,7 +107,7 @@ def _run(mode: str, spec: dict[str, Any], tmp_path: Path) -> dict[str, Any]:
     spec_file, out_file = tmp_path / f"{mode}-spec.json", tmp_path / f"{mode}-result.json"
     spec_file.write_text(json.dumps(spec, ensure_ascii=False), encoding="utf-8")
     completed = subprocess.run(
-        [sys.executable, "-m", "tests.integration.hostile_run", mode, str(spec_file), str(out_file)],
+        [sys.executable, "-m", "tests.support.hostile_run", mode, str(spec_file), str(out_file)],
         cwd=REPO_ROOT,
         capture_output=True,
         text=True,

@@ -8,19 +8,20 @@ from typing import Any
 import pytest
 from opensearchpy import OpenSearch
 
+from devkit.faults import OpenSearchFaults, Proxy
+from devkit.messages import s3_notification
 from docindex.core.changes import doc_id
 from docindex.core.observability import metrics
 from tests.conftest import Stack
-from tests.fault_proxy import Faults, fault_proxy
 from tests.integration.conftest import build_indexer, invoke, sqs_event
-from tests.messages import s3_notification
 
 
 @pytest.fixture
-def proxied(stack: Stack) -> Iterator[tuple[Any, Faults]]:
-    with fault_proxy(stack.osmem_url) as (url, faults):
-        client = OpenSearch(hosts=[url], timeout=10)
-        yield build_indexer(stack, OPENSEARCH_ENDPOINT=url, opensearch=client), faults
+def proxied(stack: Stack) -> Iterator[tuple[Any, OpenSearchFaults]]:
+    faults = OpenSearchFaults()
+    with Proxy(stack.osmem_url, faults) as proxy:
+        client = OpenSearch(hosts=[proxy.url], timeout=10)
+        yield build_indexer(stack, OPENSEARCH_ENDPOINT=proxy.url, opensearch=client), faults
 
 
 def upload(stack: Stack, n: int) -> list[dict[str, Any]]:
@@ -91,11 +92,12 @@ def test_bulk_failing_past_the_deadline_fails_the_records(stack: Stack, proxied)
 
 def test_change_failing_across_redrives_is_quarantined(stack: Stack) -> None:
     # Given a document OpenSearch rejects every time (full and metadata-only writes)
-    with fault_proxy(stack.osmem_url) as (url, faults):
+    faults = OpenSearchFaults()
+    with Proxy(stack.osmem_url, faults) as proxy:
         indexer = build_indexer(
             stack,
-            OPENSEARCH_ENDPOINT=url,
-            opensearch=OpenSearch(hosts=[url], timeout=10),
+            OPENSEARCH_ENDPOINT=proxy.url,
+            opensearch=OpenSearch(hosts=[proxy.url], timeout=10),
             QUARANTINE_AFTER_FAILURES="3",
         )
         (body,) = upload(stack, 1)

@@ -10,12 +10,13 @@ from typing import Any
 
 import pytest
 
+from devkit.messages import s3_notification
 from docindex.cli import main
 from docindex.core.clients import AwsClients
 from docindex.ops.deployment import Deployment
-from docindex.ops.diagnose import Diagnoser, Diagnosis, Status
+from docindex.ops.diagnose.report import Diagnosis, Status
+from docindex.ops.diagnose.run import Diagnoser
 from tests.conftest import REGION, Stack
-from tests.messages import s3_notification
 
 pytestmark = pytest.mark.integration
 

@@ -29,16 +29,12 @@ from botocore.exceptions import ClientError
 from botocore.stub import Stubber
 from opensearchpy import OpenSearch
 
-from docindex.redrive.service import (
-    UNSUPPORTED_REASON,
-    OpenSearchHealth,
-    RedriveRequest,
-    RedriveService,
-    RedriveSettings,
-    RedriveStateStore,
-    ThroughputProbe,
-)
-from tests.unit.template_model import Scenario, as_list, iam_statements, load_template
+from docindex.redrive.models import UNSUPPORTED_REASON, RedriveRequest
+from docindex.redrive.probes import OpenSearchHealth, ThroughputProbe
+from docindex.redrive.service import RedriveService
+from docindex.redrive.settings import RedriveSettings
+from docindex.redrive.state import RedriveStateStore
+from tests.support.template_model import Scenario, as_list, iam_statements, load_template
 
 pytestmark = pytest.mark.integration
 
@@ -473,11 +469,11 @@ def test_serverless_has_no_cluster_health_so_reachable_is_healthy(osmem_clone: A
 
 
 def test_unconfigured_opensearch_refuses_rather_than_redriving_blind(world: World) -> None:
-    from docindex.redrive.service import _UnconfiguredHealth
+    from docindex.redrive.probes import UnconfiguredHealth
 
     world.send("docindex-ingest-dlq", 1)
     world.expect_list(INGEST_DLQ)
-    result = start(world.service(health=_UnconfiguredHealth()))
+    result = start(world.service(health=UnconfiguredHealth()))
     assert result["reason"] == "consumer_unhealthy"
     assert "OPENSEARCH_ENDPOINT" in result["message"]
 

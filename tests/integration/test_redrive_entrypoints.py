@@ -22,8 +22,11 @@ from typing import Any
 import pytest
 
 from docindex.cli import redrive as cli_redrive
-from docindex.redrive import service as redrive
-from docindex.redrive.service import UNSUPPORTED_REASON, OpenSearchHealth, RedriveConfigError
+from docindex.core.exceptions import RedriveConfigError
+from docindex.redrive import wiring
+from docindex.redrive.models import UNSUPPORTED_REASON
+from docindex.redrive.probes import OpenSearchHealth
+from docindex.redrive.settings import RedriveSettings
 from tests.integration.test_redrive import INGEST, INGEST_DLQ, OCR_DLQ, TABLE, World, aws_client, build_world, task
 
 pytestmark = [
@@ -31,8 +34,8 @@ pytestmark = [
     # status, reset and dry runs publish no metric; Powertools warns about that, rightly so
     pytest.mark.filterwarnings("ignore:No application metrics to publish:UserWarning"),
 ]
-# The cached factory itself: tests monkeypatch redrive.get_service and must still clear it.
-REAL_GET_SERVICE = redrive.get_service
+# The cached factory itself: tests monkeypatch wiring.get_service and must still clear it.
+REAL_GET_SERVICE = wiring.get_service
 
 ROOT = Path(__file__).resolve().parents[2]
 EVENTS = ROOT / "events"
@@ -92,7 +95,7 @@ def osmem_health(osmem_clone: Any) -> OpenSearchHealth:
 @pytest.fixture
 def world(moto_reset: str, osmem_health: OpenSearchHealth, monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
     for w in build_world(moto_reset, osmem_health):
-        monkeypatch.setattr(redrive, "get_service", w.service)
+        monkeypatch.setattr(wiring, "get_service", w.service)
         yield w
 
 
@@ -252,7 +255,7 @@ def test_local_up_writes_the_redrive_state_table_as_the_template_does(
     env, env_file = local_up_env(tmp_path, moto_reset, osmem_clone.url)
     assert env["REDRIVE_STATE_TABLE"] == env["LEDGER_TABLE"]
     assert f"REDRIVE_STATE_TABLE={env['LEDGER_TABLE']}" in env_file.read_text(encoding="utf-8").splitlines()
-    settings = redrive.RedriveSettings.from_env(env)  # what `docindex redrive --env-file` validates
+    settings = RedriveSettings.from_env(env)  # what `docindex redrive --env-file` validates
     assert settings.configured_dlqs() == (env["INGEST_DLQ_ARN"], env["OCR_DLQ_ARN"])
 
 

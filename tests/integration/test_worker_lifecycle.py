@@ -25,7 +25,8 @@ from docindex.core.changes import doc_id
 from docindex.ingest.ledger import Ledger, OcrCommit
 from docindex.worker.pool import OcrPool
 from tests.conftest import Stack
-from tests.integration.test_worker import (
+from tests.support.scans import CARD_INCHES, DENSE_PAGE, LAYOUT
+from tests.support.worker import (
     SEQ,
     WorkerFactory,
     metric_total,
@@ -33,7 +34,6 @@ from tests.integration.test_worker import (
     upload_and_index,
     worker_factory,
 )
-from tests.scans import CARD_INCHES, DENSE_PAGE, LAYOUT
 
 # The indexer hands anything above this to the worker whole (reason too_large).
 HAND_OVER = {"MAX_OBJECT_BYTES": "1000"}
@@ -272,8 +272,8 @@ def test_job_for_an_object_replaced_while_it_ran_does_not_overwrite_the_new_cont
 
 
 def test_job_for_a_deleted_object_is_dropped_and_resurrects_nothing(stack: Stack, make_worker: WorkerFactory) -> None:
+    from devkit.messages import s3_notification
     from tests.integration.conftest import build_indexer, invoke, sqs_event
-    from tests.messages import s3_notification
 
     # Given a queued job whose object is then deleted (and the delete indexed)
     key = "scans/削除済み.pdf"

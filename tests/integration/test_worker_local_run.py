@@ -13,7 +13,7 @@ from devkit.samples import make_scan_png
 from docindex.core.changes import doc_id
 from docindex.index.search import search
 from tests.conftest import Aws
-from tests.scans import LAYOUT
+from tests.support.scans import LAYOUT
 
 
 def cli(*args: str, cwd: Path) -> dict[str, Any]:

@@ -14,16 +14,11 @@ from typing import Any
 import pytest
 
 from docindex.core.changes import Action, ObjectChange
-from docindex.ops.backfill import (
-    Backfill,
-    BackfillError,
-    BatchRange,
-    Checkpoint,
-    InventoryManifest,
-    ListedObject,
-    Position,
-)
-from docindex.ops.enqueue import ChangeSender, EnqueueError, RateLimiter, message_body
+from docindex.core.exceptions import BackfillError, EnqueueError
+from docindex.ops.backfill.checkpoint import BatchRange, Checkpoint
+from docindex.ops.backfill.run import Backfill
+from docindex.ops.backfill.sources import InventoryManifest, ListedObject, Position
+from docindex.ops.enqueue import ChangeSender, RateLimiter, message_body
 
 IDENTITY = {"bucket": "b", "prefix": "", "source": "list", "queue": "q"}
 

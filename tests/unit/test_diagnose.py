@@ -7,29 +7,20 @@ import json
 
 import pytest
 
+from devkit.messages import eventbridge, s3_notification
 from docindex.index.mapping import MAPPINGS
 from docindex.ops.deployment import Deployment
-from docindex.ops.diagnose import (
-    BacklogFacts,
-    Check,
-    Diagnosis,
-    NotificationFacts,
-    RuleTarget,
-    Status,
-    describe_message,
-    judge_backlog,
-    judge_event_source,
-    judge_notifications,
-    judge_redrive,
-    judge_visibility,
-    mapping_differences,
-    overlapping_configurations,
-    policy_problems,
-    rule_matches_bucket,
-    summarise_messages,
-)
+from docindex.ops.diagnose.checks.backlog import judge_backlog
+from docindex.ops.diagnose.checks.dlq import describe_message, summarise_messages
+from docindex.ops.diagnose.checks.iam import policy_problems
+from docindex.ops.diagnose.checks.index import judge_index, mapping_differences
+from docindex.ops.diagnose.checks.notifications import judge_notifications, overlapping_configurations
+from docindex.ops.diagnose.checks.queues import judge_event_source, judge_redrive, judge_visibility
+from docindex.ops.diagnose.facts.notifications import NotificationFacts, RuleTarget, rule_matches_bucket
+from docindex.ops.diagnose.facts.queues import BacklogFacts
+from docindex.ops.diagnose.facts.services import IndexFacts
+from docindex.ops.diagnose.report import Check, Diagnosis, Status
 from docindex.ops.pause import PauseState
-from tests.messages import eventbridge, s3_notification
 
 QUEUE = "arn:aws:sqs:us-east-1:123456789012:docindex-prod-ingest"
 BUCKET = "docs-bucket"
@@ -321,6 +312,22 @@ def test_mapping_differences() -> None:
         "field key is text, expected keyword",
         "field etag is missing (expected keyword)",
     ]
+
+
+def test_the_index_fixes_name_the_module_that_holds_the_mapping() -> None:
+    # Given an index that is missing, and one whose mapping differs from the contract's
+    missing = IndexFacts("https://os", "documents", exists=False)
+    broken = copy.deepcopy(MAPPINGS)
+    broken["properties"]["key"] = {"type": "text"}
+    different = IndexFacts("https://os", "documents", True, {"documents-1": {"mappings": broken}}, count=3)
+    # When judged
+    checks = [judge_index(missing), judge_index(different)]
+    # Then both fail, and each fix points at a file that exists (the mapping moved out of search_index.py)
+    assert [c.status for c in checks] == [Status.FAIL, Status.FAIL]
+    for check in checks:
+        assert check.fix is not None
+        assert "docindex/index/mapping.py" in check.fix
+        assert "search_index.py" not in check.fix
 
 
 def test_exit_code_is_the_worst_status() -> None:

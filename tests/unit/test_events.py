@@ -6,9 +6,9 @@ import json
 
 import pytest
 
+from devkit.messages import eventbridge, s3_notification, sns
 from docindex.core.changes import Action, Origin, doc_id, normalize_sequencer, normalize_time, parse_body
 from docindex.core.exceptions import PoisonMessageError
-from tests.messages import eventbridge, s3_notification, sns
 
 BUCKET = "docs-bucket"
 

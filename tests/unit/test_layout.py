@@ -135,3 +135,13 @@ def test_docs_links_resolve() -> None:
             if not (page.parent / target).exists():
                 broken.append((page.name, target))
     assert broken == []
+
+
+def test_one_retry_policy_for_every_aws_client_of_the_shipped_code() -> None:
+    # core/clients.py owns the policy (RETRY_ATTEMPTS); no component picks its own attempt count.
+    offending = [
+        str(path.relative_to(REPO_ROOT))
+        for path in _python_files(SHIPPED, *DEPLOYED_ENTRY_POINTS)
+        if "max_attempts=" in path.read_text(encoding="utf-8")
+    ]
+    assert offending == []

@@ -9,7 +9,7 @@ import pytest
 
 from devkit.samples import char_accuracy, make_pdf, make_scan_pdf, make_scan_png, make_scan_tiff, render_scan_page
 from docindex.worker import ocr
-from tests.scans import CARD_INCHES, LAYOUT, REPORT_LINES
+from tests.support.scans import CARD_INCHES, LAYOUT, REPORT_LINES
 
 # What the pool's initializer does; set before tesserocr is first used in this process.
 os.environ["OMP_THREAD_LIMIT"] = "1"

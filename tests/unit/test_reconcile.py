@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from docindex.ops.backfill import ListedObject, ListingPage
-from docindex.ops.reconcile import Difference, IndexedDoc, Kind, ReconcileError, ReconcileReport, merge, prefetched
+from docindex.core.exceptions import ReconcileError
+from docindex.ops.backfill.sources import ListedObject, ListingPage
+from docindex.ops.reconcile import Difference, IndexedDoc, Kind, ReconcileReport, merge, prefetched
 
 
 def pages(*keys_per_page: list[tuple[str, str]]) -> list[ListingPage]:

@@ -13,21 +13,12 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError, EndpointConnectionError
 
-from docindex.redrive.service import (
-    PERMISSIONS_DOC,
-    UNSUPPORTED_REASON,
-    DlqError,
-    QueueInfo,
-    RedriveConfigError,
-    RedriveRequest,
-    RedriveSettings,
-    RedriveState,
-    check_velocity,
-    classify_error,
-    judge_round,
-    queue_url_from_arn,
-    settle_time,
-)
+from docindex.core.exceptions import DlqError, RedriveConfigError
+from docindex.redrive.errors import PERMISSIONS_DOC, classify_error
+from docindex.redrive.models import UNSUPPORTED_REASON, QueueInfo, RedriveRequest, check_velocity
+from docindex.redrive.queues import queue_url_from_arn
+from docindex.redrive.settings import RedriveSettings
+from docindex.redrive.state import RedriveState, judge_round, settle_time
 
 ROOT = Path(__file__).resolve().parents[2]
 DLQ = "arn:aws:sqs:us-east-1:123456789012:docindex-ingest-dlq"
@@ -259,7 +250,16 @@ def test_access_denied_points_to_the_docs_section_that_lists_the_permissions() -
 @pytest.mark.parametrize(
     "path",
     [
+        "layers/docindex/docindex/redrive/__init__.py",
+        "layers/docindex/docindex/redrive/models.py",
+        "layers/docindex/docindex/redrive/settings.py",
+        "layers/docindex/docindex/redrive/state.py",
+        "layers/docindex/docindex/redrive/probes.py",
+        "layers/docindex/docindex/redrive/errors.py",
+        "layers/docindex/docindex/redrive/queues.py",
+        "layers/docindex/docindex/redrive/guards.py",
         "layers/docindex/docindex/redrive/service.py",
+        "layers/docindex/docindex/redrive/wiring.py",
         "layers/docindex/docindex/cli/redrive.py",
         "functions/redrive/app.py",
         "template.yaml",
@@ -323,9 +323,9 @@ def test_importing_the_handler_needs_no_network_and_no_credentials(tmp_path: Pat
         spec = importlib.util.spec_from_file_location("app", {str(ROOT / "functions/redrive/app.py")!r})
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
-        from docindex.redrive import service as redrive
+        from docindex.redrive import wiring
         assert callable(module.lambda_handler)
-        assert redrive.get_service.cache_info().currsize == 0
+        assert wiring.get_service.cache_info().currsize == 0
         print("imported")
         """
     )

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 
+from devkit.faults import SentMessage, Write
+from devkit.messages import Change
 from docindex.core.changes import doc_id
 from docindex.ingest.handoff import OcrJob
 from soak.judge import announced_changes, check_content, check_dlq, count_writes, queued_ocr_jobs
-from soak.notifications import Change, eventbridge_event, s3_notification, sns_wrapped
-from soak.proxy import SentMessage, Write
 from soak.workload import Expectation, ObjectState
 
 BUCKET = "soak1-documents"
@@ -34,7 +34,7 @@ def _write(version: int, writer: str = "bulk") -> Write:
 
 def test_one_change_in_three_shapes_is_one_change() -> None:
     change = _change("00A1")
-    sent = _sent(s3_notification(change), eventbridge_event(change), sns_wrapped(s3_notification(change)))
+    sent = _sent(change.s3_notification(), change.eventbridge(), change.sns_notification())
     sent += _sent("not json", {"hello": 1})  # poison is not a change
     changes = announced_changes(sent, INGEST)
     assert list(changes) == [DOC]
@@ -42,7 +42,7 @@ def test_one_change_in_three_shapes_is_one_change() -> None:
 
 
 def test_each_change_written_once_passes() -> None:
-    changes = announced_changes(_sent(s3_notification(_change("00A1")), s3_notification(_change("00A2"))), INGEST)
+    changes = announced_changes(_sent(_change("00A1").s3_notification(), _change("00A2").s3_notification()), INGEST)
     report = count_writes([_write(1), _write(2)], changes, {})
     assert report.ok
     assert report.duplicate_writes == 0
@@ -51,7 +51,7 @@ def test_each_change_written_once_passes() -> None:
 
 def test_a_version_written_twice_is_caught() -> None:
     # A duplicate applied again at the same generation (sequencer retry path)
-    changes = announced_changes(_sent(s3_notification(_change("00A1"))), INGEST)
+    changes = announced_changes(_sent(_change("00A1").s3_notification()), INGEST)
     report = count_writes([_write(1), _write(1)], changes, {})
     assert not report.ok
     assert report.duplicate_writes >= 1
@@ -60,7 +60,7 @@ def test_a_version_written_twice_is_caught() -> None:
 
 def test_a_change_applied_at_two_generations_is_caught() -> None:
     # A duplicate without a sequencer, claimed again as if it were new: two versions, one change
-    body = s3_notification(_change(None))
+    body = _change(None).s3_notification()
     changes = announced_changes(_sent(body, body), INGEST)
     report = count_writes([_write(1), _write(2)], changes, {})
     assert not report.ok
@@ -70,7 +70,7 @@ def test_a_change_applied_at_two_generations_is_caught() -> None:
 def test_worker_writes_are_bounded_by_distinct_ocr_jobs() -> None:
     job = OcrJob(bucket=BUCKET, key=KEY, reason="image", generation=1).to_json()
     jobs = queued_ocr_jobs(_sent(job, job, queue=OCR), OCR)
-    changes = announced_changes(_sent(s3_notification(_change("00A1"))), INGEST)
+    changes = announced_changes(_sent(_change("00A1").s3_notification()), INGEST)
     assert count_writes([_write(1), _write(2, "doc")], changes, jobs).ok
     report = count_writes([_write(1), _write(2, "doc"), _write(3, "doc")], changes, jobs)
     assert not report.ok

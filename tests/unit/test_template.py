@@ -2,7 +2,7 @@
 
 The template is loaded with cfn-lint's YAML loader and evaluated for every deployment
 shape (notification mode x created/existing bucket x managed/serverless OpenSearch) by
-tests/unit/template_model.py. The last section breaks a copy of the template on purpose
+tests/support/template_model.py. The last section breaks a copy of the template on purpose
 to prove the checks catch what they claim to.
 """
 
@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import REPO_ROOT, load_event
-from tests.unit.template_model import (
+from tests.support.template_model import (
     DOCINDEX_METRICS,
     EXISTING_BUCKET,
     OPENSEARCH_ARNS,
@@ -345,7 +345,7 @@ def test_redrive_environment_and_schedule():
 
 def redrive_settings(**parameters: str) -> Any:
     """The RedriveFunction's environment, rendered for these parameters, read as the function reads it."""
-    from docindex.redrive.service import RedriveSettings
+    from docindex.redrive.settings import RedriveSettings
 
     scenario = Scenario(TEMPLATE, parameters)
     variables = env(scenario.resources(), "RedriveFunction")
@@ -395,6 +395,33 @@ def test_worker_task_runs_the_worker_module_with_its_environment():
     assert names["WORKER_CONCURRENCY"] == 4
     assert names["POWERTOOLS_METRICS_NAMESPACE"] == "DocIndex"
     assert task["RequiresCompatibilities"] == ["FARGATE"]
+
+
+def test_worker_task_has_a_read_only_root_and_scratch_space_for_its_largest_object():
+    from docindex.worker.config import WorkerSettings
+
+    task = default_resources()["WorkerTaskDefinition"]["Properties"]
+    (container,) = task["ContainerDefinitions"]
+    names = {e["Name"]: e["Value"] for e in container["Environment"]}
+    # Only the scratch volume is writable, and the worker and every library write there.
+    assert container["ReadonlyRootFilesystem"] is True
+    (mount,) = container["MountPoints"]
+    assert (mount["SourceVolume"], mount["ReadOnly"]) == ("scratch", False)
+    assert {v["Name"] for v in task["Volumes"]} == {"scratch"}
+    assert names["WORKER_TMP_DIR"] == names["TMPDIR"] == mount["ContainerPath"]
+    # The task's ephemeral storage holds the largest object it may stream to disk, plus its image.
+    largest = int(names["WORKER_MAX_OBJECT_BYTES"])
+    assert largest == WorkerSettings.model_fields["max_object_bytes"].default
+    assert task["EphemeralStorage"]["SizeInGiB"] * 1024**3 >= largest + 4 * 1024**3
+
+
+def test_worker_image_base_is_pinned_by_digest():
+    dockerfile = (REPO_ROOT / "worker" / "Dockerfile").read_text(encoding="utf-8")
+    bases = re.findall(r"^ARG PYTHON_BASE=(\S+)$", dockerfile, flags=re.MULTILINE)
+    froms = re.findall(r"^FROM (\S+)", dockerfile, flags=re.MULTILINE)
+    assert froms == ["${PYTHON_BASE}"]
+    assert len(bases) == 1
+    assert re.fullmatch(r"[\w./-]+:[\w.-]+@sha256:[0-9a-f]{64}", bases[0])
 
 
 def test_worker_concurrency_is_left_to_the_cpu_count_by_default():

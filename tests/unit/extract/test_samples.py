@@ -9,6 +9,7 @@ import zipfile
 import pytest
 
 from devkit import samples
+from devkit.samples import fonts
 from docindex.extract import ExtractionLimits, extract
 
 
@@ -112,8 +113,8 @@ def test_office_packages_are_well_formed() -> None:
 def test_missing_font_names_the_debian_package(monkeypatch: pytest.MonkeyPatch) -> None:
     samples.find_japanese_font.cache_clear()
     monkeypatch.delenv("DOCINDEX_JA_FONT", raising=False)
-    monkeypatch.setattr(samples, "_JA_FONT_CANDIDATES", ())
-    monkeypatch.setattr(samples.shutil, "which", lambda _: None)
+    monkeypatch.setattr(fonts, "_JA_FONT_CANDIDATES", ())
+    monkeypatch.setattr(fonts.shutil, "which", lambda _: None)
     try:
         with pytest.raises(RuntimeError, match="fonts-ipafont-gothic"):
             samples.find_japanese_font()

@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from docindex.core.clients import AwsClients
-from docindex.core.exceptions import CommandError
-from docindex.ops.deployment import Deployment, DeploymentError
+from docindex.core.exceptions import CommandError, DeploymentError
+from docindex.ops.deployment import Deployment
 
 DEFAULT_ENV_FILE = Path(".docindex/local.env")
 

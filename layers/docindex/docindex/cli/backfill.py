@@ -97,7 +97,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _source(args: argparse.Namespace, deployment: Any, s3: Any) -> Any:
-    from docindex.ops.backfill import BackfillError, BucketListing, InventorySource, read_manifest
+    from docindex.core.exceptions import BackfillError
+    from docindex.ops.backfill.sources import BucketListing, InventorySource, read_manifest
 
     try:
         if args.inventory:
@@ -115,7 +116,8 @@ def _source(args: argparse.Namespace, deployment: Any, s3: Any) -> Any:
 
 
 def _checkpoint(args: argparse.Namespace, identity: dict[str, Any]) -> Any:
-    from docindex.ops.backfill import BackfillError, Checkpoint, default_checkpoint_path
+    from docindex.core.exceptions import BackfillError
+    from docindex.ops.backfill.checkpoint import Checkpoint, default_checkpoint_path
 
     if args.dry_run:
         return Checkpoint(path=None, identity=identity)
@@ -129,7 +131,7 @@ def _checkpoint(args: argparse.Namespace, identity: dict[str, Any]) -> Any:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from docindex.ops.backfill import Backfill, estimate_object_count
+    from docindex.ops.backfill.run import Backfill, estimate_object_count
     from docindex.ops.enqueue import BacklogGuard, ChangeSender, RateLimiter
 
     deployment, clients = _ops.resolve(args)

@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from docindex.cli import _ops
 from docindex.core.exceptions import CommandError
+
+if TYPE_CHECKING:
+    from docindex.ops.diagnose.report import Diagnosis
 
 CHECK_IDS = (
     "notifications",
@@ -78,7 +81,7 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from docindex.ops.diagnose import Diagnoser
+    from docindex.ops.diagnose.run import Diagnoser
 
     try:
         deployment, clients = _ops.resolve(args)
@@ -102,7 +105,8 @@ def run(args: argparse.Namespace) -> int:
     return diagnosis.exit_code
 
 
-def render(diagnosis: Any, out: _ops.Output, *, details: bool = False) -> None:
+def render(diagnosis: Diagnosis, out: _ops.Output, *, details: bool = False) -> None:
+    """The diagnosis as a table of findings, then the evidence and fix of each that is not OK."""
     d = diagnosis.deployment
     out.line(f"docindex diagnose — {d.source}" + (" (local endpoints)" if d.is_local else f" ({d.region})"))
     resources = [
@@ -133,7 +137,7 @@ def render(diagnosis: Any, out: _ops.Output, *, details: bool = False) -> None:
             out.line("  fix:", style="bold")
             for fix_line in check.fix.splitlines():
                 out.line(f"    {fix_line}")
-    counts = diagnosis.to_dict()["counts"]
+    counts = diagnosis.counts
     out.line()
     out.line(
         f"{diagnosis.status.value}: {counts['OK']} ok, {counts['WARN']} warning(s), {counts['FAIL']} failure(s), "

@@ -58,7 +58,7 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from docindex.ops.reconcile import ReconcileError
+    from docindex.core.exceptions import ReconcileError
 
     try:
         return _run(args)

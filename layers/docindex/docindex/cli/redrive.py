@@ -14,12 +14,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from docindex.redrive import service as redrive
+from docindex.core.aws import queue_name
+from docindex.core.exceptions import RedriveConfigError
+from docindex.redrive import wiring
+from docindex.redrive.models import RedriveAction, RedriveRequest, RedriveSummary, check_velocity
 
 
 def _velocity(text: str) -> int:
     try:
-        return redrive.check_velocity(int(text))
+        return check_velocity(int(text))
     except ValueError as exc:
         message = str(exc) if text.strip().lstrip("-").isdigit() else f"not a whole number: {text!r}"
         raise argparse.ArgumentTypeError(message) from None
@@ -39,7 +42,7 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "action",
-        choices=[a.value for a in redrive.RedriveAction],
+        choices=[a.value for a in RedriveAction],
         help="start a redrive, show the last task, cancel the running task, or clear the no-progress stop",
     )
     parser.add_argument("--dlq", metavar="ARN", help="one DLQ (ARN or URL) instead of the configured ones")
@@ -117,9 +120,10 @@ def run(args: argparse.Namespace) -> int:
         "destination_arn": args.destination,
     }
     try:
-        request = redrive.RedriveRequest.from_event({k: v for k, v in fields.items() if v is not None})
-        summary = redrive.get_service().run(request)
-    except redrive.RedriveConfigError as exc:
+        request = RedriveRequest.from_event({k: v for k, v in fields.items() if v is not None})
+        # Through the module: tests replace wiring.get_service.
+        summary = wiring.get_service().run(request)
+    except RedriveConfigError as exc:
         print(f"docindex redrive: {exc}", file=sys.stderr)
         return 2
     if args.json:
@@ -129,16 +133,12 @@ def run(args: argparse.Namespace) -> int:
     return 1 if summary.has_errors else 0
 
 
-def _queue_name(arn: str | None) -> str:
-    return (arn or "?").rstrip("/").split(":")[-1].split("/")[-1]
-
-
-def render(summary: redrive.RedriveSummary) -> str:
+def render(summary: RedriveSummary) -> str:
     """The summary for a human: one block per DLQ."""
     title = f"redrive {summary.action}" + (" (dry run: nothing started or changed)" if summary.dry_run else "")
     lines = [title]
     for r in summary.results:
-        head = f"  {_queue_name(r.dlq_arn)}: {r.status}" + (f" ({r.reason})" if r.reason else "")
+        head = f"  {queue_name(r.dlq_arn or '?')}: {r.status}" + (f" ({r.reason})" if r.reason else "")
         facts = [
             f"messages={r.approximate_messages}" if r.approximate_messages is not None else "",
             f"velocity={r.velocity}/s" if r.velocity is not None else "",

@@ -38,6 +38,8 @@ class Metric:
     POISON_MESSAGES = "PoisonMessages"
     BYTES_INDEXED = "BytesIndexed"
     BULK_RETRIES = "BulkRetries"
+    # A write whose change a delete or a newer change overtook while it waited (never sent).
+    OVERTAKEN_WRITES_DROPPED = "OvertakenWritesDropped"
     OCR_PAGES_PROCESSED = "OcrPagesProcessed"
     OCR_JOBS_COMPLETED = "OcrJobsCompleted"
     OCR_JOBS_FAILED = "OcrJobsFailed"
@@ -50,6 +52,10 @@ class Metric:
     OCR_JOBS_DEFERRED = "OcrJobsDeferred"
     OCR_JOBS_RELEASED = "OcrJobsReleased"
     OCR_LEASES_LOST = "OcrLeasesLost"
+    # The redrive's (functions/redrive): real start runs only; skips and errors also once per Reason.
+    REDRIVES_STARTED = "RedrivesStarted"
+    REDRIVES_SKIPPED = "RedrivesSkipped"
+    REDRIVE_ERRORS = "RedriveErrors"
 
 
 _metrics_lock = threading.Lock()

@@ -20,7 +20,7 @@ import json
 import random
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -74,8 +74,12 @@ class BulkWriter:
         backoff_base: float = 0.2,
         backoff_cap: float = 5.0,
         refresh: bool | str = False,
+        still_current: Callable[[Sequence[tuple[str, int]]], set[tuple[str, int]]] | None = None,
     ) -> None:
         self._client = client
+        # Asked before every request (retries too) which index writes may still land: a write whose
+        # change was overtaken (a delete, a newer version) is dropped as a CONFLICT, not sent.
+        self._still_current = still_current
         self._index = index
         self._max_bytes = max_bytes
         self._max_actions = max_actions
@@ -234,6 +238,9 @@ class BulkWriter:
         """Send one request; resolve final items, return the ones to retry."""
         from opensearchpy import helpers
 
+        batch = self._drop_overtaken(batch)
+        if not batch:
+            return []
         self.requests_sent += 1
         by_id: dict[tuple[str, str], list[_Pending]] = {}
         for p in batch:
@@ -270,3 +277,21 @@ class BulkWriter:
             else:
                 pending.future.set_exception(IndexRejectedError(f"{status}: {reason}"))
         return retry
+
+    def _drop_overtaken(self, batch: list[_Pending]) -> list[_Pending]:
+        """The actions that may still be sent; overtaken index writes resolve as CONFLICT."""
+        if self._still_current is None:
+            return batch
+        writes = [(p.action["_id"], int(p.action["version"])) for p in batch if p.action["_op_type"] == "index"]
+        if not writes:
+            return batch
+        allowed = self._still_current(writes)
+        kept = []
+        for p in batch:
+            if p.action["_op_type"] == "index" and (p.action["_id"], int(p.action["version"])) not in allowed:
+                count(Metric.OVERTAKEN_WRITES_DROPPED)
+                logger.info("write dropped: its change was overtaken before it was sent", extra={"id": p.action["_id"]})
+                p.future.set_result(WriteOutcome.CONFLICT)
+            else:
+                kept.append(p)
+        return kept

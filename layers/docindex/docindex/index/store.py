@@ -82,28 +82,54 @@ class DocumentStore:
         return int(found.get("_version", 0)), dict(found.get("_source") or {})
 
     def write(
-        self, doc_id: str, version: int, document: IndexDocument, *, bulk: BulkWriter | None = None
+        self,
+        doc_id: str,
+        version: int,
+        document: IndexDocument,
+        *,
+        bulk: BulkWriter | None = None,
+        still_current: Callable[[], bool] | None = None,
     ) -> WriteOutcome:
-        """Index ``document`` at external ``version``; ``CONFLICT`` when a newer one is indexed."""
+        """Index ``document`` at external ``version``; ``CONFLICT`` when a newer one is indexed.
+
+        ``still_current`` (single requests; a bulk writer has its own) is asked before every
+        attempt: a write whose change was overtaken meanwhile is dropped as a ``CONFLICT``.
+        """
         try:
-            return self._index(doc_id, version, document.source(), bulk)
+            return self._index(doc_id, version, document.source(), bulk, still_current)
         except IndexRejectedError as exc:
             logger.warning("document rejected by OpenSearch; indexing metadata only", extra={"error": str(exc)})
             count(Metric.EXTRACTION_FAILURES)
-            return self._index(doc_id, version, document.without_content().source(), bulk)
+            return self._index(doc_id, version, document.without_content().source(), bulk, still_current)
 
-    def _index(self, doc_id: str, version: int, source: dict[str, Any], bulk: BulkWriter | None) -> WriteOutcome:
+    def _index(
+        self,
+        doc_id: str,
+        version: int,
+        source: dict[str, Any],
+        bulk: BulkWriter | None,
+        still_current: Callable[[], bool] | None,
+    ) -> WriteOutcome:
         if bulk is not None:
             return bulk.index(doc_id, version, source)
         from opensearchpy.exceptions import ConflictError, RequestError
 
+        class Overtaken(Exception):
+            pass
+
         def index() -> Any:
+            if still_current is not None and not still_current():
+                raise Overtaken
             return self.client.index(
                 index=self.index, id=doc_id, body=source, version=version, version_type="external_gte"
             )
 
         try:
             self._retrying(index)
+        except Overtaken:
+            count(Metric.OVERTAKEN_WRITES_DROPPED)
+            logger.info("write dropped: its change was overtaken before it was sent", extra={"id": doc_id})
+            return WriteOutcome.CONFLICT
         except ConflictError:
             return WriteOutcome.CONFLICT
         except RequestError as exc:

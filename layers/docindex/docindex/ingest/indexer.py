@@ -150,6 +150,7 @@ class Indexer:
             max_bytes=self.settings.bulk_max_bytes,
             max_actions=self.settings.bulk_max_actions,
             time_left=time_left,
+            still_current=self.ledger.still_current,
         ) as writer:
             run = _BatchRun(
                 writer=writer,

@@ -48,7 +48,7 @@ from docindex.core.changes import Action, ObjectChange
 from docindex.core.exceptions import TransientError
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Mapping, Sequence
 
 LEDGER_PREFIX = "object#"
 
@@ -120,6 +120,61 @@ def _claimed_generation(item: Mapping[str, Any]) -> int:
     return generation
 
 
+def _entry(raw: Mapping[str, Any]) -> LedgerEntry:
+    """A ledger item as DynamoDB returns it."""
+
+    def text(name: str) -> str | None:
+        value = raw.get(name)
+        return value["S"] if value else None
+
+    return LedgerEntry(
+        generation=int(raw["generation"]["N"]),
+        state=text("state") or "present",
+        event_time=text("event_time") or "",
+        sequencer=text("sequencer"),
+        version_id=text("version_id"),
+        etag=text("etag"),
+        change_key=text("change_key") or "",
+        ocr_of=int(raw["ocr_of"]["N"]) if "ocr_of" in raw else None,
+    )
+
+
+def _order_condition(change: ObjectChange, values: dict[str, Any]) -> str:
+    """The condition under which ``change`` is newer than what the ledger holds (adds its values)."""
+    if change.sequencer:
+        # Sequencers order real events exactly. Against an observation (a
+        # backfill listing), the event applies unless it certainly happened
+        # before it: its time may be coarse (EventBridge: whole seconds), so
+        # the latest moment it may stand for is compared. Applying a create
+        # that was in fact older only re-reads the current object.
+        values[":until"] = {"S": change.event_time_until or change.event_time}
+        condition = (
+            "attribute_not_exists(id)"
+            " OR ((attribute_not_exists(#sequencer) OR #sequencer < :sequencer)"
+            " AND (#observed_at <= :until"
+            " OR (attribute_not_exists(#observed_at) AND attribute_exists(#sequencer))"
+            # entries written before observations were recorded: by time
+            " OR (attribute_not_exists(#observed_at) AND attribute_not_exists(#sequencer)"
+            " AND #event_time <= :until)))"
+        )
+    else:
+        # Without a sequencer the event time orders changes. A tie (the same instant) is broken
+        # the same way whatever order the changes arrive in, and conservatively: a delete wins
+        # over a create of the same instant (a deleted file must never stay visible), and
+        # between two versions of the same instant the content identity (ETag) decides.
+        newer = "attribute_not_exists(id) OR #event_time < :event_time"
+        if change.action is Action.REMOVED or change.etag:
+            values[":present"] = {"S": "present"}
+        if change.action is Action.REMOVED:
+            tie = "#state = :present"
+        elif change.etag:
+            tie = "#state = :present AND (attribute_not_exists(#etag) OR #etag < :etag)"
+        else:
+            tie = None
+        condition = f"{newer} OR (#event_time = :event_time AND {tie})" if tie else newer
+    return condition
+
+
 class Ledger:
     """Conditional writes on a DynamoDB table with partition key ``id``."""
 
@@ -165,25 +220,7 @@ class Ledger:
         for name in _LEGACY_FAILURE_FIELDS:
             names[f"#{name}"] = name
             removes.append(f"#{name}")
-        if change.sequencer:
-            # Sequencers order real events exactly. Against an observation (a
-            # backfill listing), the event applies unless it certainly happened
-            # before it: its time may be coarse (EventBridge: whole seconds), so
-            # the latest moment it may stand for is compared. Applying a create
-            # that was in fact older only re-reads the current object.
-            values[":until"] = {"S": change.event_time_until or change.event_time}
-            condition = (
-                "attribute_not_exists(id)"
-                " OR ((attribute_not_exists(#sequencer) OR #sequencer < :sequencer)"
-                " AND (#observed_at <= :until"
-                " OR (attribute_not_exists(#observed_at) AND attribute_exists(#sequencer))"
-                # entries written before observations were recorded: by time
-                " OR (attribute_not_exists(#observed_at) AND attribute_not_exists(#sequencer)"
-                " AND #event_time <= :until)))"
-            )
-        else:
-            # Without a sequencer the event time orders changes.
-            condition = "attribute_not_exists(id) OR #event_time <= :event_time"
+        condition = _order_condition(change, values)
         # The change the ledger already holds is a retry (its write may have landed before
         # a crash), never a new claim: with an equal event time it would pass the time test.
         condition = f"({condition}) AND (attribute_not_exists(#change_key) OR #change_key <> :change_key)"
@@ -260,23 +297,42 @@ class Ledger:
         except ClientError as exc:
             raise TransientError(f"ledger read failed: {exc}") from exc
         raw = item.get("Item")
-        if not raw:
-            return None
+        return _entry(raw) if raw else None
 
-        def s(name: str) -> str | None:
-            value = raw.get(name)
-            return value["S"] if value else None
+    def still_current(self, writes: Sequence[tuple[str, int]]) -> set[tuple[str, int]]:
+        """The ``(doc_id, generation)`` writes the ledger still allows, read consistently right now.
 
-        return LedgerEntry(
-            generation=int(raw["generation"]["N"]),
-            state=s("state") or "present",
-            event_time=s("event_time") or "",
-            sequencer=s("sequencer"),
-            version_id=s("version_id"),
-            etag=s("etag"),
-            change_key=s("change_key") or "",
-            ocr_of=int(raw["ocr_of"]["N"]) if "ocr_of" in raw else None,
-        )
+        A write of generation ``g`` may land only while the object is present
+        and the ledger holds ``g`` (or the OCR result committed on top of it).
+        Checked immediately before every write attempt, so however long a
+        write was delayed after its claim (a slow extraction, a ``_bulk``
+        back-off, a paused process), a delete or a newer change claimed in
+        the meantime wins: the delete's OpenSearch tombstone no longer has to
+        outlive the delay (``index.gc_deletes``; see docs/reliability.md).
+        """
+        wanted = {doc_id for doc_id, _ in writes}
+        entries: dict[str, LedgerEntry] = {}
+        pending = [self._key(doc_id) for doc_id in sorted(wanted)]
+        while pending:
+            chunk, pending = pending[:100], pending[100:]
+            request: dict[str, Any] = {self._table: {"Keys": chunk, "ConsistentRead": True}}
+            while request:
+                try:
+                    response = self._ddb.batch_get_item(RequestItems=request)
+                except ClientError as exc:
+                    raise TransientError(f"ledger read failed: {exc}") from exc
+                for raw in response.get("Responses", {}).get(self._table, []):
+                    doc_id = raw["id"]["S"].removeprefix(LEDGER_PREFIX)
+                    entries[doc_id] = _entry(raw)
+                request = response.get("UnprocessedKeys") or {}
+        allowed = set()
+        for doc_id, generation in writes:
+            entry = entries.get(doc_id)
+            if entry is None or entry.state != "present":
+                continue
+            if entry.generation == generation or (entry.ocr_of == generation and entry.generation == generation + 1):
+                allowed.add((doc_id, generation))
+        return allowed
 
     def commit_ocr(self, doc_id: str, generation: int, *, when: str) -> OcrCommit:
         """Take the next generation for the OCR result of the job queued at ``generation``.

@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from docindex.core.aws import error_message
+from docindex.core.exceptions import DeploymentError
 
 # Stack Outputs of template.yaml → Deployment fields.
 _STACK_OUTPUTS = {
@@ -95,10 +96,6 @@ def _values_of_parameters(parameters: Mapping[str, str]) -> dict[str, Any]:
     if service:
         values["opensearch_service"] = service
     return values
-
-
-class DeploymentError(ValueError):
-    """The resources to work on cannot be found (no such stack, nothing configured)."""
 
 
 @dataclass(frozen=True)

@@ -18,18 +18,10 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from docindex.core.aws import error_code
 from docindex.core.changes import ObjectChange
+from docindex.core.exceptions import EnqueueError
 
 # SendMessageBatch takes at most 10 entries.
 BATCH_SIZE = 10
-
-
-class EnqueueError(RuntimeError):
-    """Some messages of a batch could not be sent (after retries)."""
-
-    def __init__(self, message: str, *, sent: int, failed: list[str]) -> None:
-        super().__init__(message)
-        self.sent = sent
-        self.failed = failed
 
 
 def message_body(change: ObjectChange, reason: str) -> str:

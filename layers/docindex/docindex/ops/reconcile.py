@@ -38,14 +38,11 @@ from enum import StrEnum
 from typing import IO, Any, TypeVar
 
 from docindex.core.changes import Action, ObjectChange
-from docindex.ops.backfill import ListingPage, list_pages
+from docindex.core.exceptions import ReconcileError
+from docindex.ops.backfill.sources import ListingPage, list_pages
 from docindex.ops.enqueue import BATCH_SIZE, BacklogGuard, ChangeSender, RateLimiter
 
 T = TypeVar("T")
-
-
-class ReconcileError(RuntimeError):
-    """The streams cannot be compared (out of order, unreachable index...)."""
 
 
 class Kind(StrEnum):

@@ -427,7 +427,8 @@ class JobRunner:
             return self._stale(job, "the object changed while the job ran")
         version = job.generation + 1
         document = self._document(doc_id, job, downloaded, content)
-        if self.documents.write(doc_id, version, document) is WriteOutcome.CONFLICT:
+        still_current = lambda: bool(self.ledger.still_current([(doc_id, version)]))  # noqa: E731
+        if self.documents.write(doc_id, version, document, still_current=still_current) is WriteOutcome.CONFLICT:
             return self._stale(job, "a newer version is already indexed")
         self._record_metrics(content)
         result: dict[str, Any] = {

@@ -1,19 +1,27 @@
-"""moto server for the soak: the same server, two SQS look-ups made cheap.
+"""moto server as the dev kit runs it: the same server, two SQS look-ups made cheap.
 
 moto's SQS computes every attribute of a queue (each one a scan of all its
 messages) once per message it *returns* (to read the retention period) and
 three times per attribute asked for in ``GetQueueAttributes``. With a few
 thousand messages in a queue that is seconds per ``ReceiveMessage``, and the
-soak would measure moto, not docindex. These replacements return the same
-values; nothing else is touched.
+soak (or a benchmark) would measure moto, not docindex. These replacements
+return the same values; nothing else is touched.
 
-``python -m soak.motoserver -H 127.0.0.1 -p PORT`` (moto's own arguments).
+``python -m devkit.local.motoserver -H 127.0.0.1 -p PORT`` (moto's own
+arguments); ``devkit.local.servers.start_moto`` runs it. With
+``DEVKIT_EXIT_WITH_PARENT`` set to a pid, the server exits once that process
+is gone (a test session or a soak that was killed cannot leave it behind).
 """
 
 from __future__ import annotations
 
+import os
 import sys
+import threading
+import time
 from typing import Any
+
+EXIT_WITH_PARENT_ENV = "DEVKIT_EXIT_WITH_PARENT"
 
 
 def patch_sqs() -> None:
@@ -43,9 +51,24 @@ def patch_sqs() -> None:
     models.SQSBackend.get_queue_attributes = get_queue_attributes  # type: ignore[method-assign]
 
 
+def exit_with_parent(pid: int, interval: float = 1.0) -> None:
+    """Exit this process (from a daemon thread) once process ``pid``, its parent, is gone."""
+
+    def watch() -> None:
+        # A process whose parent died is re-parented (to init or a subreaper): the parent pid changes.
+        while os.getppid() == pid:
+            time.sleep(interval)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
+
+
 def main(argv: list[str] | None = None) -> None:
     import logging
 
+    parent = os.environ.get(EXIT_WITH_PARENT_ENV)
+    if parent:
+        exit_with_parent(int(parent))
     patch_sqs()
     # One log line per request would cost the server more than some requests do.
     logging.getLogger("werkzeug").setLevel(logging.WARNING)

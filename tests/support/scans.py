@@ -1,7 +1,6 @@
 """Texts and page layout for the OCR tests' scans, which devkit.samples renders.
 
-A helper module, not a test module (like tests/messages.py): OCR tests in
-tests/unit and tests/integration import from here.
+OCR tests in tests/unit and tests/integration import from here.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ The bad-input test runs each side here so that the peak resident memory it
 reports is that of one Lambda-sized process (or one worker task with its OCR
 processes), not that of the test runner:
 
-    python -m tests.integration.hostile_run indexer|worker SPEC.json RESULT.json
+    python -m tests.support.hostile_run indexer|worker SPEC.json RESULT.json
 
 SPEC holds ``env`` (the handler's environment), ``event`` (indexer: the SQS
 event) and ``timeout`` (seconds).

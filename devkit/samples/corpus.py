@@ -1,0 +1,115 @@
+"""The demo's corpus: a few business documents of every kind, in Japanese folders, names with spaces."""
+
+from __future__ import annotations
+
+from datetime import date
+
+from devkit.samples.office import make_docx, make_pptx, make_xlsx
+from devkit.samples.pdf import make_pdf
+from devkit.samples.scans import make_scan_pdf, make_scan_png
+from devkit.samples.text import make_csv, make_html, make_text
+
+__all__ = ["sample_corpus"]
+
+
+def sample_corpus() -> list[tuple[str, bytes]]:
+    """A small mixed corpus for the demo: (S3 key, bytes), Japanese folders and names with spaces.
+
+    Distinctive words to search for: 四半期売上報告, quarterly revenue,
+    東京都, 会議議事録, 見積書, 髙橋, 請求書, 契約書, 議事録.
+    """
+    return [
+        (
+            "営業部/2024年度 報告/四半期売上報告 Q3.pdf",
+            make_pdf(
+                [
+                    "四半期売上報告（第3四半期）\n東京都の売上は前年同期比 12% 増となりました。\n"
+                    "Quarterly revenue grew 12% year over year in Tokyo.",
+                    "大阪府と福岡県の売上は横ばいでした。\n来期は新製品の投入を予定しています。",
+                ],
+                "四半期売上報告 2024年度 Q3",
+            ),
+        ),
+        (
+            "総務部/会議議事録/2024-10-01 定例会議 議事録.docx",
+            make_docx(
+                [
+                    "会議議事録",
+                    "日時：2024年10月1日 10:00〜11:00　場所：東京都千代田区 本社 第1会議室",
+                    "出席者：髙橋、山﨑、佐藤",
+                    "決定事項：次回の定例会議は10月15日に開催する。",
+                ],
+                title="定例会議 議事録",
+                header="株式会社サンプル 総務部",
+                footer="社外秘",
+                textbox="要確認：予算案の再提出",
+                table=[["議題", "担当", "期限"], ["予算案", "髙橋", "10月10日"]],
+            ),
+        ),
+        (
+            "営業部/見積書/見積書 No.2024-123.xlsx",
+            make_xlsx(
+                {
+                    "見積書": [
+                        ["見積書", None, None],
+                        ["品名", "数量", "単価"],
+                        ["ノートPC", 10, 128000],
+                        ["モニター", 10, 32000],
+                    ],
+                    "備考": [["納期", "ご注文後 2 週間"], ["有効期限", date(2024, 12, 31)]],
+                },
+                title="見積書 No.2024-123",
+            ),
+        ),
+        (
+            "経営企画部/事業計画 説明資料.pptx",
+            make_pptx(
+                [
+                    "2025年度 事業計画\n東京都内の新拠点を開設",
+                    "売上目標\nquarterly revenue target: 3.2 billion yen",
+                ],
+                notes=["冒頭で昨年度の実績に触れる", "質疑応答の時間を確保する"],
+                title="2025年度 事業計画",
+            ),
+        ),
+        (
+            "社内ポータル/お知らせ/年末年始 休業のお知らせ.html",
+            make_html(
+                "年末年始休業のお知らせ",
+                ["12月28日から1月5日まで休業いたします。", "緊急連絡先：総務部 髙橋（内線①）"],
+                "cp932",
+                charset_label="Shift_JIS",
+            ),
+        ),
+        (
+            "総務部/古い文書/社員名簿 メモ.txt",
+            make_text(
+                "社員名簿メモ\n髙橋 一郎　①総務\n山﨑 花子　②経理\n連絡は 9:00～18:00 に。\n",
+                "cp932",
+                newline="\r\n",
+            ),
+        ),
+        (
+            "開発部/設計メモ/README 検索基盤.md",
+            make_text("# 検索基盤 設計メモ\n\n- 全文検索は OpenSearch を使う\n- 日本語は kuromoji で解析する\n"),
+        ),
+        (
+            "経理部/取引先 一覧.csv",
+            make_csv([["取引先", "所在地", "担当"], ["株式会社サンプル", "東京都港区", "髙橋"]], bom=True),
+        ),
+        (
+            "スキャン/請求書 2024-09.png",
+            make_scan_png(["請求書", "株式会社サンプル 御中", "ご請求金額 ¥128,000（税込）"], dpi=200),
+        ),
+        (
+            "スキャン/契約書 署名済み.pdf",
+            make_scan_pdf([["業務委託契約書", "甲と乙は以下のとおり契約を締結する。"]], dpi=200, title="契約書"),
+        ),
+        (
+            "English/Quarterly Revenue Report.docx",
+            make_docx(
+                ["Quarterly revenue report", "Revenue in the Tokyo region grew by 12 percent."],
+                title="Quarterly revenue report",
+            ),
+        ),
+    ]

@@ -1,0 +1,78 @@
+"""Index verdicts: the index exists, its mapping is the contract's, the cluster can take writes."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from docindex.index.mapping import MAPPINGS
+from docindex.ops.diagnose.facts.services import IndexFacts
+from docindex.ops.diagnose.report import Check, Status
+
+
+def judge_index(facts: IndexFacts) -> Check:
+    """FAIL when the index is missing, its mapping differs or the cluster is red; WARN without kuromoji."""
+    index = facts.index
+    evidence = [f"endpoint {facts.endpoint}, index {index}"]
+    if not facts.exists:
+        return Check(
+            "index",
+            "index and cluster",
+            Status.FAIL,
+            f"index or alias {index!r} does not exist",
+            evidence,
+            fix="the indexer creates it on its first batch; or create it with the mapping in docindex/index/mapping.py",
+        )
+    problems: list[str] = []
+    warnings: list[str] = []
+    for concrete, body in facts.mappings.items():
+        evidence.append(f"concrete index {concrete}")
+        problems += [f"{concrete}: {p}" for p in mapping_differences(body.get("mappings", {}))]
+    for concrete, body in (facts.settings or {}).items():
+        tokenizers = body.get("settings", {}).get("index", {}).get("analysis", {}).get("tokenizer", {})
+        if not any(t.get("type") == "kuromoji_tokenizer" for t in tokenizers.values()):
+            warnings.append(f"{concrete}: no kuromoji tokenizer (CJK bigram fallback): Japanese search is coarser")
+    if facts.health is not None:
+        status = str(facts.health.get("status"))
+        evidence.append(
+            f"cluster health {status}: {facts.health.get('number_of_nodes')} node(s), "
+            f"{facts.health.get('unassigned_shards')} unassigned shard(s)"
+        )
+        if status == "red":
+            problems.append("cluster health is red: some primary shards are unassigned, writes fail")
+        elif status == "yellow":
+            evidence.append("yellow: replicas unassigned (normal on a single node); reads and writes work")
+    evidence.append(f"{facts.count} documents")
+    if problems:
+        return Check(
+            "index",
+            "index and cluster",
+            Status.FAIL,
+            "; ".join(problems[:3]),
+            evidence + problems + warnings,
+            fix="create a new index with the mapping of docindex/index/mapping.py, reindex, and move the alias "
+            f"{index!r} to it (the pipeline writes through the alias)",
+        )
+    if warnings:
+        return Check("index", "index and cluster", Status.WARN, "; ".join(warnings), evidence)
+    return Check("index", "index and cluster", Status.OK, f"mapping matches, {facts.count} documents", evidence)
+
+
+def mapping_differences(actual: Mapping[str, Any], expected: Mapping[str, Any] = MAPPINGS) -> list[str]:
+    """Fields of the contract's mapping that the index lacks or types differently."""
+    problems = []
+    props = actual.get("properties", {})
+    for name, spec in expected.get("properties", {}).items():
+        have = props.get(name)
+        if have is None:
+            problems.append(f"field {name} is missing (expected {spec['type']})")
+            continue
+        if have.get("type", "object") != spec["type"]:
+            problems.append(f"field {name} is {have.get('type', 'object')}, expected {spec['type']}")
+        for sub, sub_spec in spec.get("fields", {}).items():
+            sub_have = have.get("fields", {}).get(sub)
+            if sub_have is None or sub_have.get("type") != sub_spec["type"]:
+                problems.append(
+                    f"field {name}.{sub} is {sub_have and sub_have.get('type')}, expected {sub_spec['type']}"
+                )
+    return problems
