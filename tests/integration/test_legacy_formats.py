@@ -14,7 +14,7 @@ from docindex.ops.enqueue import ChangeSender, RateLimiter
 from docindex.ops.reprocess import ReprocessFilter, matching, reprocess
 from tests.conftest import Stack
 from tests.integration.conftest import invoke, sqs_event
-from tests.messages import s3_notification
+from devkit.messages import s3_notification
 
 pytestmark = pytest.mark.integration
 
