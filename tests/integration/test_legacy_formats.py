@@ -7,6 +7,7 @@ import json
 import pytest
 
 from devkit.legacy_samples import make_mail_shift_jis_html, real
+from devkit.messages import s3_notification
 from docindex.core.observability import metrics
 from docindex.extract import dispatch
 from docindex.ingest.indexer import Indexer
@@ -14,7 +15,6 @@ from docindex.ops.enqueue import ChangeSender, RateLimiter
 from docindex.ops.reprocess import ReprocessFilter, matching, reprocess
 from tests.conftest import Stack
 from tests.integration.conftest import invoke, sqs_event
-from devkit.messages import s3_notification
 
 pytestmark = pytest.mark.integration
 
