@@ -319,3 +319,21 @@ def test_encrypted_zip_members_are_listed_by_name(limits: ExtractionLimits) -> N
     doc = extract(bytes(data), "a.zip", limits)
     assert doc.error is None
     assert doc.text == "給与明細.xlsx"
+
+
+def test_a_rust_panic_in_a_library_is_the_documents_failure_not_the_batchs(limits: ExtractionLimits) -> None:
+    from docindex.extract.base import Deadline, FileType
+    from docindex.extract.context import ExtractionContext
+    from docindex.extract.dispatch import _run
+    from docindex.extract.spreadsheet import _read_workbook
+
+    # Given a binary workbook written by Excel on which calamine panics (why XLSB stays unsupported)
+    data = real("apache-tika/testEXCEL.xlsb")
+    assert extract(data, "a.xlsb", limits).error == "unsupported"
+    ctx = ExtractionContext(limits, Deadline(10))
+    # When calamine reads it anyway
+    error, detail = _run(lambda d, _f, c: _read_workbook(d, c), data, FileType("xlsb", "x"), ctx)
+    # Then the panic is this document's extraction error, not an exception that fails the batch
+    assert error == "extractor_failed"
+    assert detail is not None
+    assert detail.startswith("PanicException")

@@ -167,6 +167,13 @@ def _run(extractor: Extractor, data: bytes, ftype: FileType, ctx: ExtractionCont
     except Exception as exc:  # noqa: BLE001 - any library failure: logged with its traceback, indexed by name
         logger.warning("extractor for %s failed", ftype.kind, exc_info=True)
         return "extractor_failed", f"{type(exc).__name__}: {exc}"[:500]
+    except BaseException as exc:
+        # A Rust library's panic (calamine) arrives as pyo3's PanicException, a BaseException:
+        # the document is at fault, not the process. Anything else (KeyboardInterrupt...) propagates.
+        if type(exc).__name__ != "PanicException":
+            raise
+        logger.warning("extractor for %s panicked", ftype.kind, exc_info=True)
+        return "extractor_failed", f"PanicException: {exc}"[:500]
     return None, None
 
 
