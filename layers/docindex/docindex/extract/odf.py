@@ -27,6 +27,9 @@ _SPACE = f"{{{_TEXT}}}s"
 _TAB = f"{{{_TEXT}}}tab"
 _LINE_BREAK = f"{{{_TEXT}}}line-break"
 _PAGE = f"{{{_DRAW}}}page"
+_TABLE = "urn:oasis:names:tc:opendocument:xmlns:table:1.0"
+_ROW = f"{{{_TABLE}}}table-row"
+_CELLS = (f"{{{_TABLE}}}table-cell", f"{{{_TABLE}}}covered-table-cell")
 _DC = "http://purl.org/dc/elements/1.1/"
 _META = "urn:oasis:names:tc:opendocument:xmlns:meta:1.0"
 _FLUSH_EVERY = 256
@@ -42,8 +45,9 @@ def extract_odf(data: bytes, ftype: FileType, ctx: ExtractionContext) -> None:
         pages = _walk(zf, "content.xml", ctx)
         if ftype.kind == "odp":
             ctx.page_count = pages
-        # Headers and footers live in the master pages of styles.xml.
-        if pages is not None and zf.has("styles.xml") and not ctx.text.full:
+        # Headers and footers live in the master pages of styles.xml (a text document's; a
+        # spreadsheet's or presentation's are LibreOffice's defaults: "???", "Page 1").
+        if ftype.kind == "odt" and pages is not None and zf.has("styles.xml") and not ctx.text.full:
             _walk(zf, "styles.xml", ctx)
 
 
@@ -56,7 +60,8 @@ def _walk(zf: SafeZip, part: str, ctx: ExtractionContext) -> int | None:
     pages = 0
     try:
         with zf.open(part) as stream:
-            events = etree.iterparse(stream, events=("start", "end"), tag=(*_PARAGRAPHS, _PAGE), **PARSER_OPTIONS)
+            tags = (*_PARAGRAPHS, _PAGE, _ROW)
+            events = etree.iterparse(stream, events=("start", "end"), tag=tags, **PARSER_OPTIONS)
             for event, element in events:
                 if element.tag == _PAGE:
                     pages += event == "start"
@@ -66,8 +71,9 @@ def _walk(zf: SafeZip, part: str, ctx: ExtractionContext) -> int | None:
                     continue
                 depth -= 1
                 if depth:
-                    continue  # a paragraph inside a frame, note or cell of an outer paragraph: read with it
-                pending.append(paragraph_text(element) + "\n")
+                    continue  # inside a frame, note, cell or row of an outer element: read with it
+                line = row_text(element) if element.tag == _ROW else paragraph_text(element)
+                pending.append(line + "\n")
                 release(element)
                 if len(pending) >= _FLUSH_EVERY:
                     if not ctx.text.append("".join(pending)):
@@ -80,6 +86,19 @@ def _walk(zf: SafeZip, part: str, ctx: ExtractionContext) -> int | None:
     if not ctx.text.append("".join(pending)):
         return None
     return pages
+
+
+def row_text(row: Any) -> str:
+    """A table row as one line: its cells' text separated by tabs (trailing empty cells dropped)."""
+    cells = []
+    for cell in row:
+        if cell.tag not in _CELLS:
+            continue
+        lines = [paragraph_text(p) for p in cell.iter(*_PARAGRAPHS) if p.getparent() is cell]
+        cells.append(" ".join(line.strip() for line in lines if line.strip()))
+    while cells and not cells[-1]:
+        cells.pop()
+    return "\t".join(cells)
 
 
 def paragraph_text(element: Any) -> str:
