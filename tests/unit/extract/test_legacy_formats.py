@@ -159,7 +159,7 @@ def test_rtf_from_tika_in_fcharset128(limits: ExtractionLimits) -> None:
 
 def test_rtf_code_pages_and_escapes(limits: ExtractionLimits) -> None:
     rtf = (
-        rb"{\rtf1\ansi\ansicpg932{\fonttbl{\f0\fcharset0 Arial;}{\f1\fcharset128 MS Mincho;}}"
+        rb"{\rtf1\ansi\ansicpg932{\fonttbl{\f0\fcharset0 Arial;}{\f1\fcharset128 \u-253\'82\u-244\'82 Mincho;}}"
         rb"{\*\generator Hidden;}{\pict\pngblip 89504e47}"
         rb"\f1 \'93\'8c\'8b\'9e\par \uc1\u39641?\u-3985?"
         rb"\f0  caf\'e9 {\*\fldinst HYPERLINK x}{\fldrslt link}\bin4 \'00\'00}"

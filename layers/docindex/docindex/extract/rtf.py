@@ -29,6 +29,10 @@ from docindex.extract.ole import codepage_codec
 
 MAX_DEPTH = 2000
 _TOKEN = re.compile(rb"\\([a-zA-Z]{1,32})(-?\d{1,10})? ?|\\'([0-9a-fA-F]{2})|\\(.)|([{}])|([^\\{}\r\n]+)|[\r\n]+", re.S)
+# A run of \uN escapes each followed by its one fallback character (\uc1, the default): how
+# Word and LibreOffice write every non-ASCII character. Decoded in one step, not token by token.
+_UNICODE_RUN = re.compile(rb"(?:\\u-?\d{1,6} ?(?:\\'[0-9a-fA-F]{2}|[^\\{}\r\n ]))+")
+_UNICODE_NUMBER = re.compile(rb"\\u(-?\d{1,6})")
 _CHARSET_CODEPAGE = {
     0: 1252,
     128: 932,
@@ -152,8 +156,8 @@ class _Reader:
         if self.state.destination in _INFO_FIELDS:
             self.info_field.append(text)
             return
-        if self.state.destination == "info":
-            return
+        if self.state.destination in ("info", "fonttbl"):
+            return  # font names (ＭＳ 明朝 as \\uN escapes) and unread info fields
         self.out.append(text)
         self.size += len(text)
         if len(self.out) >= 4096:
@@ -184,16 +188,17 @@ class _Reader:
         end = len(data)
         try:
             while pos < end:
+                after_run = self._unicode_run(pos)
+                if after_run:
+                    pos = after_run
+                    continue
                 match = _TOKEN.match(data, pos)
                 if match is None:  # a lone backslash at the very end
                     break
                 pos = match.end()
                 word, hexbyte, symbol, brace, text = (match.group(i) for i in (1, 3, 4, 5, 6))
                 if hexbyte is not None:
-                    if self.skip_fallback:
-                        self.skip_fallback -= 1
-                    elif not self.state.skip:
-                        self.pending.append(int(hexbyte, 16))
+                    self._byte(hexbyte)
                     continue
                 self.flush_bytes()
                 if text is not None:
@@ -213,6 +218,24 @@ class _Reader:
         except _Full:
             self.out.clear()
             self.pending.clear()
+
+    def _byte(self, hexbyte: bytes) -> None:
+        if self.skip_fallback:
+            self.skip_fallback -= 1
+        elif not self.state.skip:
+            self.pending.append(int(hexbyte, 16))
+
+    def _unicode_run(self, pos: int) -> int:
+        """Decode a run of ``\\uN`` + fallback pairs at ``pos`` at once; where it ends (0: none here)."""
+        if not self.data.startswith(b"\\u", pos) or self.state.uc != 1 or self.skip_fallback:
+            return 0
+        run = _UNICODE_RUN.match(self.data, pos)
+        if run is None:
+            return 0
+        self.flush_bytes()
+        for number in _UNICODE_NUMBER.findall(run.group()):
+            self._unicode(int(number))
+        return run.end()
 
     def _plain(self, text: bytes) -> None:
         if self.state.destination == "fonttbl":
