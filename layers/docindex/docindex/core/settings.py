@@ -70,14 +70,19 @@ class AwsSettings(EnvSettings):
     aws_endpoint_url: str | None = Field(None, alias="AWS_ENDPOINT_URL")
 
 
-class OpenSearchSettings(AwsSettings):
-    """How to reach the index (shared part: the indexer, the worker, redrive's probe, the operator CLI)."""
+class OpenSearchAccess(AwsSettings):
+    """How the index is named and signed for (shared part; the endpoint is added by each user)."""
 
-    opensearch_endpoint: str = Field(alias="OPENSEARCH_ENDPOINT")
     opensearch_index: str = Field("documents", alias="OPENSEARCH_INDEX")
     opensearch_auth: Literal["sigv4", "none"] = Field("sigv4", alias="OPENSEARCH_AUTH")
     opensearch_service: Literal["es", "aoss"] = Field("es", alias="OPENSEARCH_SERVICE")
     opensearch_timeout_seconds: float = Field(30.0, alias="OPENSEARCH_TIMEOUT_SECONDS", gt=0)
+
+
+class OpenSearchSettings(OpenSearchAccess):
+    """How to reach the index (the indexer, the worker, the operator CLI): the endpoint is required."""
+
+    opensearch_endpoint: str = Field(alias="OPENSEARCH_ENDPOINT")
 
     @field_validator("opensearch_endpoint")
     @classmethod

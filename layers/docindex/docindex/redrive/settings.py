@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import json
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 from pydantic import Field, field_validator
 
 from docindex.core.exceptions import RedriveConfigError
-from docindex.core.settings import AwsSettings, check_endpoint
+from docindex.core.settings import OpenSearchAccess, check_endpoint
 from docindex.redrive.models import check_velocity
 
 
-class RedriveSettings(AwsSettings):
+class RedriveSettings(OpenSearchAccess):
     """Redrive configuration; field aliases are the environment variable names.
 
     ``OPENSEARCH_ENDPOINT`` is optional here (unlike ``OpenSearchSettings``): without it the
@@ -43,10 +43,8 @@ class RedriveSettings(AwsSettings):
     # Wait after the first fruitless round; doubled after each further one.
     backoff_seconds: int = Field(3600, alias="REDRIVE_BACKOFF_SECONDS", ge=0)
 
+    # Optional here: without it the consumer-health guard skips every start.
     opensearch_endpoint: str | None = Field(None, alias="OPENSEARCH_ENDPOINT")
-    opensearch_index: str = Field("documents", alias="OPENSEARCH_INDEX")
-    opensearch_auth: Literal["sigv4", "none"] = Field("sigv4", alias="OPENSEARCH_AUTH")
-    opensearch_service: Literal["es", "aoss"] = Field("es", alias="OPENSEARCH_SERVICE")
     health_timeout_seconds: float = Field(5.0, alias="REDRIVE_HEALTH_TIMEOUT_SECONDS", gt=0)
     # Adaptive velocity: 0 = off; else a redrive adds at most this fraction of what the
     # consumer proved it can take (CloudWatch NumberOfMessagesDeleted over the window),
