@@ -26,7 +26,7 @@ from aws_lambda_powertools.utilities.idempotency import (
 )
 from aws_lambda_powertools.utilities.idempotency.exceptions import IdempotencyAlreadyInProgressError
 
-from docindex.core.changes import Action, ObjectChange, parse_body
+from docindex.core.changes import Action, ObjectChange, is_excluded, parse_body
 from docindex.core.exceptions import PoisonMessageError, TransientError
 from docindex.core.observability import Metric, count, logger
 from docindex.core.storage import ByteBudget, FetchedObject, ObjectStore
@@ -82,6 +82,7 @@ class Outcome(StrEnum):
     IGNORED = "ignored"
     DUPLICATE = "duplicate"
     QUARANTINED = "quarantined"
+    EXCLUDED = "excluded"
 
 
 @dataclass
@@ -124,6 +125,7 @@ class Indexer:
         # Child processes for PDFs and spreadsheets, kept warm across invocations;
         # sized from the function's memory on the first one.
         self.pool: ExtractionPool | None = None
+        self.exclude_globs = settings.exclude_globs
         self.idempotency_config = IdempotencyConfig(
             event_key_jmespath="dedupe_key",
             expires_after_seconds=settings.idempotency_ttl_seconds,
@@ -245,6 +247,12 @@ class Indexer:
 
     def _apply(self, change: ObjectChange, run: _BatchRun) -> dict[str, Any]:
         started = time.perf_counter()
+        if change.action is Action.CREATED and is_excluded(change.key, globs=self.exclude_globs):
+            # Lock files, Thumbs.db, folder markers: never read, never indexed (a delete still passes,
+            # so a document indexed before the rule existed can go away).
+            count(Metric.OBJECTS_SKIPPED)
+            logger.info("object skipped: its key matches EXCLUDE_KEYS")
+            return {"outcome": Outcome.EXCLUDED.value}
         if change.action is Action.REMOVED and self._is_noncurrent_version_delete(change):
             logger.info("a non-current version was deleted; the indexed version stays")
             return {"outcome": Outcome.IGNORED.value, "reason": "noncurrent_version"}
