@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import types
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -24,6 +25,20 @@ from tests.conftest import Stack
 from tests.integration.conftest import build_indexer, invoke, sqs_event
 
 _sequencers = itertools.count(0x10)
+
+
+@pytest.fixture(autouse=True)
+def _log_stream_outlives_capsys() -> Iterator[None]:
+    """``docindex.cli.main`` points the log handler at the current stderr (capsys's here); put it back."""
+    import logging
+    import sys
+
+    from docindex.core.observability import logger
+
+    yield
+    handler = logger.registered_handler
+    if isinstance(handler, logging.StreamHandler):
+        handler.stream = sys.__stderr__
 
 
 class Files:
@@ -165,3 +180,70 @@ def test_reindex_refuses_an_index_that_is_not_behind_an_alias(opensearch: Any, s
         reindex(opensearch, "plain", _ledger(stack), settle_seconds=0)
     with pytest.raises(ReindexError, match="not built by"):
         rollback(opensearch, stack.index, _ledger(stack), settle_seconds=0)
+
+
+def test_the_cli_reindexes_rolls_back_and_cleans_up(stack: Stack, monkeypatch: pytest.MonkeyPatch, capsys: Any) -> None:
+    import json
+
+    from docindex.cli import main
+
+    files = Files(stack)
+    files.put(("営業部/御見積.txt", "サーバー保守 御見積"))
+    for name, value in stack.settings_env().items():
+        monkeypatch.setenv(name, value)
+    target = [
+        "--opensearch-endpoint",
+        stack.osmem_url,
+        "--index",
+        stack.index,
+        "--ledger-table",
+        stack.env["LEDGER_TABLE"],
+    ]
+
+    assert main(["reindex", *target, "--settle", "0", "--json"]) == 0
+    done = json.loads(capsys.readouterr().out)
+    assert (done["target"], done["copied"], done["analysis"]) == (f"{stack.index}-v2", 1, "kuromoji")
+    assert main(["reindex", *target, "--settle", "0", "--rollback", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["target"] == f"{stack.index}-v1"
+    assert main(["reindex", *target, "--cleanup", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["deleted"] == [f"{stack.index}-v2"]
+    files.assert_index_matches(stack.index)
+    # nothing left to roll back to
+    assert main(["reindex", *target, "--settle", "0", "--rollback"]) == 2
+    assert "not built by" in capsys.readouterr().err
+
+
+def test_analysis_validate_checks_the_file_and_tries_it_on_the_cluster(
+    stack: Stack, tmp_path: Any, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    import json
+
+    from docindex.cli import main
+
+    monkeypatch.setenv("OPENSEARCH_AUTH", "none")
+    good = tmp_path / "good.toml"
+    good.write_text(
+        '[user_dictionary]\nrules = ["情シス,情シス,ジョウシス,カスタム名詞"]\n[synonyms]\nsets = ["pc, パソコン"]\n',
+        encoding="utf-8",
+    )
+    assert (
+        main(["analysis", "validate", "--config", str(good), "--opensearch-endpoint", stack.osmem_url, "--json"]) == 0
+    )
+    report = json.loads(capsys.readouterr().out)
+    assert report["cluster"]["analysis"] == "kuromoji"
+    assert report["cluster"]["tokens"]["情シス"] == ["情シス"]  # kept whole by the user dictionary
+    assert stack.opensearch.indices.get(index="docindex-validate-*") == {}  # the throwaway index is gone
+
+    bad = tmp_path / "bad.toml"
+    bad.write_text(
+        '[user_dictionary]\nrules = ["情シス,情 シス,ジョウシス,カスタム名詞", "ｻｰﾊﾞｰ,ｻｰﾊﾞｰ,サーバー,カスタム名詞"]\n'
+        '[synonyms]\nsets = ["pc", "a => b => c"]\n',
+        encoding="utf-8",
+    )
+    assert main(["analysis", "validate", "--config", str(bad)]) == 2
+    out = capsys.readouterr().out
+    assert "1 segments but 2 readings" not in out
+    assert "2 segments but 1 readings" in out
+    assert "write the surface as 'サーバー'" in out
+    assert "one term is not a synonym set" in out
+    assert "more than one '=>'" in out

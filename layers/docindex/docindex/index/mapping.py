@@ -91,7 +91,11 @@ def normalize(text: str) -> str:
 
 
 _TEXT_FILTERS = ["kuromoji_baseform", "docindex_ja_pos", "cjk_width", "ja_stop", "kuromoji_stemmer", "lowercase"]
-_BIGRAM: dict[str, Any] = {"type": "custom", "tokenizer": "standard", "filter": ["cjk_width", "lowercase", "cjk_bigram"]}
+_BIGRAM: dict[str, Any] = {
+    "type": "custom",
+    "tokenizer": "standard",
+    "filter": ["cjk_width", "lowercase", "cjk_bigram"],
+}
 _NGRAM: dict[str, Any] = {"type": "custom", "tokenizer": "docindex_ngram", "filter": ["cjk_width", "lowercase"]}
 
 

@@ -184,3 +184,27 @@ def _check_synonyms(sets: tuple[str, ...], findings: Findings) -> None:
             if key in seen and seen[key] != number and len(sides) == 1:
                 findings.warnings.append(f"{where}: {term!r} is also in set {seen[key]}; merge the sets")
             seen.setdefault(key, number)
+
+
+def try_on_cluster(client: Any, vocabulary: Vocabulary) -> dict[str, Any]:
+    """Create a throwaway index with the full settings on the cluster, analyze every entry, delete it.
+
+    Index creation is where OpenSearch parses the user dictionary and the synonyms
+    (a refusal raises); the tokens show what the search analyzer makes of each entry.
+    """
+    import uuid
+
+    from docindex.index.mapping import create_index
+
+    name = f"docindex-validate-{uuid.uuid4().hex[:12]}"
+    analysis = create_index(client, name, vocabulary=vocabulary)
+    try:
+        texts = [rule.split(",", 1)[0] for rule in vocabulary.dictionary_rules]
+        texts += [term.strip() for line in vocabulary.synonym_sets for term in re.split(r",|=>", line)]
+        tokens: dict[str, list[str]] = {}
+        for text in dict.fromkeys(t for t in texts if t):
+            response = client.indices.analyze(index=name, body={"analyzer": "docindex_search", "text": text})
+            tokens[text] = [t["token"] for t in response.get("tokens", [])]
+        return {"analysis": analysis, "tokens": tokens}
+    finally:
+        client.indices.delete(index=name, ignore=[404])

@@ -206,12 +206,7 @@ def _switch_and_catch_up(
     )
     result.switched_at = _iso(_now())
     logger.info("reindex: alias switched", extra={"alias": alias, "from": source, "to": target})
-    _set_meta(
-        client,
-        target,
-        switched_at=result.switched_at,
-        reindexed_from=_meta(client, target).get("reindexed_from") or source,
-    )
+    _set_meta(client, target, switched_at=result.switched_at)
     if settle_seconds > 0:
         time.sleep(settle_seconds)
     changed = {"range": {"indexed_at": {"gte": _iso(since - CATCH_UP_MARGIN)}}}
