@@ -29,13 +29,16 @@ def test_normalize_is_nfkc_of_what_people_type(typed: str, normalized: str) -> N
 
 def test_the_char_filter_rules_are_the_same_table_written_for_opensearch() -> None:
     rules = width_mappings()
-    assert "ｻﾞ => ザ" in rules and "ﾊﾟ => パ" in rules and "Ｑ => Q" in rules
+    for rule in ("ｻﾞ => ザ", "ﾊﾟ => パ", "Ｑ => Q"):
+        assert rule in rules
     # whitespace and rule syntax characters are escaped: the rule parser trims and splits on them
     assert "\\u3000 => \\u0020" in rules
     assert "\\uff1d => \\u003d" in rules  # full-width '=' -> '='
     for rule in rules:
         source, target = rule.split(" => ")
-        assert source and target and " " not in source + target
+        assert source
+        assert target
+        assert " " not in source + target
 
 
 @pytest.mark.parametrize("tier", ANALYSIS_TIERS)
@@ -79,7 +82,8 @@ def test_check_finds_what_a_cluster_would_refuse_or_never_match(tmp_path: Path) 
     config.write_text(
         "[user_dictionary]\n"
         'package = "nope"\n'
-        'rules = ["a,b", "情シス,情シ ス,ジョウシス,名詞", "ﾃｽﾄ,ﾃｽﾄ,テスト,名詞", "稟議,稟議,リンギ,名詞", "稟議,稟議,リンギ,名詞"]\n'
+        'rules = ["a,b", "情シス,情シ ス,ジョウシス,名詞", "ﾃｽﾄ,ﾃｽﾄ,テスト,名詞",'
+        ' "稟議,稟議,リンギ,名詞", "稟議,稟議,リンギ,名詞"]\n'
         "[synonyms]\n"
         'sets = ["pc", "a, , b", "x => y => z", "ＰＣ, パソコン"]\n',
         encoding="utf-8",
