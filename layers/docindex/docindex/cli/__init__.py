@@ -26,6 +26,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "backfill",
     "reconcile",
     "pause",
+    "reprocess",
 )
 
 
@@ -47,7 +48,11 @@ def _quiet_logs(verbose: bool) -> None:
 
     handler = logger.registered_handler
     if isinstance(handler, logging.StreamHandler):
-        handler.setStream(sys.stderr)
+        try:
+            handler.setStream(sys.stderr)
+        except ValueError:
+            # The previous stream is closed (main() called again in one process, e.g. by tests): just replace it.
+            handler.stream = sys.stderr
     level = "INFO" if verbose else os.environ.get("POWERTOOLS_LOG_LEVEL", "WARNING")
     logger.setLevel(level)
 

@@ -18,6 +18,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from docindex.core.exceptions import SettingsError
 
 MiB = 1024 * 1024
+# Office lock files, LibreOffice lock files, thumbnail caches, desktop metadata,
+# macOS resource forks and folder markers (keys ending in "/").
+DEFAULT_EXCLUDE_KEYS = "~$*,.~lock.*#,Thumbs.db,ehthumbs.db,desktop.ini,.DS_Store,._*,*/"
 
 
 def describe_validation_error(exc: ValidationError) -> str:
@@ -116,6 +119,15 @@ class Settings(OpenSearchSettings):
     max_zip_ratio: int = Field(100, alias="MAX_ZIP_RATIO", gt=1)
     max_pages: int = Field(5000, alias="MAX_PAGES", gt=0)
     extraction_timeout_seconds: float = Field(120.0, alias="EXTRACTION_TIMEOUT_SECONDS", gt=0)
+    # PDFs and spreadsheets are extracted in child processes bounded in memory,
+    # time and output (extract/isolation.py); their jobs together may use this
+    # share of the function's memory. false: in process, unbounded (benchmarks).
+    extraction_isolation: bool = Field(True, alias="EXTRACTION_ISOLATION")
+    extraction_memory_share: float = Field(0.5, alias="EXTRACTION_MEMORY_SHARE", gt=0, le=0.9)
+
+    # Keys never indexed (docs/extraction.md#skipped-files): comma-separated globs, matched without
+    # case; a glob without "/" matches the file name, one with "/" the whole key. Empty: index everything.
+    exclude_keys: str = Field(DEFAULT_EXCLUDE_KEYS, alias="EXCLUDE_KEYS")
 
     # A change claimed this many times without completing (it raised, or its
     # invocation died: timeout, out of memory), across receives and DLQ
@@ -126,6 +138,11 @@ class Settings(OpenSearchSettings):
     # Records processed at once inside one invocation (overlaps S3, DynamoDB and
     # OpenSearch round trips with extraction).
     indexer_concurrency: int = Field(8, alias="INDEXER_CONCURRENCY", ge=1, le=64)
+
+    @property
+    def exclude_globs(self) -> tuple[str, ...]:
+        """``EXCLUDE_KEYS`` split into lowercase globs."""
+        return tuple(g.strip().lower() for g in self.exclude_keys.split(",") if g.strip())
 
     @property
     def ledger_table_name(self) -> str:

@@ -53,8 +53,6 @@ def byte_budget(limits: ExtractionLimits) -> int:
 
 def extract_html(data: bytes, ftype: FileType, ctx: ExtractionContext) -> None:
     """Visible text and ``<title>`` of an HTML document into ``ctx``."""
-    from selectolax.lexbor import LexborHTMLParser
-
     budget = byte_budget(ctx.limits)
     if len(data) > budget:
         data = prefix_at_line_end(data, budget)
@@ -62,15 +60,24 @@ def extract_html(data: bytes, ftype: FileType, ctx: ExtractionContext) -> None:
     decoded = decode(data, declared_charset(data))
     ctx.encoding = decoded.encoding
 
-    tree = LexborHTMLParser(decoded.text)
+    title, text = html_text(decoded.text)
+    ctx.title = title
+    ctx.text.append(text)
+
+
+def html_text(markup: str) -> tuple[str | None, str]:
+    """The ``<title>`` and the visible text of decoded HTML (one block per line)."""
+    from selectolax.lexbor import LexborHTMLParser
+
+    tree = LexborHTMLParser(markup)
+    title = None
     title_node = tree.css_first("title")
     if title_node is not None:
-        title = _HTML_SPACE.sub(" ", title_node.text()).strip()
-        ctx.title = title or None
+        title = _HTML_SPACE.sub(" ", title_node.text()).strip() or None
     tree.strip_tags(_INVISIBLE, recursive=True)
     root = tree.body or tree.root
     if root is None:
-        return
+        return title, ""
     for node in root.css(_BLOCKS):
         node.insert_before(_BLOCK_MARK)
         node.insert_after(_BLOCK_MARK)
@@ -78,7 +85,7 @@ def extract_html(data: bytes, ftype: FileType, ctx: ExtractionContext) -> None:
         node.insert_after(_BLOCK_MARK)
     for node in root.css("td, th"):
         node.insert_after(_CELL_MARK)
-    ctx.text.append(visible_text(root.text(deep=True)))
+    return title, visible_text(root.text(deep=True))
 
 
 def visible_text(raw: str) -> str:
