@@ -19,6 +19,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "local",
     "demo",
     "search",
+    "analysis",
+    "reindex",
     "redrive",
     "diagnose",
     "backfill",

@@ -48,7 +48,7 @@ from docindex.core.changes import Action, ObjectChange
 from docindex.core.exceptions import TransientError
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Iterable, Mapping, Sequence
 
 LEDGER_PREFIX = "object#"
 
@@ -326,20 +326,10 @@ class Ledger:
         raw = item.get("Item")
         return _entry(raw) if raw else None
 
-    def still_current(self, writes: Sequence[tuple[str, int]]) -> set[tuple[str, int]]:
-        """The ``(doc_id, generation)`` writes the ledger still allows, read consistently right now.
-
-        A write of generation ``g`` may land only while the object is present
-        and the ledger holds ``g`` (or the OCR result committed on top of it).
-        Checked immediately before every write attempt, so however long a
-        write was delayed after its claim (a slow extraction, a ``_bulk``
-        back-off, a paused process), a delete or a newer change claimed in
-        the meantime wins: the delete's OpenSearch tombstone no longer has to
-        outlive the delay (``index.gc_deletes``; see docs/reliability.md).
-        """
-        wanted = {doc_id for doc_id, _ in writes}
+    def entries(self, doc_ids: Iterable[str]) -> dict[str, LedgerEntry]:
+        """The ledger entries of these objects (by index ``_id``), read consistently; absent ones left out."""
         entries: dict[str, LedgerEntry] = {}
-        pending = [self._key(doc_id) for doc_id in sorted(wanted)]
+        pending = [self._key(doc_id) for doc_id in sorted(set(doc_ids))]
         while pending:
             chunk, pending = pending[:100], pending[100:]
             request: dict[str, Any] = {self._table: {"Keys": chunk, "ConsistentRead": True}}
@@ -352,6 +342,20 @@ class Ledger:
                     doc_id = raw["id"]["S"].removeprefix(LEDGER_PREFIX)
                     entries[doc_id] = _entry(raw)
                 request = response.get("UnprocessedKeys") or {}
+        return entries
+
+    def still_current(self, writes: Sequence[tuple[str, int]]) -> set[tuple[str, int]]:
+        """The ``(doc_id, generation)`` writes the ledger still allows, read consistently right now.
+
+        A write of generation ``g`` may land only while the object is present
+        and the ledger holds ``g`` (or the OCR result committed on top of it).
+        Checked immediately before every write attempt, so however long a
+        write was delayed after its claim (a slow extraction, a ``_bulk``
+        back-off, a paused process), a delete or a newer change claimed in
+        the meantime wins: the delete's OpenSearch tombstone no longer has to
+        outlive the delay (``index.gc_deletes``; see docs/reliability.md).
+        """
+        entries = self.entries({doc_id for doc_id, _ in writes})
         allowed = set()
         for doc_id, generation in writes:
             entry = entries.get(doc_id)
