@@ -19,6 +19,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "local",
     "demo",
     "search",
+    "access",
     "redrive",
     "diagnose",
     "backfill",
