@@ -74,7 +74,7 @@ def test_metadata_and_download_of_a_forbidden_file_are_404_like_a_missing_one(wo
     assert "content" not in meta
     status, link = world.call(f"/documents/{hr_file}/download", hr_token)
     assert status == 200
-    with urllib.request.urlopen(link["url"], timeout=10) as response:  # noqa: S310  # moto's presigned URL
+    with urllib.request.urlopen(link["url"], timeout=10) as response:  # moto's presigned URL
         assert response.read().decode() == FILES["人事部/評価/2024_人事評価_山田.txt"]
     assert link["expires_in"] == 300
 

@@ -46,7 +46,8 @@ def _up(args: argparse.Namespace) -> int:
     print(f"index               {env['OPENSEARCH_INDEX']}")
     print(f"env file            {env_file}")
     print(
-        f"search page         {env.get('SEARCH_PAGE_URL', '-')}  (users: the local user pool {env['COGNITO_USER_POOL_ID']})"
+        f"search page         {env.get('SEARCH_PAGE_URL', '-')}  "
+        f"(users: the local user pool {env['COGNITO_USER_POOL_ID']})"
     )
     print("next: docindex local run --once   (or: docindex demo)")
     return 0
