@@ -284,8 +284,22 @@ def main() -> None:
     args = parser.parse_args()
     from docindex.ops.envfile import read_env_file
 
-    server = serve(read_env_file(Path(args.env_file)), args.port)
+    env = read_env_file(Path(args.env_file))
+    server = serve(env, args.port)
+    # Started in its own session, it would outlive a run whose servers are gone (a test's temporary
+    # moto server): it exits once the AWS endpoint it signs users in against stops answering.
+    threading.Thread(target=_exit_without_backend, args=(server, env["AWS_ENDPOINT_URL"]), daemon=True).start()
     server.serve_forever()
+
+
+def _exit_without_backend(server: ThreadingHTTPServer, endpoint: str, *, every: float = 5.0, misses: int = 3) -> None:
+    from devkit.local.servers import responds
+
+    missed = 0
+    while missed < misses:
+        time.sleep(every)
+        missed = 0 if responds(endpoint, "/moto-api/") else missed + 1
+    server.shutdown()
 
 
 if __name__ == "__main__":
