@@ -218,7 +218,7 @@ def test_redrive_has_exactly_the_background_permissions_on_dlqs_and_sources():
 
 def test_indexer_and_worker_reach_opensearch_by_the_service_of_its_arn():
     for service, sid, action in (
-        ("es", "WriteIndex", "es:ESHttpPost"),
+        ("es", "IndexExists", "es:ESHttpHead"),
         ("aoss", "WriteIndexServerless", "aoss:APIAccessAll"),
     ):
         resources = default_resources(OpenSearchArn=OPENSEARCH_ARNS[service])
@@ -227,13 +227,81 @@ def test_indexer_and_worker_reach_opensearch_by_the_service_of_its_arn():
             assert action in as_list(statement["Action"])
 
 
+def _opensearch_grants(role: str) -> dict[str, set[str]]:
+    """es action -> the paths under the domain it is granted on (OpenSearchIndex=documents)."""
+    scenario = Scenario(TEMPLATE, {"OpenSearchIndex": "documents"})
+    domain = scenario.params["OpenSearchArn"]
+    grants: dict[str, set[str]] = {}
+    for owner, statement in iam_statements(scenario.resources()):
+        if owner != role:
+            continue
+        for action in as_list(statement["Action"]):
+            if action.startswith("es:"):
+                paths = {scenario.render(r).removeprefix(domain) for r in as_list(statement["Resource"])}
+                grants.setdefault(action, set()).update(paths)
+    return grants
+
+
+def test_only_the_indexer_creates_the_index_and_no_role_deletes_through_http():
+    # Deletes are _bulk items; the worker writes documents only (tests/integration/test_role_grants.py
+    # proves each grant is used and nothing else is needed)
+    assert _opensearch_grants("IndexerRole") == {
+        "es:ESHttpHead": {"/documents"},
+        "es:ESHttpPut": {"/documents-v*"},
+        "es:ESHttpGet": {"/documents/_doc/*"},
+        "es:ESHttpPost": {"/documents/_bulk"},
+    }
+    assert _opensearch_grants("WorkerTaskRole") == {
+        "es:ESHttpHead": {"/documents"},
+        "es:ESHttpGet": {"/documents/_doc/*"},
+        "es:ESHttpPost": {"/documents/_doc/*"},
+    }
+
+
+def test_the_execution_role_pulls_only_the_worker_image_repository():
+    for uri, repository in (
+        ("123456789012.dkr.ecr.ap-northeast-1.amazonaws.com/docindex-worker:1", "docindex-worker"),
+        ("123456789012.dkr.ecr.ap-northeast-1.amazonaws.com/team/ocr/worker@sha256:" + "a" * 64, "team/ocr/worker"),
+        ("123456789012.dkr.ecr.cn-north-1.amazonaws.com.cn/docindex-worker:2026.1", "docindex-worker"),
+    ):
+        scenario = Scenario(TEMPLATE, {"WorkerImageUri": uri})
+        pull = _statements_of(scenario.resources(), "WorkerExecutionRole")["PullWorkerImage"]
+        assert scenario.render(pull["Resource"]) == (
+            f"arn:aws:ecr:ap-northeast-1:123456789012:repository/{repository}"
+        ), uri
+
+
+def test_only_the_indexer_and_the_redrive_may_send_ocr_jobs():
+    resources = default_resources()
+    policy = resources["OcrQueuePolicy"]["Properties"]["PolicyDocument"]
+    statements = {s["Sid"]: s for s in as_list(policy["Statement"])}
+    only = statements["OnlyTheIndexerAndTheRedriveSendJobs"]
+    assert (only["Effect"], only["Principal"], only["Action"]) == ("Deny", "*", "sqs:SendMessage")
+    assert ref_target(only["Resource"]) == "OcrQueue"
+    admitted = {ref_target(arn) for arn in only["Condition"]["ArnNotEquals"]["aws:PrincipalArn"]}
+    assert admitted == {"IndexerRole", "RedriveRole"}
+    # The roles that send to it are exactly those
+    senders = {
+        owner
+        for owner, s in iam_statements(resources)
+        if "sqs:SendMessage" in as_list(s["Action"]) and "OcrQueue" in {ref_target(r) for r in as_list(s["Resource"])}
+    }
+    assert senders == admitted
+    # AWS services acting on their own (no role of the stack) are not the principals this denies
+    assert only["Condition"]["Bool"] == {"aws:PrincipalIsAWSService": "false"}
+    # No Allow in the queue policy: the roles' own identity policies grant the sends
+    assert all(s["Effect"] == "Deny" for s in statements.values())
+
+
 def test_indexer_reads_objects_sends_ocr_jobs_and_writes_tables():
     statements = _statements_of(default_resources(), "IndexerRole")
     assert set(statements["ReadDocuments"]["Action"]) == {"s3:GetObject", "s3:GetObjectVersion"}
     assert statements["HandOffOcrJobs"]["Action"] == "sqs:SendMessage"
     assert ref_target(statements["HandOffOcrJobs"]["Resource"]) == "OcrQueue"
-    tables = {ref_target(r) for r in statements["IdempotencyAndLedger"]["Resource"]}
-    assert tables == {"IdempotencyTable", "LedgerTable"}
+    assert ref_target(statements["Idempotency"]["Resource"]) == "IdempotencyTable"
+    assert ref_target(statements["Ledger"]["Resource"]) == "LedgerTable"
+    # Ledger.still_current (before every write attempt) reads the ledger in batches
+    assert "dynamodb:BatchGetItem" in statements["Ledger"]["Action"]
 
 
 def test_worker_can_extend_visibility_on_the_ocr_queue_only():

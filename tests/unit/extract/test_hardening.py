@@ -185,3 +185,17 @@ def test_nested_zip_in_a_zip_is_just_unsupported(limits: ExtractionLimits) -> No
     with zipfile.ZipFile(outer, "w") as zf:
         zf.writestr("inner.docx", inner)
     assert extract(outer.getvalue(), "a.zip", limits).error == "unsupported"
+
+
+def test_a_real_10_000_slide_deck_is_read_not_refused_as_a_zip_bomb() -> None:
+    # 20,011 zip members: refused as zip_bomb while the member limit was 20,000.
+    deck = make_pptx([f"スライド {i} slide{i}" for i in range(10_000)])
+    with zipfile.ZipFile(io.BytesIO(deck)) as zf:
+        assert len(zf.namelist()) > 20_000
+
+    result = extract(deck, "deck.pptx", ExtractionLimits(max_pages=10_000))
+
+    assert result.error is None
+    assert result.page_count == 10_000
+    assert "slide9999" in result.text
+    assert result.truncated is False

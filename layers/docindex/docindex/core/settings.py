@@ -126,6 +126,11 @@ class Settings(OpenSearchSettings, AccessSettings):
     max_zip_ratio: int = Field(100, alias="MAX_ZIP_RATIO", gt=1)
     max_pages: int = Field(5000, alias="MAX_PAGES", gt=0)
     extraction_timeout_seconds: float = Field(120.0, alias="EXTRACTION_TIMEOUT_SECONDS", gt=0)
+    # PDFs and spreadsheets are extracted in child processes bounded in memory,
+    # time and output (extract/isolation.py); their jobs together may use this
+    # share of the function's memory. false: in process, unbounded (benchmarks).
+    extraction_isolation: bool = Field(True, alias="EXTRACTION_ISOLATION")
+    extraction_memory_share: float = Field(0.5, alias="EXTRACTION_MEMORY_SHARE", gt=0, le=0.9)
 
     # A change claimed this many times without completing (it raised, or its
     # invocation died: timeout, out of memory), across receives and DLQ

@@ -23,9 +23,13 @@ Error codes:
   byte budget and never past their declared size (a member whose data does
   not match its declared size fails its CRC check: ``corrupt``).
 - ``too_large``: a spreadsheet sheet spanning more than
-  ``spreadsheet.MAX_SHEET_CELLS`` cells, or the extractor ran out of memory.
+  ``spreadsheet.MAX_SHEET_CELLS`` cells (or more than its extraction
+  process's memory can hold), or text beyond the output bound.
 - ``timeout``: ``limits.timeout_seconds`` (or the given deadline) passed;
-  the text read so far is returned with ``truncated=True``.
+  the text read so far is returned with ``truncated=True``. Also when an
+  extraction process (``pool``) did not return by its deadline.
+- ``memory``: the parser needed more memory than its extraction process was
+  granted (:mod:`docindex.extract.isolation`), or ran out of memory.
 - ``extractor_failed``: a library raised something unexpected (logged with
   the traceback); the file is indexed by name.
 

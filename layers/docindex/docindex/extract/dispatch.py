@@ -5,17 +5,15 @@ from __future__ import annotations
 import importlib
 import re
 from collections.abc import Callable
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from docindex.core.exceptions import ExtractionError
-
-# The Powertools logger, not a stdlib logger of this module: deployed, its name is
-# POWERTOOLS_SERVICE_NAME (docindex-<stage>), so a "docindex.*" stdlib logger would
-# not reach its JSON handler and would lose message_id, bucket and key.
-from docindex.core.observability import logger
 from docindex.extract.base import Deadline, ExtractedDocument, ExtractionLimits, FileType
 from docindex.extract.context import ExtractionContext
 from docindex.extract.detect import detect_type
+
+if TYPE_CHECKING:
+    from docindex.extract.isolation import ExtractionPool
 
 Extractor = Callable[[bytes, FileType, ExtractionContext], None]
 
@@ -78,6 +76,7 @@ def extract(
     limits: ExtractionLimits,
     *,
     deadline: Deadline | None = None,
+    pool: ExtractionPool | None = None,
 ) -> ExtractedDocument:
     """Extract text and metadata from one file's bytes.
 
@@ -85,7 +84,10 @@ def extract(
     ``ExtractedDocument.error`` (see :mod:`docindex.extract` for the codes);
     this function does not raise for any input. ``deadline`` defaults to
     ``limits.timeout_seconds`` from now; pass one to share a budget with the
-    caller (e.g. the Lambda's remaining time).
+    caller (e.g. the Lambda's remaining time). With a ``pool``, the formats
+    it isolates (native parsers: PDF, spreadsheets) are extracted in one of
+    its child processes, inside memory, time and output bounds
+    (:mod:`docindex.extract.isolation`).
     """
     ftype = detect_type(data, filename)
     ctx = ExtractionContext(limits, deadline or Deadline(limits.timeout_seconds))
@@ -100,6 +102,8 @@ def extract(
         ctx.ocr_reason = _OCR_KINDS[ftype.kind]
     elif extractor is None:
         error, detail = "unsupported", f"no text extractor for {ftype.mime}"
+    elif pool is not None and pool.isolates(ftype.kind):
+        error, detail = pool.run(data, ftype, ctx)
     else:
         error, detail = _run(extractor, data, ftype, ctx)
 
@@ -128,10 +132,16 @@ def _run(extractor: Extractor, data: bytes, ftype: FileType, ctx: ExtractionCont
     except ExtractionError as exc:
         return exc.code, exc.detail or None
     except MemoryError:
-        return "too_large", "ran out of memory"
+        return "memory", "ran out of memory"
     except RecursionError:
         return "corrupt", "structure nested too deeply"
     except Exception as exc:  # noqa: BLE001 - any library failure: logged with its traceback, indexed by name
+        # The Powertools logger, not a stdlib logger of this module: deployed, its name is
+        # POWERTOOLS_SERVICE_NAME (docindex-<stage>), so a "docindex.*" stdlib logger would
+        # not reach its JSON handler and would lose message_id, bucket and key. Imported
+        # here: an extraction process (extract/isolation.py) starts without Powertools.
+        from docindex.core.observability import logger
+
         logger.warning("extractor for %s failed", ftype.kind, exc_info=True)
         return "extractor_failed", f"{type(exc).__name__}: {exc}"[:500]
     return None, None

@@ -248,6 +248,8 @@ class BulkWriter:
         results = helpers.streaming_bulk(
             self._client,
             (p.action for p in batch),
+            # POST /{index}/_bulk, not /_bulk: the roles grant _bulk on the index alone.
+            index=self._index,
             chunk_size=len(batch) + 1,
             max_chunk_bytes=self._max_bytes * 2,  # already chunked by _take
             raise_on_error=False,

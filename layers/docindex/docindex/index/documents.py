@@ -45,6 +45,8 @@ class ExtractionErrorCode(StrEnum):
     EMPTY = "empty"
     TOO_LARGE = "too_large"
     TIMEOUT = "timeout"
+    # The parser needed more memory than the file's extraction process may use.
+    MEMORY = "memory"
     ZIP_BOMB = "zip_bomb"
     # The change failed repeatedly (it killed its invocation, say): indexed by name, not retried.
     QUARANTINED = "quarantined"

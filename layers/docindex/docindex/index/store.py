@@ -64,15 +64,26 @@ class DocumentStore:
         self._ready = False
         self._lock = threading.Lock()
 
-    def ensure(self, *, retry_seconds: float | None = None) -> None:
-        """Create the index unless it exists, once per process."""
+    def ensure(self, *, retry_seconds: float | None = None, create: bool = True) -> None:
+        """Create the index unless it exists, once per process.
+
+        ``create=False`` (the OCR worker, whose role may not create indices) only checks that
+        it exists: an OCR job is queued after the indexer wrote its pending document, so the
+        index was there; if it is gone (an operator rebuilding it), the job waits for the
+        indexer to create it again (``TransientError``).
+        """
         if self._ready:
             return
         with self._lock:
-            if not self._ready:
+            if self._ready:
+                return
+            if create:
                 self._retrying(lambda: ensure_index(self.client, self.index), retry_seconds)
+                # The indexer (not the worker, whose role may not change mappings) adds new fields.
                 self._retrying(lambda: ensure_added_fields(self.client, self.index), retry_seconds)
-                self._ready = True
+            elif not self._retrying(lambda: bool(self.client.indices.exists(index=self.index)), retry_seconds):
+                raise TransientError(f"index {self.index} does not exist (the indexer creates it)")
+            self._ready = True
 
     def current(
         self, doc_id: str, *, fields: list[str] | None = None, retry_seconds: float | None = None
@@ -128,6 +139,7 @@ class DocumentStore:
     ) -> WriteOutcome:
         if bulk is not None:
             return bulk.index(doc_id, version, source)
+        from opensearchpy.client.utils import _make_path
         from opensearchpy.exceptions import ConflictError, RequestError
 
         class Overtaken(Exception):
@@ -136,8 +148,13 @@ class DocumentStore:
         def index() -> Any:
             if still_current is not None and not still_current():
                 raise Overtaken
-            return self.client.index(
-                index=self.index, id=doc_id, body=source, version=version, version_type="external_gte"
+            # POST /{index}/_doc/{id}, not opensearch-py's PUT: the worker's role holds no
+            # es:ESHttpPut at all (only the indexer creates the index; docs/security.md).
+            return self.client.transport.perform_request(
+                "POST",
+                _make_path(self.index, "_doc", doc_id),
+                params={"version": version, "version_type": "external_gte"},
+                body=source,
             )
 
         try:

@@ -32,6 +32,7 @@ from docindex.core.exceptions import PoisonMessageError, TransientError
 from docindex.core.observability import Metric, count, logger
 from docindex.core.storage import ByteBudget, FetchedObject, ObjectStore
 from docindex.extract import Deadline, ExtractedDocument, ExtractionLimits, extract
+from docindex.extract.isolation import ExtractionPool
 from docindex.index.bulk import BulkWriter, WriteOutcome
 from docindex.index.documents import IndexDocument, OcrStatus, file_name_parts
 from docindex.index.store import DocumentStore
@@ -60,13 +61,17 @@ DEFAULT_MEMORY_MB = 1536
 MiB = 1024 * 1024
 
 
+def function_memory_mb(context: Any) -> int:
+    """The function's memory size from the Lambda context (a default outside Lambda)."""
+    try:
+        return max(128, int(context.memory_limit_in_mb))
+    except (AttributeError, TypeError, ValueError):
+        return DEFAULT_MEMORY_MB
+
+
 def body_budget_bytes(context: Any) -> int:
     """The byte budget for object bodies of one invocation, from the function's memory size."""
-    try:
-        memory_mb = int(context.memory_limit_in_mb)
-    except (AttributeError, TypeError, ValueError):
-        memory_mb = DEFAULT_MEMORY_MB
-    return int(max(128, memory_mb) * MiB * BODY_BUDGET_SHARE)
+    return int(function_memory_mb(context) * MiB * BODY_BUDGET_SHARE)
 
 
 class Outcome(StrEnum):
@@ -119,6 +124,9 @@ class Indexer:
         self.store = ObjectStore(s3)
         self.ocr_queue = OcrQueue(sqs, settings.ocr_queue_url)
         self.limits = ExtractionLimits.from_settings(settings)
+        # Child processes for PDFs and spreadsheets, kept warm across invocations;
+        # sized from the function's memory on the first one.
+        self.pool: ExtractionPool | None = None
         self.idempotency_config = IdempotencyConfig(
             event_key_jmespath="dedupe_key",
             expires_after_seconds=settings.idempotency_ttl_seconds,
@@ -137,6 +145,12 @@ class Indexer:
     def handle(self, event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         """Process one SQS batch; returns the partial batch response."""
         self.idempotency_config.register_lambda_context(context)
+        if self.pool is None and self.settings.extraction_isolation:
+            self.pool = ExtractionPool.for_function(
+                function_memory_mb(context),
+                self.settings.indexer_concurrency,
+                share=self.settings.extraction_memory_share,
+            )
 
         def time_left() -> float:
             return float(context.get_remaining_time_in_millis()) / 1000.0
@@ -336,10 +350,15 @@ class Indexer:
     def _remove(self, change: ObjectChange, claim: Claim, run: _BatchRun) -> dict[str, Any]:
         if change.version_id and not change.delete_marker:
             # A version was permanently deleted: in a versioned bucket an
-            # older version may now be current. Index it if so.
+            # older version may now be current. Index it if so (the ledger
+            # must say present for still_current to let that write through).
+            if not self.ledger.set_state(change, claim.generation, "present"):
+                count(Metric.STALE_EVENTS_SKIPPED)
+                return {"outcome": Outcome.STALE.value}
             result = self._index(change, claim, run, version_id=None)
             if result["outcome"] != Outcome.GONE.value:
                 return result
+            self.ledger.set_state(change, claim.generation, "removed")
         outcome = run.writer.delete(change.doc_id, claim.generation)
         if outcome is WriteOutcome.CONFLICT:
             count(Metric.STALE_EVENTS_SKIPPED)
@@ -371,7 +390,7 @@ class Indexer:
                 # Stop extracting while there is still time to write what we have
                 # and report the record; never beyond EXTRACTION_TIMEOUT_SECONDS.
                 budget = min(self.limits.timeout_seconds, max(1.0, run.time_left() - EXTRACTION_MARGIN_SECONDS))
-                extracted = extract(read.data, filename, self.limits, deadline=Deadline(budget))
+                extracted = extract(read.data, filename, self.limits, deadline=Deadline(budget), pool=self.pool)
             # The body is not needed past extraction: free it (and its share of
             # the budget) before the document waits for its bulk write.
             fetched = read.without_data()

@@ -283,6 +283,33 @@ class Ledger:
             if not is_conditional_check_failure(exc):
                 raise TransientError(f"ledger update failed: {exc}") from exc
 
+    def set_state(self, change: ObjectChange, generation: int, state: str) -> bool:
+        """Say whether the object is ``present`` or ``removed`` at the generation ``change`` holds.
+
+        For a permanently deleted version (not a delete marker) of a versioned object: its
+        claim says ``removed``, but an older version may be current now and is indexed at
+        the same generation, which ``still_current`` allows only for a present object.
+        False (nothing changed) when a newer change holds the entry.
+        """
+        try:
+            self._ddb.update_item(
+                TableName=self._table,
+                Key=self._key(change),
+                UpdateExpression="SET #state = :state",
+                ConditionExpression="#change_key = :change_key AND #generation = :generation",
+                ExpressionAttributeNames={"#state": "state", "#change_key": "change_key", "#generation": "generation"},
+                ExpressionAttributeValues={
+                    ":state": {"S": state},
+                    ":change_key": {"S": change.dedupe_key},
+                    ":generation": {"N": str(generation)},
+                },
+            )
+        except ClientError as exc:
+            if not is_conditional_check_failure(exc):
+                raise TransientError(f"ledger update failed: {exc}") from exc
+            return False
+        return True
+
     def _get_raw(self, change: ObjectChange) -> Mapping[str, Any] | None:
         try:
             item = self._ddb.get_item(TableName=self._table, Key=self._key(change), ConsistentRead=True)

@@ -253,7 +253,7 @@ class JobRunner:
             logger.info("resuming a job whose ledger commit was not followed by its write")
         elif entry.generation != job.generation:
             return self._stale(job, f"the ledger holds generation {entry.generation}")
-        self.documents.ensure()
+        self.documents.ensure(create=False)
         deadline = started + self.settings.job_timeout_seconds
         with tempfile.TemporaryDirectory(prefix="docindex-ocr-", dir=self.settings.tmp_dir) as tmp:
             downloaded = self._download(job, Path(tmp) / "object", lease)
