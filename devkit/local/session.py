@@ -32,8 +32,13 @@ def local_up(
     visibility_timeout: int = 0,
     ocr_visibility_timeout: int = 120,
     log_level: str = "WARNING",
+    serve_api: bool = False,
 ) -> dict[str, str]:
-    """Start or reuse the servers, provision the stack, write the env file; return the env."""
+    """Start or reuse the servers, provision the stack, write the env file; return the env.
+
+    With ``serve_api`` it also serves the search API and page (the local gateway) and returns
+    their address as ``SEARCH_PAGE_URL``.
+    """
     import boto3
 
     from devkit.local.servers import load_servers, responds, save_servers, start_moto, start_osmem
@@ -97,9 +102,30 @@ def local_up(
             "POWERTOOLS_TRACE_DISABLED": "true",
         }
     )
+    from devkit.local.signin import provision_user_pool
+
+    # Local sign-in for the search page and API: a Cognito user pool on moto server.
+    env.update(
+        provision_user_pool(
+            client("cognito-idp"),
+            prefix=prefix,
+            admin_group=env.get("DOCINDEX_ADMIN_GROUP", "docindex-admins"),
+            region=region,
+        )
+    )
     from docindex.ops.envfile import write_env_file
 
-    write_env_file(env_file or default_env_file(state_dir), env)
+    path = env_file or default_env_file(state_dir)
+    write_env_file(path, env)
+    if serve_api:
+        from devkit.local.servers import start_gateway, stop
+
+        known = servers.get("gateway")
+        if known:
+            stop(known)  # it read the previous env file
+        servers["gateway"] = start_gateway(state_dir, path)
+        save_servers(state_dir, servers)
+        env["SEARCH_PAGE_URL"] = servers["gateway"].url + "/"
     return env
 
 

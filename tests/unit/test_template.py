@@ -247,7 +247,7 @@ def test_only_the_indexer_creates_the_index_and_no_role_deletes_through_http():
     # proves each grant is used and nothing else is needed)
     assert _opensearch_grants("IndexerRole") == {
         "es:ESHttpHead": {"/documents"},
-        "es:ESHttpPut": {"/documents-v*"},
+        "es:ESHttpPut": {"/documents-v*", "/documents/_mapping"},  # create; add later fields (access stamps)
         "es:ESHttpGet": {"/documents/_doc/*"},
         "es:ESHttpPost": {"/documents/_bulk"},
     }
@@ -378,7 +378,13 @@ COMMON_ENV = {
 
 def test_indexer_environment():
     variables = env(default_resources(OpenSearchArn=OPENSEARCH_ARNS["aoss"]), "IndexerFunction")
-    assert set(variables) == COMMON_ENV | {"OCR_QUEUE_URL", "INDEXER_CONCURRENCY", "MAX_OBJECT_BYTES"}
+    assert set(variables) == COMMON_ENV | {
+        "OCR_QUEUE_URL",
+        "INDEXER_CONCURRENCY",
+        "MAX_OBJECT_BYTES",
+        "ACCESS_MAP_URI",
+        "DOCINDEX_ADMIN_GROUP",
+    }
     assert variables["OPENSEARCH_SERVICE"] == "aoss"
     assert variables["OPENSEARCH_AUTH"] == "sigv4"
     assert variables["MAX_OBJECT_BYTES"] == 67108864
@@ -823,3 +829,52 @@ def test_custom_resource_sample_event_is_what_cloudformation_sends_for_the_templ
     stack_name = event["StackId"].split("/")[1]
     assert resource["Properties"]["ConfigurationId"] == {"Fn::Sub": "docindex-${AWS::StackName}"}
     assert properties["ConfigurationId"] == f"docindex-{stack_name}"
+
+
+# ------------------------------------------------------------------ search API (issue 15)
+
+
+def test_search_data_routes_need_a_jwt_and_only_the_page_is_public():
+    resources = default_resources()
+    routes = {
+        r["Properties"]["RouteKey"]: r["Properties"] for r in by_type(resources, "AWS::ApiGatewayV2::Route").values()
+    }
+    for key in ("GET /search", "GET /documents/{id}", "GET /documents/{id}/download"):
+        assert routes[key]["AuthorizationType"] == "JWT"
+        assert ref_target(routes[key]["AuthorizerId"]) == "SearchAuthorizer"
+    public = {k for k, r in routes.items() if r["AuthorizationType"] == "NONE"}
+    assert public == {"GET /", "GET /static/{name}", "GET /config.json"}
+    stage = resources["SearchHttpApiStage"]["Properties"]
+    assert stage["DefaultRouteSettings"]["ThrottlingRateLimit"] == 50
+    # same origin by default: no CORS at all
+    assert "CorsConfiguration" not in resources["SearchHttpApi"]["Properties"]
+
+
+def test_search_function_may_only_search_the_index_and_read_documents():
+    resources = default_resources(OpenSearchArn=OPENSEARCH_ARNS["es"])
+    statements = resources["SearchRole"]["Properties"]["Policies"][0]["PolicyDocument"]["Statement"]
+    actions = {a for s in statements for a in as_list(s["Action"])}
+    assert actions == {
+        "logs:CreateLogStream",
+        "logs:PutLogEvents",
+        "xray:PutTraceSegments",
+        "xray:PutTelemetryRecords",
+        "s3:GetObject",
+        "es:ESHttpGet",
+        "es:ESHttpPost",
+    }
+    search = next(s for s in statements if s.get("Sid") == "SearchIndex")
+    assert all(str(r["Fn::Sub"]).endswith(("/_search", "/_search/*")) for r in as_list(search["Resource"]))
+
+
+def test_a_company_oidc_provider_replaces_the_user_pool():
+    created = default_resources()
+    assert {"SearchUserPool", "SearchUserPoolClient", "SearchUserPoolDomain", "SearchAdminGroup"} <= set(created)
+    external = default_resources(
+        OidcIssuer="https://login.microsoftonline.com/tenant/v2.0", OidcAudience="api://docindex", GroupsClaim="groups"
+    )
+    assert not {"SearchUserPool", "SearchUserPoolClient"} & set(external)
+    jwt = external["SearchAuthorizer"]["Properties"]["JwtConfiguration"]
+    assert jwt["Issuer"] == "https://login.microsoftonline.com/tenant/v2.0"
+    assert jwt["Audience"] == ["api://docindex"]
+    assert env(external, "SearchFunction")["GROUPS_CLAIM"] == "groups"

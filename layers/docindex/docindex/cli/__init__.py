@@ -21,6 +21,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "search",
     "analysis",
     "reindex",
+    "access",
     "redrive",
     "diagnose",
     "backfill",

@@ -35,6 +35,8 @@ def _search(args: argparse.Namespace) -> int:
     except (CommandError, OpenSearchException) as exc:
         print(f"docindex search: {exc}", file=sys.stderr)
         return _ops.EXIT_FAIL
+    # The operator's view: every document, whatever the access map says (the search API filters per user).
+    print("note: operator search: access map not applied (employees search through the search API)", file=sys.stderr)
     if args.json:
         print(json.dumps(hits, ensure_ascii=False, indent=2))
         return 0 if hits else 1
@@ -57,7 +59,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="full-text search the index",
         description=(
             "Search content, titles and file names (every word must match); prints score, key and a snippet "
-            "with the matches in [brackets]. Exit code: 0 found, 1 nothing found, 2 error."
+            "with the matches in [brackets]. An administrator's tool: it reads the whole index and does not apply "
+            "the access map (employees use the search API and page, which do). "
+            "Exit code: 0 found, 1 nothing found, 2 error."
         ),
         formatter_class=_ops.HelpFormatter,
         epilog=(

@@ -93,7 +93,17 @@ class OpenSearchSettings(OpenSearchAccess):
         return checked
 
 
-class Settings(OpenSearchSettings):
+class AccessSettings(EnvSettings):
+    """Who may read which file (shared part: the writers stamp documents, the search API names the admins)."""
+
+    # s3://bucket/key (deployed) or a file path (local run); unset: every file is for the admins' group only.
+    access_map_uri: str | None = Field(None, alias="ACCESS_MAP_URI")
+    # How long a writer keeps a map before asking S3 again (a conditional GET).
+    access_map_ttl_seconds: float = Field(60.0, alias="ACCESS_MAP_TTL_SECONDS", ge=0, le=3600)
+    admin_group: str = Field("docindex-admins", alias="DOCINDEX_ADMIN_GROUP", min_length=1)
+
+
+class Settings(OpenSearchSettings, AccessSettings):
     """Runtime configuration of the indexer (and the common part of the worker's)."""
 
     # Managed domains on small instances refuse HTTP bodies above 10 MiB.

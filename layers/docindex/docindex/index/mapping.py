@@ -181,6 +181,10 @@ MAPPINGS: dict[str, Any] = {
         "ocr_status": {"type": "keyword"},
         "ocr_reason": {"type": "keyword"},
         "extraction_error": {"type": "keyword"},
+        # The search API: folder facets and filters, and who may read the file (docindex.access).
+        "folders": {"type": "keyword", "ignore_above": 1024},
+        "allow_principals": {"type": "keyword"},
+        "deny_principals": {"type": "keyword"},
     },
 }
 
@@ -258,3 +262,13 @@ def ensure_index(client: OpenSearch, name: str) -> str:
     concrete = f"{name}-v{INDEX_VERSION}"
     create_index(client, concrete, alias=name)
     return concrete
+
+
+# Fields added after INDEX_VERSION 1 was deployed: put on an existing index (adding fields is always allowed).
+ADDED_FIELDS = ("folders", "allow_principals", "deny_principals")
+
+
+def ensure_added_fields(client: OpenSearch, name: str) -> None:
+    """Add :data:`ADDED_FIELDS` to an index created before they existed (idempotent)."""
+    properties = {field: MAPPINGS["properties"][field] for field in ADDED_FIELDS}
+    client.indices.put_mapping(index=name, body={"properties": properties})

@@ -26,6 +26,7 @@ from aws_lambda_powertools.utilities.idempotency import (
 )
 from aws_lambda_powertools.utilities.idempotency.exceptions import IdempotencyAlreadyInProgressError
 
+from docindex.access.source import AccessMapSource
 from docindex.core.changes import Action, ObjectChange, is_excluded, parse_body
 from docindex.core.exceptions import PoisonMessageError, TransientError
 from docindex.core.observability import Metric, count, logger
@@ -128,7 +129,9 @@ class Indexer:
     ) -> None:
         self.settings = settings.for_indexer()
         self.opensearch = opensearch
-        self.documents = DocumentStore(opensearch, self.settings.opensearch_index)
+        self.documents = DocumentStore(
+            opensearch, self.settings.opensearch_index, access=AccessMapSource.from_settings(settings, s3)
+        )
         self.ledger = Ledger(dynamodb, settings.ledger_table_name)
         self.store = ObjectStore(s3)
         self.ocr_queue = OcrQueue(sqs, settings.ocr_queue_url)
