@@ -111,6 +111,8 @@ BENCH_ARGS ?=
 .PHONY: bench
 bench: $(STAMP) system-deps ## Throughput vs the incident's worker and the extraction bound, memory, cold start, OCR (BENCH_ARGS="--docs 50")
 	$(BIN)/python -m bench.run $(BENCH_ARGS)
+	$(BIN)/python -m bench.formats
+	$(BIN)/python -m bench.relevance
 
 # ---- reliability: the fault-injection soak (not part of `make test`; tests/e2e/test_soak_short.py is CI's short run)
 SEEDS ?= 1 2 3

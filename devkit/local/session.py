@@ -33,12 +33,15 @@ def local_up(
     ocr_visibility_timeout: int = 120,
     log_level: str = "WARNING",
     notes: list[str] | None = None,
+    serve_api: bool = False,
 ) -> dict[str, str]:
     """Start or reuse the servers, provision the stack, write the env file; return the env.
 
-    A server recorded in ``servers.json`` that no longer answers is started afresh (empty: both
-    keep their state in memory); ``notes`` then gets a sentence when the other one still holds
-    data, since the index and the emulated bucket no longer agree.
+    With ``serve_api`` it also serves the search API and page (the local gateway) and returns
+    their address as ``SEARCH_PAGE_URL``. A server recorded in ``servers.json`` that no longer
+    answers is started afresh (empty: both keep their state in memory); ``notes`` then gets a
+    sentence when the other one still holds data, since the index and the emulated bucket no
+    longer agree.
     """
     import boto3
 
@@ -114,9 +117,30 @@ def local_up(
             "POWERTOOLS_TRACE_DISABLED": "true",
         }
     )
+    from devkit.local.signin import provision_user_pool
+
+    # Local sign-in for the search page and API: a Cognito user pool on moto server.
+    env.update(
+        provision_user_pool(
+            client("cognito-idp"),
+            prefix=prefix,
+            admin_group=env.get("DOCINDEX_ADMIN_GROUP", "docindex-admins"),
+            region=region,
+        )
+    )
     from docindex.ops.envfile import write_env_file
 
-    write_env_file(env_file or default_env_file(state_dir), env)
+    path = env_file or default_env_file(state_dir)
+    write_env_file(path, env)
+    if serve_api:
+        from devkit.local.servers import start_gateway, stop
+
+        known = servers.get("gateway")
+        if known:
+            stop(known)  # it read the previous env file
+        servers["gateway"] = start_gateway(state_dir, path)
+        save_servers(state_dir, servers)
+        env["SEARCH_PAGE_URL"] = servers["gateway"].url + "/"
     return env
 
 

@@ -27,6 +27,7 @@ COMMANDS: dict[str, list[str]] = {
     "resume": ["resume", "--wait", "0"],
     "redrive": ["redrive", "status"],
     "local run": ["local", "run", "--once", "--no-worker", "--max-seconds", "5"],
+    "reprocess": ["reprocess", "--extraction-error", "unsupported", "--dry-run", "--no-progress"],
 }
 BAD_FLAGS: dict[str, list[str]] = {
     "search": ["--size", "1000000"],
@@ -37,6 +38,7 @@ BAD_FLAGS: dict[str, list[str]] = {
     "resume": ["--desired", "-1"],
     "redrive": ["--velocity", "0"],
     "local run": ["--batch-size", "0"],
+    "reprocess": ["--rate", "-1"],
 }
 # Failure class -> a word the one line must carry (its fix points the right way).
 FIXES = {
@@ -46,7 +48,7 @@ FIXES = {
     "no credentials": "credentials",
     "bad flags": "--help",
 }
-STACK_COMMANDS = {"search", "diagnose", "backfill", "reconcile", "pause", "resume", "redrive"}
+STACK_COMMANDS = {"search", "diagnose", "backfill", "reconcile", "pause", "resume", "redrive", "reprocess"}
 
 
 def closed_port() -> int:

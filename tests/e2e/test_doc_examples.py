@@ -32,14 +32,18 @@ EXPECTED: list[tuple[tuple[str, ...], set[int]]] = [
     (("backfill",), {0}),
     (("reconcile", "--fix"), {0, 1}),  # in step, or differences whose repairs were enqueued
     (("reconcile",), {0}),  # after the drain that follows --fix: in step
-    (("pause",), {1}),  # locally there is nothing to pause: skipped
+    (("pause",), {1}),
+    (("access",), {0}),  # locally there is nothing to pause: skipped
     (("resume",), {1}),
     (("redrive", "start", "--dry-run"), {0}),  # every DLQ handled: skipped, nothing to move
     (("redrive",), {1}),  # moto has no message-move API: "unsupported by this endpoint" (docs/dlq-redrive.md)
     (("local", "up"), {0}),
     (("local", "run", "--once"), {0}),
     (("local", "down"), {0}),
+    (("reprocess",), {0}),
 ]
+# Commands that read a file the reader writes first (an access map): parsed only.
+PARSE_ONLY = {("access", "check"), ("access", "apply")}
 
 
 @dataclass(frozen=True)
@@ -55,7 +59,7 @@ class Example:
     def parse_only(self) -> bool:
         """Needs real AWS, holds a placeholder, or would never return."""
         continuous = self.argv[:2] == ("local", "run") and "--once" not in self.argv
-        return "--stack" in self.argv or "ARN" in self.argv or continuous
+        return "--stack" in self.argv or "ARN" in self.argv or continuous or self.argv[:2] in PARSE_ONLY
 
 
 def examples() -> list[Example]:

@@ -91,7 +91,7 @@ def test_backfill_reconcile_diagnose_pause_search(workdir: Path) -> None:
     # diagnose passes the drained local stack (exit 0), and says what it skipped
     table = cli("diagnose", "--sample-seconds", "0.5", cwd=workdir).stdout
     assert "exactly one path (s3)" in table
-    assert "OK: 9 ok, 0 warning(s), 0 failure(s), 3 skipped (exit 0)" in table
+    assert "OK: 9 ok, 0 warning(s), 0 failure(s), 5 skipped (exit 0)" in table
 
     # pause has nothing to pause locally but the runner (exit 1, and says so)
     pause = cli("pause", cwd=workdir, ok=(1,))

@@ -54,6 +54,7 @@ def test_an_extracted_file_has_metadata_and_content_and_nothing_empty() -> None:
         "ocr_status": "none",
         "content": "見積金額",
         "page_count": 2,
+        "folders": ["営業部/"],
     }
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import resource
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -85,10 +86,23 @@ def test_a_1_gib_shared_strings_part_never_reaches_the_parser(pool: ExtractionPo
     assert pool.max_child_rss < 300 * MiB
 
 
-def test_a_parser_that_does_not_return_is_stopped_at_the_deadline(pool: ExtractionPool) -> None:
-    fonts = make_many_fonts_pdf(10_000)  # one page: PDFium loads 10,000 fonts (seconds), no check in between
-
-    result = extract(fonts, "fonts.pdf", LIMITS, deadline=Deadline(0.2), pool=pool)
+def test_a_parser_that_does_not_return_is_stopped_at_the_deadline(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A parser stuck in native code, whatever the machine's speed: the child's PDF extractor is replaced
+    # (a sitecustomize on the child's path, which it inherits) by one that never returns nor checks time.
+    (tmp_path / "sitecustomize.py").write_text(
+        "import time\nimport docindex.extract.pdf as pdf\n"
+        "def stuck(*args, **kwargs):\n    time.sleep(3600)\n"
+        "pdf.extract_pdf = stuck\n",
+        encoding="utf-8",
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    pool = ExtractionPool.for_function(1536, 8, share=0.5)
+    try:
+        result = extract(make_pdf(["止まらない"], "t"), "stuck.pdf", LIMITS, deadline=Deadline(0.5), pool=pool)
+    finally:
+        pool.close()
 
     assert result.error == "timeout"
     assert result.truncated is True

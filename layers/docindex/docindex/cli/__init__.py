@@ -26,11 +26,15 @@ COMMAND_MODULES: tuple[str, ...] = (
     "local",
     "demo",
     "search",
+    "analysis",
+    "reindex",
+    "access",
     "redrive",
     "diagnose",
     "backfill",
     "reconcile",
     "pause",
+    "reprocess",
 )
 
 

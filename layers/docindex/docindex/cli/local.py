@@ -41,6 +41,7 @@ def _up(args: argparse.Namespace) -> int:
         function_timeout=args.function_timeout,
         max_receive_count=args.max_receive_count,
         visibility_timeout=args.visibility_timeout,
+        serve_api=True,
     )
     env_file = args.env_file or session.default_env_file(args.state_dir)
     for note in notes:
@@ -53,6 +54,10 @@ def _up(args: argparse.Namespace) -> int:
     print(f"bucket              s3://{env['DOCINDEX_BUCKET']}  (notifications → {env['INGEST_QUEUE_URL']})")
     print(f"index               {env['OPENSEARCH_INDEX']}")
     print(f"env file            {env_file}")
+    print(
+        f"search page         {env.get('SEARCH_PAGE_URL', '-')}  "
+        f"(users: the local user pool {env['COGNITO_USER_POOL_ID']})"
+    )
     print("next: docindex local run --once   (or: docindex demo)")
     return 0
 

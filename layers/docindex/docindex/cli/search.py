@@ -6,6 +6,7 @@ Exit codes: 0 documents found, 1 none, 2 the index could not be searched (or the
 from __future__ import annotations
 
 import argparse
+import sys
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
@@ -82,6 +83,8 @@ def _search(args: argparse.Namespace) -> int:
         operators=True,
     )
     first = (args.page - 1) * args.size
+    # The operator's view: every document, whatever the access map says (the search API filters per user).
+    print("note: operator search: access map not applied (employees search through the search API)", file=sys.stderr)
     if args.json:
         _ops.emit_json(
             {
@@ -125,7 +128,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description=(
             'Search content, titles and file names. Every word must match; "quoted phrases" match as written, '
             '-word (or -"phrase") excludes, and a OR b matches either. Nothing else is query syntax. Prints '
-            "the hit count, then score, key and a snippet with the matches in [brackets]. "
+            "the hit count, then score, key and a snippet with the matches in [brackets]. An administrator's tool: it "
+            "reads the whole index and does not apply the access map (employees use the search API and page, which "
+            "do). "
             "Exit code: 0 found, 1 nothing found, 2 error."
         ),
         formatter_class=_ops.HelpFormatter,

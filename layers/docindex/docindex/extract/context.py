@@ -65,6 +65,10 @@ class ExtractionContext:
     deadline: Deadline
     text: TextBuffer = field(init=False)
     title: str | None = None
+    # Who wrote the document, where the format records it (logged; not yet an index field).
+    author: str | None = None
+    # Nesting depth: 0 for the file itself, 1 for an archive member or attachment, ...
+    depth: int = 0
     page_count: int | None = None
     ocr_reason: str | None = None
     encoding: str | None = None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, cast
 
 from docindex.core.exceptions import ExtractionError
@@ -36,6 +37,15 @@ _EXTRACTORS: dict[str, tuple[str, str]] = {
     "xls": ("docindex.extract.spreadsheet", "extract_spreadsheet"),
     "html": ("docindex.extract.html", "extract_html"),
     "text": ("docindex.extract.text", "extract_text"),
+    "doc": ("docindex.extract.doc", "extract_doc"),
+    "ppt": ("docindex.extract.ppt", "extract_ppt"),
+    "msg": ("docindex.extract.msg", "extract_msg"),
+    "eml": ("docindex.extract.mail", "extract_mail"),
+    "rtf": ("docindex.extract.rtf", "extract_rtf"),
+    "odt": ("docindex.extract.odf", "extract_odf"),
+    "ods": ("docindex.extract.odf", "extract_odf"),
+    "odp": ("docindex.extract.odf", "extract_odf"),
+    "zip": ("docindex.extract.archive", "extract_archive"),
 }
 
 
@@ -70,6 +80,10 @@ def prefix_budget(kind: str, limits: ExtractionLimits) -> int | None:
     return None
 
 
+# Archives in archives, attachments of attached mails: members this deep are listed by name only.
+MAX_NESTING = 3
+
+
 def extract(
     data: bytes,
     filename: str,
@@ -77,6 +91,7 @@ def extract(
     *,
     deadline: Deadline | None = None,
     pool: ExtractionPool | None = None,
+    depth: int = 0,
 ) -> ExtractedDocument:
     """Extract text and metadata from one file's bytes.
 
@@ -90,7 +105,7 @@ def extract(
     (:mod:`docindex.extract.isolation`).
     """
     ftype = detect_type(data, filename)
-    ctx = ExtractionContext(limits, deadline or Deadline(limits.timeout_seconds))
+    ctx = ExtractionContext(limits, deadline or Deadline(limits.timeout_seconds), depth=depth)
     error: str | None = None
     detail: str | None = None
     extractor = _extractor(ftype.kind)
@@ -126,6 +141,24 @@ def extract(
     )
 
 
+def extract_nested(data: bytes, name: str, ctx: ExtractionContext) -> ExtractedDocument | None:
+    """The text of a member or attachment, within what is left of the parent's budget.
+
+    None when it is nested too deeply, or no room is left. The parent's
+    deadline is shared; the child's errors stay the child's (the caller
+    decides whether to mention them).
+    """
+    room = ctx.limits.max_chars - len(ctx.text)
+    if ctx.depth + 1 > MAX_NESTING or room <= 0:
+        return None
+    ctx.check_deadline()
+    limits = replace(ctx.limits, max_chars=room)
+    child = extract(data, name, limits, deadline=ctx.deadline, depth=ctx.depth + 1)
+    if child.error == "timeout":
+        ctx.check_deadline()
+    return child
+
+
 def _run(extractor: Extractor, data: bytes, ftype: FileType, ctx: ExtractionContext) -> tuple[str | None, str | None]:
     try:
         extractor(data, ftype, ctx)
@@ -144,6 +177,15 @@ def _run(extractor: Extractor, data: bytes, ftype: FileType, ctx: ExtractionCont
 
         logger.warning("extractor for %s failed", ftype.kind, exc_info=True)
         return "extractor_failed", f"{type(exc).__name__}: {exc}"[:500]
+    except BaseException as exc:
+        # A Rust library's panic (calamine) arrives as pyo3's PanicException, a BaseException:
+        # the document is at fault, not the process. Anything else (KeyboardInterrupt...) propagates.
+        if type(exc).__name__ != "PanicException":
+            raise
+        from docindex.core.observability import logger
+
+        logger.warning("extractor for %s panicked", ftype.kind, exc_info=True)
+        return "extractor_failed", f"PanicException: {exc}"[:500]
     return None, None
 
 

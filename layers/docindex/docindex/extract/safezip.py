@@ -68,6 +68,10 @@ class SafeZip:
         """Member names in directory order."""
         return list(self._infos)
 
+    def infos(self) -> list[zipfile.ZipInfo]:
+        """Member entries in directory order (names as zipfile decoded them)."""
+        return list(self._infos.values())
+
     def has(self, name: str) -> bool:
         """Whether a member exists."""
         return name in self._infos

@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from docindex.index.mapping import normalize
+
 if TYPE_CHECKING:
     from opensearchpy import OpenSearch
 
@@ -168,35 +170,24 @@ def search(
 ) -> SearchHits:
     """Full-text search over content, title and file name, with highlighted snippets.
 
+    Documents whose words match the query as kuromoji splits them come first;
+    then those that only contain its characters (the bigram fields: a compound
+    kuromoji splits another way, an unknown word) or fragments of the file name.
+
     ``operators``: read phrases, ``-exclusions`` and ``OR`` in ``query`` (``parse_query``); plain
     words are searched the same way either way. ``page`` counts from 1; ``extensions`` keeps any
     of those extensions; ``modified_after`` (inclusive) / ``modified_before`` (exclusive) bound
     ``last_modified`` (ISO dates or times).
     """
-    # Every word of the query must appear (in the text fields, or as
-    # fragments of the file name): file-server search is looking for a
-    # specific document, not the best partial match.
-    text_match = {
-        "multi_match": {
-            "query": query,
-            "fields": ["title^3", "filename^2", "content"],
-            "type": "cross_fields",
-            "operator": "and",
-        }
-    }
-    name_fragment = {"match": {"filename.ngram": {"query": query, "minimum_should_match": "100%", "boost": 0.5}}}
-    must: dict[str, Any] = {"bool": {"should": [text_match, name_fragment], "minimum_should_match": 1}}
+    # The index's char filter normalizes width and form on the cluster; doing the same here
+    # makes the query independent of whether the cluster (or an emulator) applies it.
+    query = normalize(query)
+    must = query_clause(query)
     if operators:
         parsed = parse_query(query)
         if parsed.has_operators:
             must = user_query(parsed)
-    filters: list[dict[str, Any]] = []
-    if prefix:
-        filters.append({"prefix": {"key": prefix}})
-    if extension:
-        filters.append({"term": {"extension": extension.lower().lstrip(".")}})
-    if bucket:
-        filters.append({"term": {"bucket": bucket}})
+    filters = _filters(prefix, extension, bucket)
     if extensions:
         filters.append({"terms": {"extension": sorted({e.lower().lstrip(".") for e in extensions})}})
     if modified_after or modified_before:
@@ -209,7 +200,12 @@ def search(
         "query": {"bool": {"must": [must], "filter": filters}},
         "_source": {"excludes": ["content"]},
         "highlight": {
-            "fields": {"content": {"fragment_size": 120, "number_of_fragments": 1}, "title": {}, "filename": {}},
+            "fields": {
+                "content": {"fragment_size": 120, "number_of_fragments": 1},
+                "content.bigram": {"fragment_size": 120, "number_of_fragments": 1},
+                "title": {},
+                "filename": {},
+            },
             "pre_tags": ["["],
             "post_tags": ["]"],
         },
@@ -221,6 +217,50 @@ def search(
     hits.total_is_exact = not (isinstance(total, dict) and total.get("relation") == "gte")
     for hit in response["hits"]["hits"]:
         highlight = hit.get("highlight", {})
-        snippet = (highlight.get("content") or highlight.get("title") or highlight.get("filename") or [""])[0]
+        snippet = next(
+            (highlight[f][0] for f in ("content", "content.bigram", "title", "filename") if highlight.get(f)), ""
+        )
         hits.append({"id": hit["_id"], "score": hit.get("_score"), "snippet": snippet, **hit["_source"]})
     return hits
+
+
+# Added to the score of every document whose words match: above any score of a document
+# matched only by characters (bigrams) or file-name fragments, whatever their BM25 figures.
+WORD_MATCH_TIER = 1000.0
+
+
+def query_clause(query: str) -> dict[str, Any]:
+    """The scoring query: word matches first, then character and file-name fragment matches."""
+    # Every word of the query must appear (in the text fields, or as fragments of the file
+    # name): file-server search is looking for a specific document, not the best partial match.
+    words = {
+        "multi_match": {
+            "query": query,
+            "fields": ["title^3", "filename^2", "content"],
+            "type": "cross_fields",
+            "operator": "and",
+        }
+    }
+    characters = {
+        "multi_match": {
+            "query": query,
+            "fields": ["title.bigram^3", "content.bigram"],
+            "type": "cross_fields",
+            "operator": "and",
+            "boost": 0.5,
+        }
+    }
+    name_fragment = {"match": {"filename.ngram": {"query": query, "minimum_should_match": "100%", "boost": 0.5}}}
+    word_tier = {"constant_score": {"filter": words, "boost": WORD_MATCH_TIER}}
+    return {"bool": {"should": [word_tier, words, characters, name_fragment], "minimum_should_match": 1}}
+
+
+def _filters(prefix: str | None, extension: str | None, bucket: str | None) -> list[dict[str, Any]]:
+    filters: list[dict[str, Any]] = []
+    if prefix:
+        filters.append({"prefix": {"key": prefix}})
+    if extension:
+        filters.append({"term": {"extension": extension.lower().lstrip(".")}})
+    if bucket:
+        filters.append({"term": {"bucket": bucket}})
+    return filters

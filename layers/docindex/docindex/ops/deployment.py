@@ -46,6 +46,8 @@ _STACK_PARAMETERS = {
     "OpenSearchService": "opensearch_service",
     "OpenSearchArn": "opensearch_arn",
     "NotificationMode": "notification_mode",
+    "AccessMapS3Uri": "access_map_uri",
+    "AdminGroupName": "admin_group",
 }
 # Logical ids of template.yaml, for stacks whose Outputs lack a value.
 _STACK_RESOURCES = {
@@ -80,6 +82,8 @@ _ENVIRONMENT = {
     "WORKER_SERVICE_NAME": "ecs_service",
     "AWS_ENDPOINT_URL": "endpoint_url",
     "AWS_REGION": "region",
+    "ACCESS_MAP_URI": "access_map_uri",
+    "DOCINDEX_ADMIN_GROUP": "admin_group",
 }
 
 
@@ -131,6 +135,8 @@ class Deployment:
     opensearch_auth: str = "sigv4"
     opensearch_service: str = "es"
     opensearch_arn: str | None = None
+    access_map_uri: str | None = None
+    admin_group: str = "docindex-admins"
     parameters: Mapping[str, str] = field(default_factory=dict)
     # Where each known value came from (field -> "--flag" / "environment" / "env file P" / "stack S"):
     # the operator commands print it, so nobody has to guess which endpoint a command talked to.

@@ -27,6 +27,7 @@ from docindex.ops.diagnose.checks.index import judge_index
 from docindex.ops.diagnose.checks.notifications import judge_notifications
 from docindex.ops.diagnose.checks.ocr_worker import judge_ocr_worker
 from docindex.ops.diagnose.checks.queues import judge_consumers, judge_redrive, judge_visibility
+from docindex.ops.diagnose.checks.security import judge_bucket, judge_domain
 from docindex.ops.diagnose.facts.iam import permission_facts
 from docindex.ops.diagnose.facts.notifications import notification_facts
 from docindex.ops.diagnose.facts.queues import (
@@ -37,6 +38,7 @@ from docindex.ops.diagnose.facts.queues import (
     visibility_facts,
 )
 from docindex.ops.diagnose.facts.reader import Reader, is_unsupported
+from docindex.ops.diagnose.facts.security import bucket_facts, domain_facts
 from docindex.ops.diagnose.facts.services import index_facts, worker_facts
 from docindex.ops.diagnose.report import Check, Diagnosis, Status
 
@@ -112,6 +114,8 @@ class Diagnoser:
             ("backlog-ocr", "ocr backlog", lambda: judge_backlog(backlog_facts(r, "ocr", d.ocr_queue_url))),
             ("permissions", "function permissions", lambda: judge_permissions(permission_facts(r))),
             ("index", "index and cluster", lambda: judge_index(index_facts(r))),
+            ("domain-security", "OpenSearch domain security", lambda: judge_domain(domain_facts(r))),
+            ("bucket-security", "documents bucket security", lambda: judge_bucket(bucket_facts(r))),
             ("ocr-worker", "OCR worker service", lambda: judge_ocr_worker(worker_facts(r))),
         ]
 
