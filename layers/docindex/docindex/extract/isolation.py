@@ -42,7 +42,7 @@ import resource
 import selectors
 import signal
 import struct
-import subprocess
+import subprocess  # our own interpreter running our own module, fixed argv  # nosec B404
 import sys
 import threading
 import time
@@ -209,8 +209,8 @@ class _Child:
 
     def __init__(self, process: subprocess.Popen[bytes]) -> None:
         self.process = process
-        assert process.stdin is not None
-        assert process.stdout is not None
+        if process.stdin is None or process.stdout is None:
+            raise RuntimeError("an extraction child needs pipes for stdin and stdout")
         self._stdin: IO[bytes] = process.stdin
         self._stdout: IO[bytes] = process.stdout
 
@@ -220,7 +220,7 @@ class _Child:
         # The child imports docindex from wherever this process did (a Lambda
         # layer, /var/task, a worktree): sys.path, not only PYTHONPATH.
         env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
-        process = subprocess.Popen(
+        process = subprocess.Popen(  # nosec B603 - our interpreter, fixed argv
             [sys.executable, "-m", "docindex.extract.isolation"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,

@@ -121,7 +121,7 @@ def _analysis(tier: str, vocabulary: Vocabulary) -> dict[str, Any]:
         analysis["tokenizer"]["docindex_ja_query"] = {
             "type": "kuromoji_tokenizer",
             "mode": "search",
-            "discard_compound_token": True,
+            "discard_compound_token": True,  # nosec B105 - an analyzer option, not a password
             **options,
         }
         text = {"type": "custom", "tokenizer": "docindex_ja", "filter": list(_TEXT_FILTERS)}
