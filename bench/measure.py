@@ -112,12 +112,22 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
 
 
+def service_urls(spec: dict[str, Any]) -> tuple[str, str]:
+    """(AWS, OpenSearch) endpoints for the measured code: the latency proxies in the latency-faithful mode.
+
+    The harness (setup, checks, the event-source emulation's receive and delete) talks to
+    the emulators directly: in AWS that polling is Lambda's, off the function's clock.
+    """
+    latency = spec.get("latency") or {}
+    return latency.get("moto_url", spec["moto_url"]), latency.get("osmem_url", spec["osmem_url"])
+
+
 def aws_env(spec: dict[str, Any]) -> None:
     os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
     os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
     os.environ["AWS_DEFAULT_REGION"] = REGION
     os.environ["AWS_REGION"] = REGION
-    os.environ["AWS_ENDPOINT_URL"] = spec["moto_url"]
+    os.environ["AWS_ENDPOINT_URL"] = service_urls(spec)[0]
     os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "docindex")
     os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "DocIndex")
 
@@ -208,6 +218,8 @@ class Stages:
         self.cpu: defaultdict[str, float] = defaultdict(float)
         self.calls: defaultdict[str, int] = defaultdict(int)
         self.latencies: list[float] = []
+        # Actions per _bulk request the writer sent (retries included): the cluster's cost per document.
+        self.bulk_sizes: list[int] = []
         self._lock = threading.Lock()
         self._patches: list[tuple[Any, str, Any]] = []
 
@@ -237,6 +249,7 @@ class Stages:
 
     def install(self) -> None:
         """Time the indexer's stages (class-level wrappers: a perf_counter pair per call)."""
+        stages = self
         from aws_lambda_powertools.utilities.idempotency.persistence.dynamodb import DynamoDBPersistenceLayer
 
         import docindex.ingest.indexer as indexer_module
@@ -254,12 +267,19 @@ class Stages:
         self.wrap(BulkWriter, "index", "bulk_index_call")
         self.wrap(BulkWriter, "_submit", "bulk_wait")
         self.wrap(BulkWriter, "_send_once", "bulk_request")
+        send_once = BulkWriter._send_once
+
+        def counted(writer: Any, batch: list[Any]) -> Any:
+            with stages._lock:
+                stages.bulk_sizes.append(len(batch))
+            return send_once(writer, batch)
+
+        BulkWriter._send_once = counted  # type: ignore[method-assign]
         self.wrap(OcrQueue, "send", "ocr_send")
         self.wrap(indexer_module.Indexer, "handle", "invocation")
         self.wrap(indexer_module, "parse_body", "parse_message")
 
         original = indexer_module.Indexer._handle_record
-        stages = self
 
         def handle_record(self: Any, record: Any, run: Any) -> Any:
             started = time.perf_counter()
@@ -281,12 +301,14 @@ class Stages:
             self.cpu.clear()
             self.calls.clear()
             self.latencies.clear()
+            self.bulk_sizes.clear()
 
     def report(self) -> dict[str, Any]:
         return {
             "seconds": dict(self.seconds),
             "cpu": dict(self.cpu),
             "calls": dict(self.calls),
+            "bulk_sizes": list(self.bulk_sizes),
         }
 
 
@@ -383,7 +405,7 @@ def measure_extraction_threads(spec: dict[str, Any]) -> dict[str, Any]:
 
 def _indexer_env(spec: dict[str, Any], env: dict[str, str]) -> None:
     os.environ.update(env)
-    os.environ["OPENSEARCH_ENDPOINT"] = spec["osmem_url"]
+    os.environ["OPENSEARCH_ENDPOINT"] = service_urls(spec)[1]
     os.environ["OPENSEARCH_AUTH"] = "none"
     for key, value in spec.get("env", {}).items():
         os.environ[key] = str(value)
@@ -590,9 +612,10 @@ class IncidentWorker:
 
         from docindex.extract import ExtractionLimits
 
-        self.s3 = boto3.client("s3", region_name=REGION, endpoint_url=spec["moto_url"])
-        self.sqs = boto3.client("sqs", region_name=REGION, endpoint_url=spec["moto_url"])
-        self.search = OpenSearch(hosts=[spec["osmem_url"]], timeout=60)
+        aws_url, search_url = service_urls(spec)
+        self.s3 = boto3.client("s3", region_name=REGION, endpoint_url=aws_url)
+        self.sqs = boto3.client("sqs", region_name=REGION, endpoint_url=aws_url)
+        self.search = OpenSearch(hosts=[search_url], timeout=60)
         self.queue_url = queue_url
         self.index = index
         self.limits = ExtractionLimits()

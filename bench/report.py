@@ -32,14 +32,12 @@ MB = 1_000_000  # MB/s in the report are 10^6 bytes per second
 
 BACKLOG_FILES = 5_000_000
 BACKLOG_BYTES = 10 * 10**12  # 10 TB
-MAX_CONCURRENCY = 100
 LAMBDA_MEMORY_GB = 1.5  # the template's IndexerMemorySize default (1536 MB)
-BATCH_SIZE = 10  # the template's IndexerBatchSize default (Lambda requests)
 SCAN_SHARE = 0.10  # files that need OCR (scans, images): an assumption, set yours
 PAGES_PER_SCAN = 4.0
-OCR_TASKS = 50
 OCR_VCPUS_PER_TASK = 2  # template default WorkerCpu 2048; WORKER_CONCURRENCY = CPU count
 OCR_MEMORY_GB_PER_TASK = 4  # template default WorkerMemory 4096
+OCR_DRAIN_PAGES = 2_000_000  # the issue's scanned backlog
 # us-east-1 list prices when this was written (Lambda arm64, Fargate Linux/ARM); check your region.
 PRICE_LAMBDA_GB_S = 0.0000133334
 PRICE_LAMBDA_REQUEST = 0.20 / 1e6
@@ -64,6 +62,17 @@ TARGETS = {
     "peak_rss_mb": 512.0,
     "drain_hours": 6.0,
 }
+
+
+def template_default(parameter: str, template: Path | None = None) -> int:
+    """A numeric parameter's default in template.yaml (the bench runs the defaults the template deploys)."""
+    import re
+
+    text = (template or Path(__file__).resolve().parents[1] / "template.yaml").read_text()
+    match = re.search(rf"^  {parameter}:\n(?:    .*\n)*?    Default: \"?(\d+)", text, re.MULTILINE)
+    if not match:
+        raise LookupError(f"template.yaml has no numeric default for {parameter}")
+    return int(match.group(1))
 
 
 def machine() -> dict[str, Any]:
@@ -115,11 +124,34 @@ def _throughput(run: dict[str, Any], docs: int, nbytes: int, rounds: list[dict[s
         "ocr_jobs": run.get("ocr_jobs"),
         # The handler's JSON log lines (warm-up included), per document.
         "log_bytes_per_doc": run.get("log_bytes", 0) / docs,
+        **_bulk_figures(run.get("stages", {}).get("bulk_sizes")),
+    }
+
+
+def _bulk_figures(sizes: list[int] | None) -> dict[str, Any]:
+    """Documents per _bulk request: what the cluster's cost per document depends on."""
+    if not sizes:
+        return {}
+    return {
+        "bulk_requests": len(sizes),
+        "bulk_docs_mean": sum(sizes) / len(sizes),
+        "bulk_docs_p10": percentile([float(x) for x in sizes], 0.1),
+        "bulk_docs_p50": percentile([float(x) for x in sizes], 0.5),
+        "bulk_docs_p90": percentile([float(x) for x in sizes], 0.9),
+        "bulk_docs_max": max(sizes),
+        # Share of the documents that went in requests of at most 5 / at least 20 documents.
+        "bulk_docs_in_small_requests": sum(x for x in sizes if x <= 5) / sum(sizes),
+        "bulk_docs_in_large_requests": sum(x for x in sizes if x >= 20) / sum(sizes),
     }
 
 
 def _is_docindex(name: str) -> bool:
-    return name.startswith("docindex_") and "light" not in name
+    """A docindex row of the CPU-bound mode (on the analysed index)."""
+    return name.startswith("docindex_") and "light" not in name and "_lat" not in name
+
+
+def _is_latency_docindex(name: str) -> bool:
+    return name.startswith("docindex_lat")
 
 
 def summarise(results: dict[str, Any]) -> dict[str, Any]:
@@ -140,6 +172,11 @@ def summarise(results: dict[str, Any]) -> dict[str, Any]:
         out["docindex_best"] = max(candidates, key=lambda n: tp[n]["docs_per_s"])
         defaults = [n for n in candidates if "_c" not in n]
         out["docindex_default_best"] = max(defaults, key=lambda n: tp[n]["docs_per_s"]) if defaults else None
+        default_row = f"docindex_b{template_default('IndexerBatchSize')}"
+        out["docindex_defaults"] = default_row if default_row in tp else None
+    latency_rows = [n for n in tp if _is_latency_docindex(n)]
+    if latency_rows:
+        out["docindex_latency"] = latency_rows[0]
     out["ratios"] = _ratios(tp)
     out.update(_extraction(runs, corpus, tp))
     best_run = _median_run(_rounds(runs, out.get("docindex_best", "")))
@@ -169,11 +206,19 @@ def _ratios(tp: dict[str, Any]) -> dict[str, float]:
             # what one vCPU gives when the servers are elsewhere, as in AWS.
             if "extraction" in tp:
                 ratios[f"{name} / extraction (CPU)"] = tp["extraction"]["cpu_ms_per_doc"] / tp[name]["cpu_ms_per_doc"]
+        if _is_latency_docindex(name):
+            ratio(f"{name} / baseline_lat", name, "baseline_lat")
+            ratio(f"{name} / extraction", name, "extraction")
         if name.startswith("docindex_light"):
             ratio(f"{name} / baseline_light", name, "baseline_light")
             ratio(f"{name} / extraction", name, "extraction")
         if name.startswith("before:"):
             after = name.split(":", 1)[1]
+            if _is_docindex(after):
+                ratio(f"{name} / baseline", name, "baseline")
+            if _is_latency_docindex(after):
+                ratio(f"{name} / baseline_lat", name, "baseline_lat")
+                ratio(f"{name} / extraction", name, "extraction")
             ratio(f"{after}: after / before", after, name)
             if after in tp:
                 ratios[f"{after}: own CPU per doc, after / before"] = (
@@ -256,14 +301,14 @@ def _target(value: float | None, limit: float, *, higher_is_better: bool) -> dic
 def _targets(out: dict[str, Any]) -> dict[str, Any]:
     ratios = out.get("ratios", {})
     best = out.get("docindex_best", "")
+    # The 10x and 0.8 targets are judged in the latency-faithful mode when it ran (issue 21).
+    lat = out.get("docindex_latency")
+    vs_baseline = ratios.get(f"{lat} / baseline_lat") if lat else ratios.get(f"{best} / baseline")
+    vs_extraction = ratios.get(f"{lat} / extraction") if lat else ratios.get(f"{best} / extraction")
     cold = out.get("cold", {}).get("lambda", out.get("cold", {}).get("lambda_tracing", {})).get("median_ms")
     return {
-        "docindex_vs_baseline": _target(
-            ratios.get(f"{best} / baseline"), TARGETS["docindex_vs_baseline"], higher_is_better=True
-        ),
-        "docindex_vs_extraction": _target(
-            ratios.get(f"{best} / extraction"), TARGETS["docindex_vs_extraction"], higher_is_better=True
-        ),
+        "docindex_vs_baseline": _target(vs_baseline, TARGETS["docindex_vs_baseline"], higher_is_better=True),
+        "docindex_vs_extraction": _target(vs_extraction, TARGETS["docindex_vs_extraction"], higher_is_better=True),
         "cold_import_ms": _target(cold, TARGETS["cold_import_ms"], higher_is_better=False),
         "peak_rss_mb": _target(
             out.get("memory", {}).get("peak_rss_mb"), TARGETS["peak_rss_mb"], higher_is_better=False
@@ -279,18 +324,24 @@ def _ocr_projection(out: dict[str, Any]) -> dict[str, Any]:
             break
     else:
         return {}
+    tasks = template_default("WorkerMaxTasks")
     pages = BACKLOG_FILES * SCAN_SHARE * PAGES_PER_SCAN
-    hours = pages * seconds_per_page / (OCR_TASKS * OCR_VCPUS_PER_TASK) / 3600
-    task_hours = hours * OCR_TASKS
+    # A task runs WORKER_CONCURRENCY = its vCPUs OCR processes, one page each at a time.
+    pages_per_s_per_task = OCR_VCPUS_PER_TASK / seconds_per_page
+    hours = pages / (tasks * pages_per_s_per_task) / 3600
+    task_hours = hours * tasks
+    task_usd_per_hour = OCR_VCPUS_PER_TASK * PRICE_FARGATE_VCPU_H + OCR_MEMORY_GB_PER_TASK * PRICE_FARGATE_GB_H
     return {
         "source": source,
         "seconds_per_page": seconds_per_page,
+        "pages_per_s_per_task": pages_per_s_per_task,
+        "usd_per_1000_pages": 1000 / (pages_per_s_per_task * 3600) * task_usd_per_hour,
         "pages": pages,
-        "tasks": OCR_TASKS,
+        "tasks": tasks,
         "hours": hours,
+        "drain_hours_2m_pages": OCR_DRAIN_PAGES / (tasks * pages_per_s_per_task) / 3600,
         "task_hours": task_hours,
-        "fargate_usd": task_hours
-        * (OCR_VCPUS_PER_TASK * PRICE_FARGATE_VCPU_H + OCR_MEMORY_GB_PER_TASK * PRICE_FARGATE_GB_H),
+        "fargate_usd": task_hours * task_usd_per_hour,
     }
 
 
@@ -303,17 +354,20 @@ def _analysis_cpu_s(out: dict[str, Any]) -> float | None:
 
 
 def projection(out: dict[str, Any]) -> dict[str, Any]:
-    """The 5 M files / 10 TB backlog at MAX_CONCURRENCY instances: time and cost (a projection).
+    """The 5 M files / 10 TB backlog at the template's MaximumConcurrency: time and cost (a projection).
 
-    T = files / (MaximumConcurrency x r), r = the docs/s one instance sustained here.
+    T = files / (MaximumConcurrency x r), r = the docs/s one instance sustained here: the
+    latency-faithful row when it ran (AWS round trips, the cluster elsewhere), else the
+    best CPU-bound row (osmem on the same CPUs: pessimistic).
     """
     tp = out.get("throughput", {})
-    best = out.get("docindex_best")
+    best = out.get("docindex_latency") or out.get("docindex_defaults") or out.get("docindex_best")
     if not best:
         return {}
+    max_concurrency = template_default("IndexerMaxConcurrency")
     rate = tp[best]["docs_per_s"]
     cpu_rate = 1000 / tp[best]["cpu_ms_per_doc"]
-    seconds = BACKLOG_FILES / (MAX_CONCURRENCY * rate)
+    seconds = BACKLOG_FILES / (max_concurrency * rate)
     gb_seconds = BACKLOG_FILES / rate * LAMBDA_MEMORY_GB
     ocr = _ocr_projection(out)
     scans = BACKLOG_FILES * SCAN_SHARE
@@ -322,7 +376,8 @@ def projection(out: dict[str, Any]) -> dict[str, Any]:
     log_gb = BACKLOG_FILES * tp[best].get("log_bytes_per_doc", 0.0) / 1e9
     cost = {
         "lambda_gb_s": gb_seconds,
-        "lambda_usd": gb_seconds * PRICE_LAMBDA_GB_S + BACKLOG_FILES / BATCH_SIZE * PRICE_LAMBDA_REQUEST,
+        "lambda_usd": gb_seconds * PRICE_LAMBDA_GB_S
+        + BACKLOG_FILES / template_default("IndexerBatchSize") * PRICE_LAMBDA_REQUEST,
         "sqs_requests": sqs_requests,
         "sqs_usd": sqs_requests * PRICE_SQS_REQUEST,
         "dynamodb_writes": ddb_writes,
@@ -333,30 +388,32 @@ def projection(out: dict[str, Any]) -> dict[str, Any]:
         "logs_usd": log_gb * PRICE_LOGS_GB,
     }
     cost["total_usd"] = sum(v for k, v in cost.items() if k.endswith("_usd"))
-    analysis_cpu_s = _analysis_cpu_s(out) or tp[best].get("osmem_cpu_ms_per_doc", 0.0) / 1000
+    # The analysed index's cost (the latency-faithful rows write to an index without analysis).
+    cpu_row = out.get("docindex_defaults") or out.get("docindex_best") or best
+    analysis_cpu_s = _analysis_cpu_s(out) or tp.get(cpu_row, tp[best]).get("osmem_cpu_ms_per_doc", 0.0) / 1000
     cluster_vcpu_hours = BACKLOG_FILES * analysis_cpu_s / 3600
     return {
         "row": best,
         "assumptions": {
             "files": BACKLOG_FILES,
             "bytes": BACKLOG_BYTES,
-            "max_concurrency": MAX_CONCURRENCY,
+            "max_concurrency": max_concurrency,
             "lambda_memory_gb": LAMBDA_MEMORY_GB,
             "scan_share": SCAN_SHARE,
             "pages_per_scan": PAGES_PER_SCAN,
-            "ocr_tasks": OCR_TASKS,
+            "ocr_tasks": template_default("WorkerMaxTasks"),
             "ocr_vcpus_per_task": OCR_VCPUS_PER_TASK,
         },
         "per_instance_docs_per_s": rate,
         "lambda_hours": seconds / 3600,
         # If an instance had its vCPU to itself (the servers elsewhere, latency hidden): 1 / own CPU per doc.
         "per_instance_cpu_bound_docs_per_s": cpu_rate,
-        "lambda_hours_cpu_bound": BACKLOG_FILES / (MAX_CONCURRENCY * cpu_rate) / 3600,
-        "aggregate_docs_per_s": MAX_CONCURRENCY * rate,
+        "lambda_hours_cpu_bound": BACKLOG_FILES / (max_concurrency * cpu_rate) / 3600,
+        "aggregate_docs_per_s": max_concurrency * rate,
         "s3_read_mb_per_s_needed": BACKLOG_BYTES / MB / seconds,
         # osmem's analysis CPU per document times the aggregate rate: the order of magnitude of the
         # cluster's indexing vCPUs for that rate (osmem is not OpenSearch; measure your cluster).
-        "cluster_vcpus_at_that_rate": MAX_CONCURRENCY * rate * analysis_cpu_s,
+        "cluster_vcpus_at_that_rate": max_concurrency * rate * analysis_cpu_s,
         "analysis_cpu_s_per_doc": analysis_cpu_s,
         "cluster_vcpu_hours": cluster_vcpu_hours,
         "scenarios": {
@@ -381,7 +438,16 @@ def _f(value: float | None, digits: int = 1) -> str:
     return f"{value:,.{digits}f}"
 
 
-_ORDER = ["docindex_b10", "docindex_b100", "baseline", "extraction", "docindex_light", "baseline_light"]
+_ORDER = [
+    "docindex_b10",
+    "docindex_b100",
+    "baseline",
+    "extraction",
+    "docindex_light",
+    "baseline_light",
+    "docindex_lat",
+    "baseline_lat",
+]
 
 
 def _row_order(name: str) -> tuple[int, int, str]:
@@ -403,11 +469,14 @@ def _label(name: str) -> str:
                 text += f", INDEXER_CONCURRENCY={part[1:]}"
         if "light" in parts:
             text += ", index without Japanese analysis"
+        if "lat" in parts:
+            text = "latency-faithful: " + text
     else:
         text = {
             "baseline": "incident-style baseline",
             "baseline_light": "incident-style baseline, index without Japanese analysis",
             "extraction": "extraction bound (1 process)",
+            "baseline_lat": "latency-faithful: incident-style baseline",
         }.get(bare, bare)
     return ("before: " if before else "") + text
 
@@ -427,6 +496,28 @@ def _render_table(summary: dict[str, Any]) -> list[str]:
             f"| {label} | {_f(t['docs_per_s'])} | {_f(t['mb_per_s'], 2)} | {_f(t['p50_ms'])} | {_f(t['p95_ms'])} | "
             f"{_f(t['cpu_ms_per_doc'])} | {_f(t['moto_cpu_ms_per_doc'])} | {_f(t['osmem_cpu_ms_per_doc'])} | "
             f"{_f(t['other_load_cores'], 2)} |"
+        )
+    return lines
+
+
+def _render_bulk(summary: dict[str, Any]) -> list[str]:
+    tp = summary.get("throughput", {})
+    rows = [name for name in sorted(tp, key=_row_order) if "bulk_requests" in tp[name]]
+    if not rows:
+        return []
+    lines = [
+        "",
+        "Documents per _bulk request:",
+        "",
+        "| row | requests | mean | p10 | p50 | p90 | max | docs in requests of ≤ 5 | of ≥ 20 |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for name in rows:
+        t = tp[name]
+        lines.append(
+            f"| {_label(name)} | {t['bulk_requests']} | {_f(t['bulk_docs_mean'])} | {_f(t['bulk_docs_p10'], 0)} | "
+            f"{_f(t['bulk_docs_p50'], 0)} | {_f(t['bulk_docs_p90'], 0)} | {t['bulk_docs_max']} | "
+            f"{t['bulk_docs_in_small_requests']:.0%} | {t['bulk_docs_in_large_requests']:.0%} |"
         )
     return lines
 
@@ -528,7 +619,9 @@ def _render_targets(summary: dict[str, Any]) -> list[str]:
             o = proj["ocr"]
             lines.append(
                 f"OCR: {o['pages']:,.0f} pages x {o['seconds_per_page']:.2f} s / ({o['tasks']} tasks x "
-                f"{a['ocr_vcpus_per_task']} vCPU) = {o['hours']:.1f} h"
+                f"{a['ocr_vcpus_per_task']} vCPU) = {o['hours']:.1f} h; {o['pages_per_s_per_task']:.2f} pages/s per "
+                f"task, ${o['usd_per_1000_pages']:.3f} per 1,000 pages; 2 M pages at the template's "
+                f"WorkerMaxTasks {o['tasks']}: {o['drain_hours_2m_pages']:.1f} h"
             )
     return lines
 
@@ -543,6 +636,7 @@ def render(summary: dict[str, Any], results: dict[str, Any]) -> str:
         f"Machine: {m.get('cpus')} x {m.get('cpu_model')}, Python {m.get('python')}",
         "",
         *_render_table(summary),
+        *_render_bulk(summary),
         "",
         *_render_figures(summary, corpus),
         *_render_breakdown(summary),

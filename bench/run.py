@@ -25,6 +25,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote_plus
@@ -36,6 +37,7 @@ BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
 REGION = "us-east-1"
 THROUGHPUT = ("docindex_b10", "docindex_b100", "baseline", "extraction")
+MODES = ("cpu", "latency")
 
 
 def log(message: str) -> None:
@@ -51,6 +53,25 @@ def proc_cpu_seconds(pid: int) -> float:
     ticks = os.sysconf("SC_CLK_TCK")
     # After the ")": state is field 3; utime, stime, cutime, cstime are 14-17.
     return sum(int(fields[i]) for i in (11, 12, 13, 14)) / ticks
+
+
+@contextmanager
+def latency_proxies(servers: dict[str, Any], wanted: bool) -> Iterator[dict[str, Any] | None]:
+    """The latency-faithful mode's proxies in front of moto and osmem (in this process, off the measured one)."""
+    if not wanted:
+        yield None
+        return
+    from devkit.faults import Proxy
+    from devkit.faults.latency import AWS_REGION_LATENCY, ServiceLatency
+
+    aws, search = ServiceLatency(seed=1), ServiceLatency(seed=2)
+    with Proxy(servers["moto"].url, aws) as aws_proxy, Proxy(servers["osmem"].url, search) as search_proxy:
+        yield {
+            "moto_url": aws_proxy.url,
+            "osmem_url": search_proxy.url,
+            "model": asdict(AWS_REGION_LATENCY),
+            "logs": (aws.log, search.log),
+        }
 
 
 @contextmanager
@@ -185,6 +206,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--light-index", action="store_true", help="use an index without Japanese analysis throughout")
     parser.add_argument(
+        "--modes",
+        default=",".join(MODES),
+        help="cpu (emulators on this machine's CPUs), latency (AWS round trips injected; see docs/performance.md)",
+    )
+    parser.add_argument(
         "--code", type=Path, default=None, metavar="CHECKOUT", help="measure another checkout's layers/ and functions/"
     )
     parser.add_argument(
@@ -210,10 +236,14 @@ def build_plan(
     args: argparse.Namespace, wanted: set[str], base: dict[str, Any], corpus: Any, bodies: dict[str, str]
 ) -> Plan:
     """Every measurement to run, in order: throughput runs interleaved round by round, then the rest."""
-    return _throughput_plan(args, wanted, base) + _single_plan(args, wanted, base, corpus, bodies)
+    latency = base.get("latency")
+    base = {k: v for k, v in base.items() if k != "latency"}
+    return _throughput_plan(args, wanted, base, latency) + _single_plan(args, wanted, base, corpus, bodies)
 
 
-def _throughput_plan(args: argparse.Namespace, wanted: set[str], base: dict[str, Any]) -> Plan:
+def _throughput_plan(
+    args: argparse.Namespace, wanted: set[str], base: dict[str, Any], latency: dict[str, str] | None = None
+) -> Plan:
     batch_sizes = [int(b) for b in args.batch_sizes.split(",") if b]
     biggest = max(batch_sizes)
     variants: list[tuple[str, Path | None]] = [("", args.code)]
@@ -236,6 +266,8 @@ def _throughput_plan(args: argparse.Namespace, wanted: set[str], base: dict[str,
             plan.append((f"baseline#{number}", {**base, "measure": "baseline"}, args.code))
         if "extraction" in wanted:
             plan.append((f"extraction#{number}", {**base, "measure": "extraction"}, args.code))
+        if latency:
+            plan += _latency_rows(args, wanted, {**base, "latency": latency}, number, variants)
     if "isolation" in wanted:
         # An index without Japanese analysis: docindex and the baseline without the
         # emulator's kuromoji competing for this machine's CPUs.
@@ -245,6 +277,36 @@ def _throughput_plan(args: argparse.Namespace, wanted: set[str], base: dict[str,
             plan.append((f"{prefix}docindex_light_b{biggest}", spec, code))
         plan.append(("baseline_light", {**light, "measure": "baseline"}, args.code))
     return plan
+
+
+def _cpu_mode_row(name: str) -> bool:
+    bare = name.split("#", maxsplit=1)[0].rsplit(":", maxsplit=1)[-1]
+    return (bare.startswith("docindex_b") or bare == "baseline") and "_lat" not in bare
+
+
+def _latency_rows(
+    args: argparse.Namespace,
+    wanted: set[str],
+    base: dict[str, Any],
+    number: int,
+    variants: list[tuple[str, Path | None]],
+) -> Plan:
+    """The latency-faithful rows of one round: docindex at the template's defaults and the baseline.
+
+    The index is not analysed (the cluster's per-document cost is a modelled latency, not
+    osmem's kuromoji on this machine's CPUs); the emulators answer through ``ServiceLatency``.
+    """
+    spec = {**base, "light_index": True}
+    rows: Plan = []
+    if "docindex" in wanted:
+        for prefix, code in variants:
+            # Each checkout at its own template's batch size (before/after at their defaults).
+            batch = report.template_default("IndexerBatchSize", (code or REPO) / "template.yaml")
+            name = f"{prefix}docindex_lat_b{batch}#{number}"
+            rows.append((name, {**spec, "measure": "docindex", "batch_size": batch}, code))
+    if "baseline" in wanted and number < args.baseline_repeat:
+        rows.append((f"baseline_lat#{number}", {**spec, "measure": "baseline"}, args.code))
+    return rows
 
 
 def _single_plan(
@@ -307,7 +369,8 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, Any] = {"runs": {}}
     with tempfile.TemporaryDirectory(prefix="docindex-bench-") as tmp:
         work = Path(tmp)
-        with local_servers(work) as servers:
+        modes = set(filter(None, args.modes.split(",")))
+        with local_servers(work) as servers, latency_proxies(servers, "latency" in modes) as latency:
             log(f"servers: moto {servers['moto'].url} (pid {servers['moto'].pid}), osmem {servers['osmem'].url}")
             t0 = time.perf_counter()
             bucket, bodies = upload(corpus, servers["moto"].url, servers["osmem"].url)
@@ -326,11 +389,26 @@ def main(argv: list[str] | None = None) -> int:
                 "server_pids": {name: info.pid for name, info in servers.items()},
                 "light_index": args.light_index,
             }
+            if latency:
+                base["latency"] = {"moto_url": latency["moto_url"], "osmem_url": latency["osmem_url"]}
             for name, spec, code in build_plan(args, wanted, base, corpus, bodies):
+                if "cpu" not in modes and _cpu_mode_row(name):
+                    continue
                 t0 = time.perf_counter()
                 file_name = name.replace("#", "-").replace(":", "-")
-                results["runs"][name] = run_measurement(file_name, spec, servers, work, code)
+                try:
+                    results["runs"][name] = run_measurement(file_name, spec, servers, work, code)
+                except RuntimeError as exc:
+                    # One measurement failing (an emulator timing out on a loaded machine) keeps the others.
+                    results.setdefault("failed", {})[name] = str(exc)[-2000:]
+                    log(f"  {name:<34} FAILED: {str(exc).splitlines()[0]}")
+                    continue
                 log(f"  {name:<34} {time.perf_counter() - t0:6.1f} s")
+            if latency:
+                results["latency_model"] = {
+                    "model": latency["model"],
+                    "injected": {"aws": latency["logs"][0].snapshot(), "opensearch": latency["logs"][1].snapshot()},
+                }
 
     results["corpus"] = description
     results["settings"] = {

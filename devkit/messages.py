@@ -224,7 +224,8 @@ def poison_bodies(bucket: str) -> list[str]:
         json.dumps(
             {
                 "source": "aws.s3",
-                "detail-type": "Object Restore Completed",
+                # a detail type the pipeline does not act on (a restore completion it does)
+                "detail-type": "Object Tags Added",
                 "time": "2026-11-20T09:00:00Z",
                 "detail": {"bucket": {"name": bucket}, "object": {"key": "x"}},
             }

@@ -44,6 +44,10 @@ class RunStats:
     failures: int = 0
     ocr_jobs: int = 0
     drained: bool = False
+    # Why the run ended: "drained" (--once), "time limit" (max_seconds), "interrupted" (Ctrl-C).
+    stopped: str = ""
+    # Messages still in the served queues when it ended (None: could not be read).
+    left: int | None = None
     seconds: float = 0.0
     failed_message_ids: list[str] = field(default_factory=list)
     metrics: defaultdict[str, float] = field(default_factory=lambda: defaultdict(float))
@@ -204,9 +208,28 @@ class LocalRunner:
             urls.append(self.ocr_queue_url)
         return all(queue_depth(self.sqs, url) == 0 for url in urls)
 
-    def run(self, *, once: bool = False, max_seconds: float | None = None) -> RunStats:
-        """Poll until stopped; with ``once``, until every served queue is drained."""
+    def depths(self) -> dict[str, int]:
+        """Messages in each served queue (visible, in flight and delayed), by queue URL."""
+        urls = [self.queue_url]
+        if self.worker is not None and self.ocr_queue_url:
+            urls.append(self.ocr_queue_url)
+        return {url: queue_depth(self.sqs, url) for url in urls}
+
+    def run(
+        self,
+        *,
+        once: bool = False,
+        max_seconds: float | None = None,
+        on_progress: Callable[[RunStats, float], None] | None = None,
+        progress_every: float = 2.0,
+    ) -> RunStats:
+        """Poll until stopped; with ``once``, until every served queue is drained.
+
+        ``on_progress(stats, elapsed)`` is called at most every ``progress_every`` seconds. Ctrl-C ends
+        the run (``stats.stopped == "interrupted"``) instead of raising: the caller still gets the totals.
+        """
         started = time.monotonic()
+        last_progress = started
         try:
             while True:
                 handled = self.poll_once(wait_seconds=1 if once else 10)
@@ -217,11 +240,23 @@ class LocalRunner:
                     handled += jobs
                 if once and not handled and self.drained():
                     self.stats.drained = True
+                    self.stats.stopped = "drained"
                     break
                 if max_seconds is not None and time.monotonic() - started > max_seconds:
+                    self.stats.stopped = "time limit"
                     break
+                now = time.monotonic()
+                if on_progress is not None and now - last_progress >= progress_every:
+                    last_progress = now
+                    on_progress(self.stats, now - started)
                 if not handled:
                     time.sleep(0.2)
+        except KeyboardInterrupt:
+            self.stats.stopped = "interrupted"
         finally:
             self.stats.seconds = time.monotonic() - started
+        try:
+            self.stats.left = 0 if self.stats.drained else sum(self.depths().values())
+        except Exception:  # noqa: BLE001 - the emulator may be gone (that is what stopped us): unknown
+            self.stats.left = None
         return self.stats

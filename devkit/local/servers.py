@@ -125,6 +125,23 @@ def start_osmem(state_dir: Path, port: int | None = None) -> ServerInfo:
     return ServerInfo("osmem", url, process.pid)
 
 
+def start_gateway(state_dir: Path, env_file: Path, port: int | None = None) -> ServerInfo:
+    """The local API Gateway + sign-in stand-in serving the search API and page (devkit.local.gateway)."""
+    port = port or free_port()
+    log = state_dir / "gateway.log"
+    with log.open("ab") as out:
+        process = subprocess.Popen(  # noqa: S603  # fixed argv, our own interpreter  # nosec B603
+            [sys.executable, "-m", "devkit.local.gateway", "--env-file", str(env_file), "--port", str(port)],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    url = f"http://127.0.0.1:{port}"
+    _wait_until(url, "/config.json", process, log, timeout=60)
+    return ServerInfo("gateway", url, process.pid)
+
+
 def stop(info: ServerInfo, grace: float = 5.0) -> None:
     """Stop a server docindex started (SIGTERM, then SIGKILL)."""
     if not info.pid or not pid_alive(info.pid):

@@ -32,8 +32,17 @@ def local_up(
     visibility_timeout: int = 0,
     ocr_visibility_timeout: int = 120,
     log_level: str = "WARNING",
+    notes: list[str] | None = None,
+    serve_api: bool = False,
 ) -> dict[str, str]:
-    """Start or reuse the servers, provision the stack, write the env file; return the env."""
+    """Start or reuse the servers, provision the stack, write the env file; return the env.
+
+    With ``serve_api`` it also serves the search API and page (the local gateway) and returns
+    their address as ``SEARCH_PAGE_URL``. A server recorded in ``servers.json`` that no longer
+    answers is started afresh (empty: both keep their state in memory); ``notes`` then gets a
+    sentence when the other one still holds data, since the index and the emulated bucket no
+    longer agree.
+    """
     import boto3
 
     from devkit.local.servers import load_servers, responds, save_servers, start_moto, start_osmem
@@ -43,15 +52,20 @@ def local_up(
     state_dir.mkdir(parents=True, exist_ok=True)
     servers = load_servers(state_dir)
     env: dict[str, str] = {}
+    restarted: list[str] = []
     if aws_endpoint is None:
         known = servers.get("moto")
         if not (known and responds(known.url, "/moto-api/")):
+            if known:
+                restarted.append("moto")
             servers["moto"] = start_moto(state_dir)
         aws_endpoint = servers["moto"].url
         env.update(EMBEDDED_CREDENTIALS)
     if opensearch_endpoint is None:
         known = servers.get("osmem")
         if not (known and responds(known.url)):
+            if known:
+                restarted.append("osmem")
             servers["osmem"] = start_osmem(state_dir)
         opensearch_endpoint = servers["osmem"].url
     save_servers(state_dir, servers)
@@ -83,6 +97,12 @@ def local_up(
         region=region,
     )
     env.update(provisioned)
+    if restarted and notes is not None:
+        notes.extend(
+            _disagreement(
+                restarted, client("s3"), provisioned["DOCINDEX_BUCKET"], opensearch, provisioned["OPENSEARCH_INDEX"]
+            )
+        )
     env.update(
         {
             "AWS_ENDPOINT_URL": aws_endpoint,
@@ -97,10 +117,56 @@ def local_up(
             "POWERTOOLS_TRACE_DISABLED": "true",
         }
     )
+    from devkit.local.signin import provision_user_pool
+
+    # Local sign-in for the search page and API: a Cognito user pool on moto server.
+    env.update(
+        provision_user_pool(
+            client("cognito-idp"),
+            prefix=prefix,
+            admin_group=env.get("DOCINDEX_ADMIN_GROUP", "docindex-admins"),
+            region=region,
+        )
+    )
     from docindex.ops.envfile import write_env_file
 
-    write_env_file(env_file or default_env_file(state_dir), env)
+    path = env_file or default_env_file(state_dir)
+    write_env_file(path, env)
+    if serve_api:
+        from devkit.local.servers import start_gateway, stop
+
+        known = servers.get("gateway")
+        if known:
+            stop(known)  # it read the previous env file
+        servers["gateway"] = start_gateway(state_dir, path)
+        save_servers(state_dir, servers)
+        env["SEARCH_PAGE_URL"] = servers["gateway"].url + "/"
     return env
+
+
+RESET_BOTH = "docindex local down && rm -rf .docindex && docindex local up"
+
+
+def _disagreement(restarted: list[str], s3: Any, bucket: str, opensearch: Any, index: str) -> list[str]:
+    """What the user must know when one local server came back empty and the other kept its data."""
+    notes = []
+    if "moto" in restarted and "osmem" not in restarted:
+        documents = int(opensearch.count(index=index).get("count", 0))
+        if documents:
+            notes.append(
+                f"the local AWS emulator (moto) had stopped: a new, empty one was started, but index {index} still "
+                f"holds {documents:,} documents: the index and the emulators disagree. Reset both: {RESET_BOTH} "
+                "(or upload the documents again and run `docindex reconcile --fix`)"
+            )
+    if "osmem" in restarted and "moto" not in restarted:
+        objects = int(s3.list_objects_v2(Bucket=bucket, MaxKeys=1).get("KeyCount", 0))
+        if objects:
+            notes.append(
+                f"the local OpenSearch (osmem) had stopped: a new, empty index was created, but s3://{bucket} still "
+                f"holds objects: the index and the emulators disagree. Re-index with `docindex backfill --restart` "
+                f"and `docindex local run --once`, or reset both: {RESET_BOTH}"
+            )
+    return notes
 
 
 def run_local(
@@ -110,8 +176,13 @@ def run_local(
     batch_size: int = 10,
     max_seconds: float | None = None,
     with_worker: bool = True,
+    on_progress: Any = None,
+    progress_every: float = 2.0,
 ) -> Any:
-    """Apply the env file and poll the local queues into the real handlers."""
+    """Apply the env file and poll the local queues into the real handlers.
+
+    ``on_progress(stats, elapsed, depths)`` is called every couple of seconds (``depths``: messages
+    waiting in the ingest and OCR queues)."""
     from docindex.ops.envfile import apply_env_file
 
     env = apply_env_file(env_file)
@@ -136,7 +207,17 @@ def run_local(
         worker=worker,
         ocr_queue_url=env.get("OCR_QUEUE_URL"),
     )
-    return runner.run(once=once, max_seconds=max_seconds)
+    report = None
+    if on_progress is not None:
+
+        def report(stats: Any, elapsed: float) -> None:
+            try:
+                depths = list(runner.depths().values())
+            except Exception:  # noqa: BLE001 - a progress line without the depth is still a progress line
+                depths = []
+            on_progress(stats, elapsed, depths)
+
+    return runner.run(once=once, max_seconds=max_seconds, on_progress=report, progress_every=progress_every)
 
 
 def local_worker() -> Any:

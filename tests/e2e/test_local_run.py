@@ -69,9 +69,9 @@ def test_up_upload_run_search(workdir: Path) -> None:
     assert summary["drained"] is True
     assert summary["failed_records"] == 0
     assert summary["metrics"]["DocumentsIndexed"] >= 2
-    hits = json.loads(cli("search", "商談", "--json", cwd=workdir).stdout)
+    hits = json.loads(cli("search", "商談", "--json", cwd=workdir).stdout)["hits"]
     assert [h["key"] for h in hits] == ["営業部/週報 第12週.txt"]
     assert "[商談]" in hits[0]["snippet"]
-    hits = json.loads(cli("search", "indexer", "--json", cwd=workdir).stdout)
+    hits = json.loads(cli("search", "indexer", "--json", cwd=workdir).stdout)["hits"]
     assert [h["key"] for h in hits] == ["eng/notes.md"]
     assert cli("search", "obsolete", cwd=workdir, check=False).returncode == 1

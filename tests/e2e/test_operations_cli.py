@@ -91,14 +91,14 @@ def test_backfill_reconcile_diagnose_pause_search(workdir: Path) -> None:
     # diagnose passes the drained local stack (exit 0), and says what it skipped
     table = cli("diagnose", "--sample-seconds", "0.5", cwd=workdir).stdout
     assert "exactly one path (s3)" in table
-    assert "OK: 9 ok, 0 warning(s), 0 failure(s), 3 skipped (exit 0)" in table
+    assert "OK: 9 ok, 0 warning(s), 0 failure(s), 5 skipped (exit 0)" in table
 
     # pause has nothing to pause locally but the runner (exit 1, and says so)
     pause = cli("pause", cwd=workdir, ok=(1,))
     assert "Ctrl-C" in pause.stdout
 
     # search filters by prefix and extension, with key, score and snippet
-    hits = cli_json("search", "商談", "--prefix", "営業部/", "--extension", "md", cwd=workdir)
+    hits = cli_json("search", "商談", "--prefix", "営業部/", "--extension", "md", cwd=workdir)["hits"]
     assert [h["key"] for h in hits] == ["営業部/議事録.md"]
     assert "[商談]" in hits[0]["snippet"]
     assert cli("search", "商談", "--prefix", "経理/", cwd=workdir, ok=(1,)).returncode == 1

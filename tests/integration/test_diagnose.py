@@ -65,6 +65,8 @@ def test_a_correctly_provisioned_local_stack_passes(stack: Stack) -> None:
         "backlog-ocr": "OK",
         "permissions": "SKIP",
         "index": "OK",
+        "domain-security": "SKIP",
+        "bucket-security": "SKIP",
         "ocr-worker": "SKIP",
     }
     assert diagnosis.exit_code == 0
@@ -271,3 +273,95 @@ def test_diagnose_reads_a_stack(
     # and an unknown stack is an error the user can read
     assert main(["diagnose", "--stack", "no-such-stack"]) == 2
     assert "no-such-stack" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------- domain and bucket security (moto)
+
+OPEN_POLICY = {
+    "Version": "2012-10-17",
+    "Statement": [{"Effect": "Allow", "Principal": {"AWS": "*"}, "Action": "es:ESHttp*", "Resource": "*"}],
+}
+
+
+def security_diagnosis(stack: Stack, domain: str) -> dict[str, Any]:
+    deployment = local(stack).with_overrides(
+        opensearch_arn=f"arn:aws:es:{REGION}:123456789012:domain/{domain}",
+        parameters={"ExistingBucketName": stack.bucket},
+    )
+    diagnosis = diagnose(stack, deployment, only=["domain-security", "bucket-security"])
+    return {c.id: c for c in diagnosis.checks}
+
+
+def test_an_unprotected_domain_and_bucket_fail_with_their_fixes(stack: Stack) -> None:
+    # Given a domain without node-to-node encryption, TLS 1.0 allowed, open to anyone,
+    # and an existing bucket without a TLS-only policy and without versioning
+    opensearch = boto3_client(stack, "opensearch")
+    domain = f"open-{stack.bucket[:10]}"
+    opensearch.create_domain(
+        DomainName=domain,
+        EncryptionAtRestOptions={"Enabled": True},
+        NodeToNodeEncryptionOptions={"Enabled": False},
+        DomainEndpointOptions={"EnforceHTTPS": True, "TLSSecurityPolicy": "Policy-Min-TLS-1-0-2019-07"},
+        AccessPolicies=json.dumps(OPEN_POLICY),
+    )
+    # When diagnosed
+    checks = security_diagnosis(stack, domain)
+    # Then both fail, saying what is wrong and how to fix it
+    domain_check, bucket_check = checks["domain-security"], checks["bucket-security"]
+    assert domain_check.status is Status.FAIL
+    assert "node-to-node encryption is off" in domain_check.summary
+    assert "TLS 1.0/1.1" in domain_check.summary
+    assert "allows anyone" in domain_check.summary
+    assert "--node-to-node-encryption-options Enabled=true" in (domain_check.fix or "")
+    assert bucket_check.status is Status.FAIL
+    assert "does not deny requests without TLS" in bucket_check.summary
+    assert "versioning is off" in bucket_check.summary
+    assert f"put-bucket-versioning --bucket {stack.bucket}" in (bucket_check.fix or "")
+
+
+def test_a_protected_domain_and_bucket_pass(stack: Stack) -> None:
+    # Given a domain encrypted, HTTPS-only with TLS 1.2, fine-grained access control on,
+    # and a bucket with a TLS-only policy, default encryption and versioning
+    opensearch = boto3_client(stack, "opensearch")
+    domain = f"safe-{stack.bucket[:10]}"
+    opensearch.create_domain(
+        DomainName=domain,
+        EncryptionAtRestOptions={"Enabled": True},
+        NodeToNodeEncryptionOptions={"Enabled": True},
+        DomainEndpointOptions={"EnforceHTTPS": True, "TLSSecurityPolicy": "Policy-Min-TLS-1-2-2019-07"},
+        AdvancedSecurityOptions={"Enabled": True, "InternalUserDatabaseEnabled": False},
+    )
+    s3 = stack.aws.s3
+    tls_only = {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Effect": "Deny",
+                "Principal": "*",
+                "Action": "s3:*",
+                "Resource": [f"arn:aws:s3:::{stack.bucket}", f"arn:aws:s3:::{stack.bucket}/*"],
+                "Condition": {"Bool": {"aws:SecureTransport": "false"}},
+            }
+        ],
+    }
+    s3.put_bucket_policy(Bucket=stack.bucket, Policy=json.dumps(tls_only))
+    s3.put_bucket_encryption(
+        Bucket=stack.bucket,
+        ServerSideEncryptionConfiguration={
+            "Rules": [{"ApplyServerSideEncryptionByDefault": {"SSEAlgorithm": "aws:kms"}}]
+        },
+    )
+    s3.put_bucket_versioning(Bucket=stack.bucket, VersioningConfiguration={"Status": "Enabled"})
+    # When diagnosed
+    checks = security_diagnosis(stack, domain)
+    # Then both pass
+    assert {k: (c.status, c.summary) for k, c in checks.items()} == {
+        "domain-security": (Status.OK, "encrypted, HTTPS only"),
+        "bucket-security": (Status.OK, "TLS only, encrypted, versioned"),
+    }
+
+
+def boto3_client(stack: Stack, service: str) -> Any:
+    import boto3
+
+    return boto3.client(service, endpoint_url=stack.aws.endpoint, region_name=REGION)

@@ -7,8 +7,9 @@ parameters). Everything else — queues, their attributes, ListDeadLetterSourceQ
 the DynamoDB state — is moto in server mode over HTTP. The endpoint-says-unsupported
 path is tested against the real moto server, without a stub.
 
-``RoleClient`` wraps those clients and refuses, as IAM would with AccessDenied, every
-call whose action template.yaml's ``RedriveRole`` does not grant: code and IAM agree.
+``RoleClient`` (tests/support/roles.py) wraps those clients and refuses, as IAM would with
+AccessDenied, every call whose action template.yaml's ``RedriveRole`` does not grant: code
+and IAM agree.
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ from typing import Any
 import boto3
 import pytest
 from botocore.config import Config
-from botocore.exceptions import ClientError
 from botocore.stub import Stubber
 from opensearchpy import OpenSearch
 
@@ -34,7 +34,7 @@ from docindex.redrive.probes import OpenSearchHealth, ThroughputProbe
 from docindex.redrive.service import RedriveService
 from docindex.redrive.settings import RedriveSettings
 from docindex.redrive.state import RedriveStateStore
-from tests.support.template_model import Scenario, as_list, iam_statements, load_template
+from tests.support.roles import RoleClient, granted_actions
 
 pytestmark = pytest.mark.integration
 
@@ -162,46 +162,6 @@ def task(status: str, **fields: Any) -> dict[str, Any]:
     entry: dict[str, Any] = {"Status": status, "SourceArn": fields.pop("source", INGEST_DLQ)}
     entry.update(fields)
     return entry
-
-
-def granted_actions(role: str = "RedriveRole", **parameters: str) -> frozenset[str]:
-    """The IAM actions template.yaml gives a role (for these parameter values)."""
-    resources = Scenario(load_template(), parameters).resources()
-    return frozenset(a for owner, s in iam_statements(resources) if owner == role for a in as_list(s["Action"]))
-
-
-class RoleClient:
-    """A boto3 client that answers AccessDenied, as IAM would, to every call the role does not grant.
-
-    Only the action is checked (``sqs:GetQueueUrl``, ``cloudwatch:GetMetricStatistics``...);
-    which resources each statement names is asserted by tests/unit/test_template.py.
-    """
-
-    def __init__(self, client: Any, granted: frozenset[str]) -> None:
-        self._client = client
-        self._granted = granted
-        self.denied: list[str] = []
-
-    def __getattr__(self, name: str) -> Any:
-        attribute = getattr(self._client, name)
-        operation = self._client.meta.method_to_api_mapping.get(name)
-        if operation is None:
-            return attribute
-        action = f"{self._client.meta.service_model.service_name}:{operation}"
-        if action in self._granted:
-            return attribute
-
-        def deny(**_: Any) -> Any:
-            self.denied.append(action)
-            raise ClientError(
-                {
-                    "Error": {"Code": "AccessDenied", "Message": f"not authorized to perform: {action}"},
-                    "ResponseMetadata": {"HTTPStatusCode": 403},
-                },
-                operation,
-            )
-
-        return deny
 
 
 def aws_client(service: str, endpoint: str) -> Any:

@@ -9,10 +9,10 @@ and show what a local run sees: ``unsupported by this endpoint``.
 
 from __future__ import annotations
 
-import argparse
 import importlib.util
 import json
 import os
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +21,6 @@ from typing import Any
 
 import pytest
 
-from docindex.cli import redrive as cli_redrive
 from docindex.core.exceptions import RedriveConfigError
 from docindex.redrive import wiring
 from docindex.redrive.models import UNSUPPORTED_REASON
@@ -289,11 +288,17 @@ def test_handler_wired_from_the_environment_says_unsupported_locally(
 
 
 def cli(*argv: str) -> int:
-    parser = argparse.ArgumentParser(prog="docindex")
-    subparsers = parser.add_subparsers(dest="command", required=True)
-    cli_redrive.register(subparsers)
-    args = parser.parse_args(["redrive", *argv])
-    return int(args.func(args))
+    """``docindex redrive ...`` through the CLI's entry point (its one error handler), in an empty directory
+    (so that a checkout's own .docindex/local.env is not read)."""
+    from docindex.cli import main
+
+    cwd = os.getcwd()
+    with tempfile.TemporaryDirectory() as empty:
+        os.chdir(empty)
+        try:
+            return main(["redrive", *argv])
+        finally:
+            os.chdir(cwd)
 
 
 def test_cli_dry_run_json_prints_the_lambda_summary(world: World, capsys: pytest.CaptureFixture[str]) -> None:

@@ -103,7 +103,7 @@ def test_cluster_with_icu_normalizes_before_tokenizing(recorder) -> None:
     creates = [json.loads(r["body"]) for r in handler.seen if "body" in r]
     assert len(creates) == 1
     analyzer = creates[0]["settings"]["index"]["analysis"]["analyzer"]["docindex_text"]
-    assert analyzer["char_filter"] == ["icu_normalizer"]
+    assert analyzer["char_filter"] == ["docindex_width", "icu_normalizer"]
     assert analyzer["tokenizer"] == "docindex_ja"
 
 

@@ -32,8 +32,17 @@ def _indexer(spec: dict[str, Any]) -> dict[str, Any]:
     indexer = Indexer(
         settings, s3=clients.s3, sqs=clients.sqs, dynamodb=clients.dynamodb, opensearch=clients.opensearch
     )
-    response = indexer.handle(spec["event"], LocalLambdaContext(timeout_seconds=float(spec["timeout"])))
-    return {"failed": [f["itemIdentifier"] for f in response["batchItemFailures"]]}
+    context = LocalLambdaContext(
+        timeout_seconds=float(spec["timeout"]), memory_limit_in_mb=int(spec.get("memory_mb", 1536))
+    )
+    response = indexer.handle(spec["event"], context)
+    result: dict[str, Any] = {"failed": [f["itemIdentifier"] for f in response["batchItemFailures"]]}
+    if indexer.pool is not None:
+        # Stopping the extraction processes waits for them: RUSAGE_CHILDREN then covers every one.
+        indexer.pool.close()
+        result["extraction_processes_at_once"] = indexer.pool.max_running
+        result["extraction_budget_mb"] = indexer.pool.memory_budget // (1024 * 1024)
+    return result
 
 
 def _worker(spec: dict[str, Any]) -> dict[str, Any]:

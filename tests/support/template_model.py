@@ -4,7 +4,7 @@ The template is loaded with cfn-lint's decoder (it understands the short-form ta
 ``!Sub``/``!Ref``/``!If``...). A :class:`Scenario` fixes the parameter values; for it
 the model evaluates the ``Conditions``, drops resources whose condition is false,
 resolves ``Fn::If``, ``Ref`` to parameters, ``AWS::NoValue``, ``Fn::FindInMap``,
-``Fn::Split`` and ``Fn::Select``,
+``Fn::Split``, ``Fn::Select`` and ``Fn::Join``,
 and renders ``Fn::Sub`` / queue ARNs and URLs to strings with fake account values.
 Everything else (``Fn::GetAtt`` of non-queues, ``Ref`` of resources) is left as is.
 
@@ -166,7 +166,7 @@ class Scenario:
 
     # -- values
     def resolve(self, value: Any) -> Any:
-        """Resolve Fn::If, Ref to parameters, AWS::NoValue, Fn::FindInMap, Fn::Split, Fn::Select; keep the rest."""
+        """Resolve Fn::If, Ref to parameters, AWS::NoValue, Fn::FindInMap, Fn::Split, Fn::Select, Fn::Join."""
         if isinstance(value, list):
             items = [self.resolve(v) for v in value]
             return [v for v in items if v is not _NO_VALUE]
@@ -193,6 +193,10 @@ class Scenario:
                 index, items = self.resolve(arg[0]), self.resolve(arg[1])
                 if isinstance(items, list) and all(isinstance(i, str) for i in items):
                     return items[int(index)]
+            if key == "Fn::Join":
+                delimiter, items = arg[0], self.resolve(arg[1])
+                if isinstance(items, list) and all(isinstance(i, str) for i in items):
+                    return delimiter.join(items)
         items = {k: self.resolve(v) for k, v in value.items()}
         return {k: v for k, v in items.items() if v is not _NO_VALUE}
 

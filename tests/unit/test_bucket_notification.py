@@ -75,7 +75,13 @@ def test_properties_of_the_sample_event():
     assert OURS.bucket == "corp-file-server"
     assert OURS.account_id == "123456789012"
     assert OURS.queue_arn == "arn:aws:sqs:us-east-1:123456789012:docindex-dev-ingest"
-    assert OURS.events == ("s3:ObjectCreated:*", "s3:ObjectRemoved:*")
+    # lifecycle deletes and completed restores are their own event types in S3 notifications
+    assert OURS.events == (
+        "s3:ObjectCreated:*",
+        "s3:ObjectRemoved:*",
+        "s3:LifecycleExpiration:*",
+        "s3:ObjectRestore:Completed",
+    )
     assert OURS.physical_resource_id == "corp-file-server/docindex-docindex-dev"
 
 
@@ -300,7 +306,12 @@ def test_lambda_handler_answers_the_sample_create_and_adds_the_notification(
     assert cloudformation.content_types == [""]
     (config,) = deployment.queue_configurations()
     assert (config["Id"], config["QueueArn"]) == (OURS.configuration_id, deployment.ingest)
-    assert sorted(config["Events"]) == ["s3:ObjectCreated:*", "s3:ObjectRemoved:*"]
+    assert sorted(config["Events"]) == [
+        "s3:LifecycleExpiration:*",
+        "s3:ObjectCreated:*",
+        "s3:ObjectRemoved:*",
+        "s3:ObjectRestore:Completed",
+    ]
 
 
 @pytest.mark.integration

@@ -54,6 +54,7 @@ def test_an_extracted_file_has_metadata_and_content_and_nothing_empty() -> None:
         "ocr_status": "none",
         "content": "見積金額",
         "page_count": 2,
+        "folders": ["営業部/"],
     }
 
 
@@ -109,7 +110,9 @@ def test_an_ocr_result_keeps_the_files_own_title_and_replaces_stale_content() ->
     assert type(source["ocr_status"]) is str  # plain JSON values, not enum members
 
 
-@pytest.mark.parametrize("code", ["corrupt", "encrypted", "unsupported", "zip_bomb", "timeout", "too_large", "empty"])
+@pytest.mark.parametrize(
+    "code", ["corrupt", "encrypted", "unsupported", "zip_bomb", "timeout", "too_large", "memory", "empty"]
+)
 def test_extraction_error_codes_are_enum_members(code: str) -> None:
     assert ExtractionErrorCode(code).value == code
 

@@ -287,8 +287,11 @@ def sqs_client(region: str, endpoint_url: str | None = None) -> Any:
     )
 
 
-def test_queue_url_is_built_from_the_arn_without_get_queue_url() -> None:
+def test_queue_url_is_built_from_the_arn_without_get_queue_url(monkeypatch: pytest.MonkeyPatch) -> None:
     # The redrive role has no sqs:GetQueueUrl: the URL comes from the ARN and the client's endpoint.
+    # (boto3 reads AWS_ENDPOINT_URL* when no endpoint is given: a local run in this process sets it.)
+    for name in ("AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_SQS"):
+        monkeypatch.delenv(name, raising=False)
     assert queue_url_from_arn(DLQ, sqs_client("us-east-1")) == (
         "https://sqs.us-east-1.amazonaws.com/123456789012/docindex-ingest-dlq"
     )

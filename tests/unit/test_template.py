@@ -223,7 +223,7 @@ def test_redrive_has_exactly_the_background_permissions_on_dlqs_and_sources():
 
 def test_indexer_and_worker_reach_opensearch_by_the_service_of_its_arn():
     for service, sid, action in (
-        ("es", "WriteIndex", "es:ESHttpPost"),
+        ("es", "IndexExists", "es:ESHttpHead"),
         ("aoss", "WriteIndexServerless", "aoss:APIAccessAll"),
     ):
         resources = default_resources(OpenSearchArn=OPENSEARCH_ARNS[service])
@@ -232,13 +232,81 @@ def test_indexer_and_worker_reach_opensearch_by_the_service_of_its_arn():
             assert action in as_list(statement["Action"])
 
 
+def _opensearch_grants(role: str) -> dict[str, set[str]]:
+    """es action -> the paths under the domain it is granted on (OpenSearchIndex=documents)."""
+    scenario = Scenario(TEMPLATE, {"OpenSearchIndex": "documents"})
+    domain = scenario.params["OpenSearchArn"]
+    grants: dict[str, set[str]] = {}
+    for owner, statement in iam_statements(scenario.resources()):
+        if owner != role:
+            continue
+        for action in as_list(statement["Action"]):
+            if action.startswith("es:"):
+                paths = {scenario.render(r).removeprefix(domain) for r in as_list(statement["Resource"])}
+                grants.setdefault(action, set()).update(paths)
+    return grants
+
+
+def test_only_the_indexer_creates_the_index_and_no_role_deletes_through_http():
+    # Deletes are _bulk items; the worker writes documents only (tests/integration/test_role_grants.py
+    # proves each grant is used and nothing else is needed)
+    assert _opensearch_grants("IndexerRole") == {
+        "es:ESHttpHead": {"/documents"},
+        "es:ESHttpPut": {"/documents-v*", "/documents/_mapping"},  # create; add later fields (access stamps)
+        "es:ESHttpGet": {"/documents/_doc/*"},
+        "es:ESHttpPost": {"/documents/_bulk"},
+    }
+    assert _opensearch_grants("WorkerTaskRole") == {
+        "es:ESHttpHead": {"/documents"},
+        "es:ESHttpGet": {"/documents/_doc/*"},
+        "es:ESHttpPost": {"/documents/_doc/*"},
+    }
+
+
+def test_the_execution_role_pulls_only_the_worker_image_repository():
+    for uri, repository in (
+        ("123456789012.dkr.ecr.ap-northeast-1.amazonaws.com/docindex-worker:1", "docindex-worker"),
+        ("123456789012.dkr.ecr.ap-northeast-1.amazonaws.com/team/ocr/worker@sha256:" + "a" * 64, "team/ocr/worker"),
+        ("123456789012.dkr.ecr.cn-north-1.amazonaws.com.cn/docindex-worker:2026.1", "docindex-worker"),
+    ):
+        scenario = Scenario(TEMPLATE, {"WorkerImageUri": uri})
+        pull = _statements_of(scenario.resources(), "WorkerExecutionRole")["PullWorkerImage"]
+        assert scenario.render(pull["Resource"]) == (
+            f"arn:aws:ecr:ap-northeast-1:123456789012:repository/{repository}"
+        ), uri
+
+
+def test_only_the_indexer_and_the_redrive_may_send_ocr_jobs():
+    resources = default_resources()
+    policy = resources["OcrQueuePolicy"]["Properties"]["PolicyDocument"]
+    statements = {s["Sid"]: s for s in as_list(policy["Statement"])}
+    only = statements["OnlyTheIndexerAndTheRedriveSendJobs"]
+    assert (only["Effect"], only["Principal"], only["Action"]) == ("Deny", "*", "sqs:SendMessage")
+    assert ref_target(only["Resource"]) == "OcrQueue"
+    admitted = {ref_target(arn) for arn in only["Condition"]["ArnNotEquals"]["aws:PrincipalArn"]}
+    assert admitted == {"IndexerRole", "RedriveRole"}
+    # The roles that send to it are exactly those
+    senders = {
+        owner
+        for owner, s in iam_statements(resources)
+        if "sqs:SendMessage" in as_list(s["Action"]) and "OcrQueue" in {ref_target(r) for r in as_list(s["Resource"])}
+    }
+    assert senders == admitted
+    # AWS services acting on their own (no role of the stack) are not the principals this denies
+    assert only["Condition"]["Bool"] == {"aws:PrincipalIsAWSService": "false"}
+    # No Allow in the queue policy: the roles' own identity policies grant the sends
+    assert all(s["Effect"] == "Deny" for s in statements.values())
+
+
 def test_indexer_reads_objects_sends_ocr_jobs_and_writes_tables():
     statements = _statements_of(default_resources(), "IndexerRole")
     assert set(statements["ReadDocuments"]["Action"]) == {"s3:GetObject", "s3:GetObjectVersion"}
     assert statements["HandOffOcrJobs"]["Action"] == "sqs:SendMessage"
     assert ref_target(statements["HandOffOcrJobs"]["Resource"]) == "OcrQueue"
-    tables = {ref_target(r) for r in statements["IdempotencyAndLedger"]["Resource"]}
-    assert tables == {"IdempotencyTable", "LedgerTable"}
+    assert ref_target(statements["Idempotency"]["Resource"]) == "IdempotencyTable"
+    assert ref_target(statements["Ledger"]["Resource"]) == "LedgerTable"
+    # Ledger.still_current (before every write attempt) reads the ledger in batches
+    assert "dynamodb:BatchGetItem" in statements["Ledger"]["Action"]
 
 
 def test_worker_can_extend_visibility_on_the_ocr_queue_only():
@@ -320,11 +388,13 @@ def test_indexer_environment():
         "INDEXER_CONCURRENCY",
         "MAX_OBJECT_BYTES",
         "CONTENT_CACHE_BUCKET",
+        "ACCESS_MAP_URI",
+        "DOCINDEX_ADMIN_GROUP",
     }
     assert variables["OPENSEARCH_SERVICE"] == "aoss"
     assert variables["OPENSEARCH_AUTH"] == "sigv4"
     assert variables["MAX_OBJECT_BYTES"] == 67108864
-    assert variables["INDEXER_CONCURRENCY"] == 8
+    assert variables["INDEXER_CONCURRENCY"] == 16
     assert ref_target(variables["OCR_QUEUE_URL"]) == "OcrQueue"
 
 
@@ -788,7 +858,8 @@ def test_content_cache_is_a_private_encrypted_bounded_bucket_only_the_indexer_an
 
 def test_kms_decrypt_is_granted_on_exactly_the_bucket_key_and_only_when_one_is_given():
     key = "arn:aws:kms:ap-northeast-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
-    for role in ("IndexerRole", "WorkerTaskRole"):
+    # the search function signs download URLs: S3 decrypts them with its rights
+    for role in ("IndexerRole", "WorkerTaskRole", "SearchRole"):
         assert "DecryptDocuments" not in _statements_of(default_resources(), role)
         statement = _statements_of(default_resources(BucketKmsKeyArn=key), role)["DecryptDocuments"]
         assert statement["Action"] == "kms:Decrypt"
@@ -801,3 +872,52 @@ def test_kms_decrypt_is_granted_on_exactly_the_bucket_key_and_only_when_one_is_g
         if action.startswith("kms:")
     }
     assert kms_actions == {"kms:Decrypt"}
+
+
+# ------------------------------------------------------------------ search API (issue 15)
+
+
+def test_search_data_routes_need_a_jwt_and_only_the_page_is_public():
+    resources = default_resources()
+    routes = {
+        r["Properties"]["RouteKey"]: r["Properties"] for r in by_type(resources, "AWS::ApiGatewayV2::Route").values()
+    }
+    for key in ("GET /search", "GET /documents/{id}", "GET /documents/{id}/download"):
+        assert routes[key]["AuthorizationType"] == "JWT"
+        assert ref_target(routes[key]["AuthorizerId"]) == "SearchAuthorizer"
+    public = {k for k, r in routes.items() if r["AuthorizationType"] == "NONE"}
+    assert public == {"GET /", "GET /static/{name}", "GET /config.json"}
+    stage = resources["SearchHttpApiStage"]["Properties"]
+    assert stage["DefaultRouteSettings"]["ThrottlingRateLimit"] == 50
+    # same origin by default: no CORS at all
+    assert "CorsConfiguration" not in resources["SearchHttpApi"]["Properties"]
+
+
+def test_search_function_may_only_search_the_index_and_read_documents():
+    resources = default_resources(OpenSearchArn=OPENSEARCH_ARNS["es"])
+    statements = resources["SearchRole"]["Properties"]["Policies"][0]["PolicyDocument"]["Statement"]
+    actions = {a for s in statements for a in as_list(s["Action"])}
+    assert actions == {
+        "logs:CreateLogStream",
+        "logs:PutLogEvents",
+        "xray:PutTraceSegments",
+        "xray:PutTelemetryRecords",
+        "s3:GetObject",
+        "es:ESHttpGet",
+        "es:ESHttpPost",
+    }
+    search = next(s for s in statements if s.get("Sid") == "SearchIndex")
+    assert all(str(r["Fn::Sub"]).endswith(("/_search", "/_search/*")) for r in as_list(search["Resource"]))
+
+
+def test_a_company_oidc_provider_replaces_the_user_pool():
+    created = default_resources()
+    assert {"SearchUserPool", "SearchUserPoolClient", "SearchUserPoolDomain", "SearchAdminGroup"} <= set(created)
+    external = default_resources(
+        OidcIssuer="https://login.microsoftonline.com/tenant/v2.0", OidcAudience="api://docindex", GroupsClaim="groups"
+    )
+    assert not {"SearchUserPool", "SearchUserPoolClient"} & set(external)
+    jwt = external["SearchAuthorizer"]["Properties"]["JwtConfiguration"]
+    assert jwt["Issuer"] == "https://login.microsoftonline.com/tenant/v2.0"
+    assert jwt["Audience"] == ["api://docindex"]
+    assert env(external, "SearchFunction")["GROUPS_CLAIM"] == "groups"

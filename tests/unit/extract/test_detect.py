@@ -153,7 +153,8 @@ def test_binary_and_unsupported(limits: ExtractionLimits) -> None:
     with zipfile.ZipFile(archive, "w") as zf:
         zf.writestr("readme.txt", "hello")
     doc = extract(archive.getvalue(), "files.zip", limits)
-    assert (doc.kind, doc.content_type, doc.error) == ("zip", "application/zip", "unsupported")
+    assert (doc.kind, doc.content_type, doc.error) == ("zip", "application/zip", None)
+    assert doc.text == "readme.txt\nhello"
 
 
 def test_gzip_is_binary_not_text() -> None:

@@ -179,9 +179,28 @@ def test_control_characters_are_removed(limits: ExtractionLimits) -> None:
     assert doc.text == "東京都 見積書\n次の行"
 
 
-def test_nested_zip_in_a_zip_is_just_unsupported(limits: ExtractionLimits) -> None:
-    inner = make_zip_bomb("docx", inflated_mb=10)
+def test_a_zip_bomb_inside_an_archive_costs_only_its_own_text(limits: ExtractionLimits) -> None:
+    # Given an archive holding a DOCX that is a zip bomb, next to a readable note
+    inner = make_zip_bomb("docx", inflated_mb=200)
     outer = io.BytesIO()
     with zipfile.ZipFile(outer, "w") as zf:
         zf.writestr("inner.docx", inner)
-    assert extract(outer.getvalue(), "a.zip", limits).error == "unsupported"
+        zf.writestr("メモ.txt", "議事録の保管場所".encode())
+    doc = extract(outer.getvalue(), "a.zip", limits)
+    # Then the bomb is refused from its directory (nothing inflated), the archive is indexed
+    assert doc.error is None
+    assert doc.text.splitlines() == ["inner.docx", "メモ.txt", "議事録の保管場所"]
+
+
+def test_a_real_10_000_slide_deck_is_read_not_refused_as_a_zip_bomb() -> None:
+    # 20,011 zip members: refused as zip_bomb while the member limit was 20,000.
+    deck = make_pptx([f"スライド {i} slide{i}" for i in range(10_000)])
+    with zipfile.ZipFile(io.BytesIO(deck)) as zf:
+        assert len(zf.namelist()) > 20_000
+
+    result = extract(deck, "deck.pptx", ExtractionLimits(max_pages=10_000))
+
+    assert result.error is None
+    assert result.page_count == 10_000
+    assert "slide9999" in result.text
+    assert result.truncated is False

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
+import re
 import sys
 import textwrap
 import time
@@ -21,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from docindex.core.clients import AwsClients
-from docindex.core.exceptions import CommandError, DeploymentError
+from docindex.core.exceptions import CommandError, SettingsError
 from docindex.ops.deployment import Deployment
 
 DEFAULT_ENV_FILE = Path(".docindex/local.env")
@@ -31,6 +33,26 @@ EXIT_OK = 0
 EXIT_FINDINGS = 1  # WARN findings, differences found, parts skipped
 EXIT_FAIL = 2  # FAIL findings, or the command could not run (bad arguments, unreachable, not found)
 EXIT_INTERRUPTED = 130
+
+
+# What a terminal would act on instead of showing: C0/C1 control characters (escape sequences, NUL,
+# carriage return, tab, newline), the bidi overrides/isolates that reorder what follows ("Trojan
+# Source" file names), line/paragraph separators, the BOM, and lone surrogates (non-UTF-8 names).
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff\ud800-\udfff]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def safe_text(value: Any) -> str:
+    """``value`` as text a terminal shows literally: control, bidi and NUL characters as ``\\xNN``/``\\uNNNN``.
+
+    Every renderer of the CLI passes what came from a bucket or the index (keys, file names, snippets,
+    error messages quoting them) through this before printing.
+    """
+    return _UNSAFE.sub(_escape, str(value))
 
 
 class HelpFormatter(argparse.HelpFormatter):
@@ -44,6 +66,42 @@ class HelpFormatter(argparse.HelpFormatter):
             else:
                 lines.append(textwrap.fill(paragraph, width, initial_indent=indent, subsequent_indent=indent))
         return "\n".join(lines)
+
+
+def bounded_int(low: int, high: int | None = None) -> Any:
+    """An argparse type: a whole number in ``low..high``, else one clear line (exit 2)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+        if value < low or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(
+                f"{value} is out of range: give {low}..{high}" if high is not None else f"must be ≥ {low}, got {value}"
+            )
+        return value
+
+    parse.__name__ = "number"
+    return parse
+
+
+def bounded_float(low: float, high: float | None = None) -> Any:
+    """An argparse type: a number in ``low..high``."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if math.isnan(value) or value < low or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(
+                f"{text} is out of range: give {low:g}..{high:g}" if high is not None else f"must be ≥ {low:g}"
+            )
+        return value
+
+    parse.__name__ = "number"
+    return parse
 
 
 def add_target_options(parser: argparse.ArgumentParser) -> None:
@@ -76,80 +134,121 @@ def add_output_options(parser: argparse.ArgumentParser, *, progress: bool = Fals
         parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
-def _region(args: argparse.Namespace) -> str:
-    if getattr(args, "region", None):
-        return str(args.region)
-    env = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
-    if env:
-        return env
+def _profile_region(profile: str | None) -> str:
     try:
         import boto3
 
-        return boto3.Session(profile_name=getattr(args, "profile", None)).region_name or "us-east-1"
+        return boto3.Session(profile_name=profile).region_name or "us-east-1"
     except Exception:  # noqa: BLE001 - no profile, no config: the default region
         return "us-east-1"
 
 
-def resolve(args: argparse.Namespace) -> tuple[Deployment, AwsClients]:
-    """The deployment the flags, the stack or the env file describe, and clients for it."""
-    flags = {
-        "bucket": "bucket",
-        "ingest_queue_url": "queue_url",
-        "ingest_dlq_url": "dlq_url",
-        "ocr_queue_url": "ocr_queue_url",
-        "function_name": "function",
-        "ledger_table": "ledger_table",
-        "opensearch_endpoint": "opensearch_endpoint",
-        "opensearch_index": "index",
-        "ecs_cluster": "cluster",
-        "ecs_service": "service",
-    }
-    # (commands that take only some of the target options, like search, simply lack the others)
-    explicit = {name: getattr(args, flag, None) for name, flag in flags.items()}
-    stack = args.stack or os.environ.get("DOCINDEX_STACK")
-    profile = getattr(args, "profile", None)
-    if stack:
-        region = _region(args)
-        clients = AwsClients(region, profile=profile)
-        try:
-            deployment = Deployment.from_stack(
-                clients.client("cloudformation"),
-                stack,
-                region=region,
-                endpoint_url=os.environ.get("AWS_ENDPOINT_URL"),
-            )
-        except DeploymentError as exc:
-            raise CommandError(str(exc)) from None
-    else:
-        env_file = args.env_file
-        if env_file is None and DEFAULT_ENV_FILE.exists() and not any(explicit.values()):
-            env_file = DEFAULT_ENV_FILE
-        source = "environment"
-        if env_file is not None:
-            if not env_file.exists():
-                raise CommandError(f"{env_file} not found (run `docindex local up`, or give --stack)")
-            from docindex.ops.envfile import apply_env_file
+# Deployment field -> the attribute of the parsed flags (commands that take only some of the target
+# options, like search, simply lack the others).
+TARGET_FLAGS = {
+    "bucket": "bucket",
+    "ingest_queue_url": "queue_url",
+    "ingest_dlq_url": "dlq_url",
+    "ocr_queue_url": "ocr_queue_url",
+    "function_name": "function",
+    "ledger_table": "ledger_table",
+    "opensearch_endpoint": "opensearch_endpoint",
+    "opensearch_index": "index",
+    "ecs_cluster": "cluster",
+    "ecs_service": "service",
+    "region": "region",
+}
 
-            apply_env_file(env_file)
-            source = f"env file {env_file}"
-        deployment = Deployment.from_environment(os.environ, source=source)
-        region = getattr(args, "region", None) or deployment.region or _region(args)
-        deployment = deployment.with_overrides(region=region)
-        clients = AwsClients(region, profile=profile)
-    return deployment.with_overrides(**explicit), clients
+
+def env_file_of(args: argparse.Namespace, *, stack: str | None) -> Path | None:
+    """``--env-file``, else the local run's default env file when it exists and no stack is named."""
+    explicit = getattr(args, "env_file", None)
+    if explicit is not None:
+        if not Path(explicit).is_file():
+            raise CommandError(f"{explicit}: no such env file (run `docindex local up`, or give --stack NAME)")
+        return Path(explicit)
+    if stack is None and DEFAULT_ENV_FILE.is_file():
+        return DEFAULT_ENV_FILE
+    return None
+
+
+def resolve(args: argparse.Namespace) -> tuple[Deployment, AwsClients]:
+    """The deployment the flags, the environment, the env file and the stack describe, and clients for it.
+
+    One precedence for every command (docs/operations.md, "Where the settings come from"): explicit
+    flags > exported environment > ``--env-file`` or ``.docindex/local.env`` > the stack's outputs.
+    The env file also fills in the variables it has that are not exported (credentials, endpoint),
+    so a flag never switches a local run to real AWS.
+    """
+    from docindex.ops.deployment import layered
+    from docindex.ops.envfile import apply_env_file
+
+    exported = dict(os.environ)  # before the env file fills anything in
+    stack = getattr(args, "stack", None) or exported.get("DOCINDEX_STACK") or None
+    env_file = env_file_of(args, stack=stack)
+    file_values = apply_env_file(env_file) if env_file is not None else {}
+    flags = {name: getattr(args, attr, None) for name, attr in TARGET_FLAGS.items()}
+    profile = getattr(args, "profile", None)
+    region = (
+        flags["region"]
+        or exported.get("AWS_REGION")
+        or exported.get("AWS_DEFAULT_REGION")
+        or file_values.get("AWS_REGION")
+        or _profile_region(profile)
+    )
+    clients = AwsClients(region, profile=profile)
+    stack_deployment = None
+    if stack:
+        endpoint_url = exported.get("AWS_ENDPOINT_URL") or file_values.get("AWS_ENDPOINT_URL")
+        _check_endpoints(Deployment(endpoint_url=endpoint_url, origins={"endpoint_url": "the environment"}))
+        stack_deployment = Deployment.from_stack(
+            clients.client("cloudformation"), stack, region=region, endpoint_url=endpoint_url
+        )
+    deployment = layered(
+        flags=flags,
+        environ=exported,
+        env_file=(f"env file {env_file}", file_values) if env_file is not None else None,
+        stack=stack_deployment,
+        default_region=region,
+    )
+    _check_endpoints(deployment)
+    return deployment, clients
+
+
+def _check_endpoints(deployment: Deployment) -> None:
+    """An endpoint without its scheme is a configuration error, named with where it came from."""
+    for name, variable in (("endpoint_url", "AWS_ENDPOINT_URL"), ("opensearch_endpoint", "OPENSEARCH_ENDPOINT")):
+        value = getattr(deployment, name)
+        if value and not str(value).startswith(("http://", "https://")):
+            origin = deployment.origins.get(name, "the settings")
+            raise SettingsError(f"{variable} {value!r} (from {origin}) must start with http:// or https://")
+
+
+def settings_json(deployment: Deployment) -> dict[str, Any]:
+    """Where the settings came from, as every ``--json`` output carries it."""
+    return {"sources": deployment.settings_sources, "origins": dict(sorted(deployment.origins.items()))}
+
+
+def print_settings(deployment: Deployment) -> None:
+    """One line on stderr: which source gave which settings (stdout stays the command's output)."""
+    print(safe_text(f"settings: {deployment.describe_settings()}"), file=sys.stderr)
 
 
 def opensearch_for(deployment: Deployment) -> Any:
     from docindex.ops.deployment import opensearch_client_for
 
-    try:
-        return opensearch_client_for(deployment)
-    except DeploymentError as exc:
-        raise CommandError(str(exc)) from None
+    return opensearch_client_for(deployment)
 
 
 def emit_json(data: Any) -> None:
-    print(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+    """JSON on stdout; ``ensure_ascii`` would hide Japanese, so control characters are escaped by json itself
+    and the bidi/separator characters (which json leaves raw) are escaped here."""
+    text = json.dumps(data, ensure_ascii=False, indent=2, default=str)
+    print(_JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text))
+
+
+# json.dumps escapes C0 controls but not these, nor (with ensure_ascii=False) lone surrogates.
+_JSON_UNSAFE = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff\ud800-\udfff]")
 
 
 # --------------------------------------------------------------------------- human output
@@ -170,6 +269,7 @@ class Output:
         self.show_progress = progress and sys.stderr.isatty()
 
     def line(self, text: str = "", style: str | None = None) -> None:
+        text = safe_text(text)
         if self.console is None:
             print(text)
         else:
@@ -191,6 +291,8 @@ class Output:
         styles: Sequence[str | None] | None = None,
     ) -> None:
         """A table; ``styles`` colours whole rows (e.g. by status)."""
+        columns = [safe_text(c) for c in columns]
+        rows = [[safe_text(v) for v in row] for row in rows]
         if self.console is None:
             widths = [
                 max(len(str(c)), *(len(str(r[i])) for r in rows)) if rows else len(c) for i, c in enumerate(columns)

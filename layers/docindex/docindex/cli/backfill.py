@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,11 +18,9 @@ from docindex.core.exceptions import CommandError
 DEFAULT_STATE_DIR = Path(".docindex")
 
 
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be ≥ 0, got {value}")
-    return value
+# The ``--json`` schema's version (docs/operations.md, "JSON output").
+JSON_VERSION = 1
+_positive = _ops.bounded_int(0)
 
 
 def register(subparsers: Any) -> None:
@@ -56,7 +53,7 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--rate",
-        type=float,
+        type=_ops.bounded_float(0),
         default=200.0,
         metavar="N",
         help="at most N objects per second (default 200; 0 = unlimited)",
@@ -86,14 +83,6 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--dry-run", action="store_true", help="list and count; send nothing, write no checkpoint")
     _ops.add_output_options(parser, progress=True)
     parser.set_defaults(func=run)
-
-
-def run(args: argparse.Namespace) -> int:
-    try:
-        return _run(args)
-    except CommandError as exc:
-        print(f"docindex backfill: {exc}", file=sys.stderr)
-        return _ops.EXIT_FAIL
 
 
 def _source(args: argparse.Namespace, deployment: Any, s3: Any) -> Any:
@@ -130,7 +119,7 @@ def _checkpoint(args: argparse.Namespace, identity: dict[str, Any]) -> Any:
         raise CommandError(str(exc)) from None
 
 
-def _run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     from docindex.ops.backfill.run import Backfill, estimate_object_count
     from docindex.ops.enqueue import BacklogGuard, ChangeSender, RateLimiter
 
@@ -139,16 +128,12 @@ def _run(args: argparse.Namespace) -> int:
     queue_url = deployment.ingest_queue_url
     if not queue_url and not args.dry_run:
         raise CommandError("no ingest queue: give --queue-url or --stack (or use --dry-run)")
+    _preflight(args, deployment, clients)
     checkpoint = _checkpoint(args, {**source.identity(), "queue": queue_url or ""})
+    if not args.json:
+        _ops.print_settings(deployment)
     if checkpoint.completed_at:
-        if args.json:
-            _ops.emit_json({"completed": True, "already_completed": True, **checkpoint.to_json()})
-        else:
-            print(
-                f"this backfill finished at {checkpoint.completed_at} ({checkpoint.enqueued} objects enqueued); "
-                f"nothing to do. --restart starts a new run (checkpoint {checkpoint.path})"
-            )
-        return _ops.EXIT_OK
+        return _already_completed(args, checkpoint, source, deployment)
 
     out = _ops.Output(progress=not (args.json or args.no_progress))
     total = None
@@ -192,13 +177,65 @@ def _run(args: argparse.Namespace) -> int:
         ).run()
 
     if args.json:
-        _ops.emit_json(result.to_dict())
+        data = result.to_dict()
+        if result.dry_run:
+            # Nothing was sent: "enqueued" stays 0; what would have been sent is "would_enqueue".
+            data["would_enqueue"], data["enqueued"], data["total_enqueued"] = result.enqueued, 0, 0
+        _ops.emit_json({"version": JSON_VERSION, **data, "settings": _ops.settings_json(deployment)})
     else:
-        _render(result, out)
+        _render(result, out, _resume_hint(args))
     return {"interrupted": _ops.EXIT_INTERRUPTED, "error": _ops.EXIT_FAIL}.get(result.stopped or "", _ops.EXIT_OK)
 
 
-def _render(result: Any, out: _ops.Output) -> None:
+def _preflight(args: argparse.Namespace, deployment: Any, clients: Any) -> None:
+    """Reach the bucket and the queue once before starting: an endpoint that is down, missing credentials or
+    a missing bucket is one line (exit 2), not a run that stops on its first batch."""
+    if not args.inventory and deployment.bucket:
+        clients.client("s3").head_bucket(Bucket=deployment.bucket)
+    if deployment.ingest_queue_url and not args.dry_run:
+        clients.client("sqs").get_queue_attributes(QueueUrl=deployment.ingest_queue_url, AttributeNames=["QueueArn"])
+
+
+def _already_completed(args: argparse.Namespace, checkpoint: Any, source: Any, deployment: Any) -> int:
+    """A finished run: nothing to do, unless the listing has grown past where it ended (then say so, exit 1)."""
+    newer = next(iter(source.objects(checkpoint.position)), None)
+    if args.json:
+        _ops.emit_json(
+            {
+                "version": JSON_VERSION,
+                "completed": True,
+                "already_completed": True,
+                "listing_changed": newer is not None,
+                **checkpoint.to_json(),
+                "settings": _ops.settings_json(deployment),
+            }
+        )
+    elif newer is None:
+        print(
+            f"this backfill finished at {checkpoint.completed_at} ({checkpoint.enqueued} objects enqueued) and the "
+            f"listing has nothing after where it ended: nothing to do. --restart starts a new run "
+            f"(checkpoint {checkpoint.path})"
+        )
+    else:
+        print(
+            _ops.safe_text(
+                f"this backfill finished at {checkpoint.completed_at} ({checkpoint.enqueued} objects enqueued), "
+                f"but the listing has changed since: {newer.key!r} and maybe more are new. Run it again with "
+                "--restart (a new run over the whole listing), or `docindex reconcile --fix` to send only what "
+                "the index lacks"
+            )
+        )
+    return _ops.EXIT_OK if newer is None else _ops.EXIT_FINDINGS
+
+
+def _resume_hint(args: argparse.Namespace) -> str:
+    """How to continue this run: the same command, but never with --restart (that would discard the checkpoint)."""
+    if args.restart:
+        return "run the same command without --restart to resume (--restart would start over)"
+    return "run the same command to resume"
+
+
+def _render(result: Any, out: _ops.Output, resume: str) -> None:
     rows = [
         ("objects listed", f"{result.listed:,}"),
         ("enqueued" if not result.dry_run else "would enqueue", f"{result.enqueued:,}"),
@@ -220,8 +257,8 @@ def _render(result: Any, out: _ops.Output) -> None:
     if result.completed:
         out.line("done" + ("" if result.dry_run else ": every object is in the ingest queue"), style="green")
     elif result.stopped == "limit":
-        out.line("stopped at --limit; run the same command to continue", style="yellow")
+        out.line(f"stopped at --limit; {resume.replace('resume', 'continue', 1)}", style="yellow")
     elif result.stopped == "interrupted":
-        out.line("interrupted; run the same command to resume", style="yellow")
+        out.line(f"interrupted; {resume}", style="yellow")
     else:
-        out.line(f"stopped by an error: {result.error}; run the same command to resume", style="bold red")
+        out.line(f"stopped by an error: {result.error}; {resume}", style="bold red")

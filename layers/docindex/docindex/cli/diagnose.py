@@ -1,13 +1,12 @@
 """``docindex diagnose``: check a deployment for the incident's causes, with evidence and fixes.
 
 Exit codes: 0 every check OK (or skipped), 1 at least one WARN, 2 at least one
-FAIL or the checks could not run.
+FAIL, a check that could not read its facts, nothing configured, or every check skipped.
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import TYPE_CHECKING, Any
 
 from docindex.cli import _ops
@@ -60,20 +59,24 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--sample",
-        type=int,
+        type=_ops.bounded_int(0, 1000),
         default=10,
         metavar="N",
         help="messages to peek at in the ingest queue and each DLQ (0: none; default 10)",
     )
     parser.add_argument(
         "--sample-seconds",
-        type=float,
+        type=_ops.bounded_float(0, 600),
         default=10.0,
         metavar="S",
         help="without CloudWatch data, watch a non-empty queue's depth this long (default 10)",
     )
     parser.add_argument(
-        "--window", type=int, default=15, metavar="MIN", help="CloudWatch throughput window in minutes (default 15)"
+        "--window",
+        type=_ops.bounded_int(1, 24 * 60),
+        default=15,
+        metavar="MIN",
+        help="CloudWatch throughput window in minutes (default 15)",
     )
     parser.add_argument("--details", action="store_true", help="show the evidence of passing checks too")
     _ops.add_output_options(parser)
@@ -83,11 +86,14 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from docindex.ops.diagnose.run import Diagnoser
 
-    try:
-        deployment, clients = _ops.resolve(args)
-    except CommandError as exc:
-        print(f"docindex diagnose: {exc}", file=sys.stderr)
-        return _ops.EXIT_FAIL
+    deployment, clients = _ops.resolve(args)
+    if not (deployment.bucket or deployment.ingest_queue_url or deployment.opensearch_endpoint):
+        # A monitor must not read "all OK" off a run that checked nothing.
+        raise CommandError(
+            "nothing to diagnose: no stack, no env file and no resources in the environment; give --stack NAME "
+            "(or DOCINDEX_STACK), run `docindex local up`, or set DOCINDEX_BUCKET / INGEST_QUEUE_URL / "
+            "OPENSEARCH_ENDPOINT"
+        )
     opensearch = _ops.opensearch_for(deployment) if deployment.opensearch_endpoint else None
     diagnoser = Diagnoser(
         deployment,
@@ -99,8 +105,9 @@ def run(args: argparse.Namespace) -> int:
     )
     diagnosis = diagnoser.run(only=args.check)
     if args.json:
-        _ops.emit_json(diagnosis.to_dict())
+        _ops.emit_json({**diagnosis.to_dict(), "settings": _ops.settings_json(deployment)})
     else:
+        _ops.print_settings(deployment)
         render(diagnosis, _ops.Output(progress=False), details=args.details)
     return diagnosis.exit_code
 
@@ -139,6 +146,12 @@ def render(diagnosis: Diagnosis, out: _ops.Output, *, details: bool = False) -> 
                 out.line(f"    {fix_line}")
     counts = diagnosis.counts
     out.line()
+    if diagnosis.nothing_checked:
+        out.line(
+            f"FAIL: every check was skipped: nothing here to diagnose (exit {diagnosis.exit_code})",
+            style=STYLES["FAIL"],
+        )
+        return
     out.line(
         f"{diagnosis.status.value}: {counts['OK']} ok, {counts['WARN']} warning(s), {counts['FAIL']} failure(s), "
         f"{counts['SKIP']} skipped (exit {diagnosis.exit_code})",

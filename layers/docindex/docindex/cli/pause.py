@@ -8,7 +8,6 @@ failed.
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 from docindex.cli import _ops
@@ -33,7 +32,11 @@ def register(subparsers: Any) -> None:
     _ops.add_target_options(pause)
     pause.add_argument("--dry-run", action="store_true", help="show what would change")
     pause.add_argument(
-        "--wait", type=float, default=60.0, metavar="S", help="wait up to S seconds for the mapping to settle"
+        "--wait",
+        type=_ops.bounded_float(0, 3600),
+        default=60.0,
+        metavar="S",
+        help="wait up to S seconds for the mapping to settle",
     )
     _ops.add_output_options(pause)
     pause.set_defaults(func=run_pause)
@@ -48,12 +51,22 @@ def register(subparsers: Any) -> None:
         ),
     )
     _ops.add_target_options(resume)
-    resume.add_argument("--desired", type=int, metavar="N", help="OCR worker desired count (default: as before)")
-    resume.add_argument("--min", dest="min_capacity", type=int, metavar="N", help="auto scaling minimum")
-    resume.add_argument("--max", dest="max_capacity", type=int, metavar="N", help="auto scaling maximum")
+    resume.add_argument(
+        "--desired", type=_ops.bounded_int(0, 10_000), metavar="N", help="OCR worker desired count (default: as before)"
+    )
+    resume.add_argument(
+        "--min", dest="min_capacity", type=_ops.bounded_int(0, 10_000), metavar="N", help="auto scaling minimum"
+    )
+    resume.add_argument(
+        "--max", dest="max_capacity", type=_ops.bounded_int(0, 10_000), metavar="N", help="auto scaling maximum"
+    )
     resume.add_argument("--dry-run", action="store_true", help="show what would change")
     resume.add_argument(
-        "--wait", type=float, default=60.0, metavar="S", help="wait up to S seconds for the mapping to settle"
+        "--wait",
+        type=_ops.bounded_float(0, 3600),
+        default=60.0,
+        metavar="S",
+        help="wait up to S seconds for the mapping to settle",
     )
     _ops.add_output_options(resume)
     resume.set_defaults(func=run_resume)
@@ -63,36 +76,35 @@ def _control(args: argparse.Namespace) -> Any:
     from docindex.ops.pause import PipelineControl
 
     deployment, clients = _ops.resolve(args)
+    if not (deployment.function_name or deployment.ingest_queue_url or deployment.ecs_service):
+        raise CommandError(
+            "nothing to pause or resume: no indexer function, ingest queue or OCR worker service is configured; "
+            "give --stack NAME (or DOCINDEX_STACK), or run `docindex local up`"
+        )
     return PipelineControl(deployment, clients, wait_seconds=max(0.0, args.wait))
 
 
 def run_pause(args: argparse.Namespace) -> int:
-    try:
-        report = _control(args).pause(dry_run=args.dry_run)
-    except CommandError as exc:
-        print(f"docindex pause: {exc}", file=sys.stderr)
-        return _ops.EXIT_FAIL
-    return _finish(report, args)
+    control = _control(args)
+    return _finish(control.pause(dry_run=args.dry_run), args, control.deployment)
 
 
 def run_resume(args: argparse.Namespace) -> int:
-    try:
-        report = _control(args).resume(
-            dry_run=args.dry_run,
-            desired=args.desired,
-            min_capacity=args.min_capacity,
-            max_capacity=args.max_capacity,
-        )
-    except CommandError as exc:
-        print(f"docindex resume: {exc}", file=sys.stderr)
-        return _ops.EXIT_FAIL
-    return _finish(report, args)
+    control = _control(args)
+    report = control.resume(
+        dry_run=args.dry_run,
+        desired=args.desired,
+        min_capacity=args.min_capacity,
+        max_capacity=args.max_capacity,
+    )
+    return _finish(report, args, control.deployment)
 
 
-def _finish(report: Any, args: argparse.Namespace) -> int:
+def _finish(report: Any, args: argparse.Namespace, deployment: Any) -> int:
     if args.json:
-        _ops.emit_json(report.to_dict())
+        _ops.emit_json({"version": 1, **report.to_dict(), "settings": _ops.settings_json(deployment)})
         return int(report.exit_code)
+    _ops.print_settings(deployment)
     out = _ops.Output(progress=False)
     out.line(f"docindex {report.action}" + (" (dry run: nothing changed)" if report.dry_run else ""))
     out.table(

@@ -8,13 +8,15 @@ again once the queue has drained), 2 the comparison could not run.
 from __future__ import annotations
 
 import argparse
-import sys
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 from docindex.cli import _ops
 from docindex.core.exceptions import CommandError
+
+# The ``--json`` schema's version (docs/operations.md, "JSON output").
+JSON_VERSION = 1
 
 
 def register(subparsers: Any) -> None:
@@ -41,38 +43,52 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--prefix", default="", help="only keys under this prefix")
     parser.add_argument("--fix", action="store_true", help="enqueue repairs for every difference found")
     parser.add_argument(
-        "--rate", type=float, default=200.0, metavar="N", help="with --fix: at most N repairs per second (default 200)"
+        "--rate",
+        type=_ops.bounded_float(0),
+        default=200.0,
+        metavar="N",
+        help="with --fix: at most N repairs per second (default 200)",
     )
     parser.add_argument(
         "--max-backlog",
-        type=int,
+        type=_ops.bounded_int(0),
         default=100_000,
         metavar="N",
         help="with --fix: hold back while the ingest queue holds more than N messages (default 100000; 0 = never)",
     )
     parser.add_argument(
         "--pending-after",
-        type=int,
+        type=_ops.bounded_int(0, 365 * 86_400),
         default=None,
         metavar="SECONDS",
         help="report documents pending OCR for longer than this (default 21600 = 6 h; 0 = skip); "
         "with --fix their OCR jobs are queued again",
     )
-    parser.add_argument("--samples", type=int, default=10, metavar="N", help="example keys shown per kind (default 10)")
+    parser.add_argument(
+        "--samples",
+        type=_ops.bounded_int(0, 10_000),
+        default=10,
+        metavar="N",
+        help="example keys shown per kind (default 10)",
+    )
     parser.add_argument("--report", type=Path, metavar="PATH", help="write every difference to PATH (JSON lines)")
     parser.add_argument("--page-size", type=int, default=1000, help=argparse.SUPPRESS)
     _ops.add_output_options(parser, progress=True)
     parser.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace) -> int:
-    from docindex.core.exceptions import ReconcileError
+def _bucket_total(args: argparse.Namespace, deployment: Any, clients: Any) -> int | None:
+    """How many objects the comparison will walk: CloudWatch's daily count on AWS (whole bucket only), a
+    counting pass locally (cheap there); None when unknown (the bar then shows count and rate only)."""
+    from docindex.ops.backfill.run import estimate_object_count
 
-    try:
-        return _run(args)
-    except (CommandError, ReconcileError) as exc:
-        print(f"docindex reconcile: {exc}", file=sys.stderr)
-        return _ops.EXIT_FAIL
+    if deployment.is_local:
+        paginator = clients.client("s3").get_paginator("list_objects_v2")
+        pages = paginator.paginate(Bucket=deployment.bucket, Prefix=args.prefix)
+        return sum(int(page.get("KeyCount", 0)) for page in pages)
+    if args.prefix:
+        return None
+    return estimate_object_count(clients.client("cloudwatch"), deployment.bucket)
 
 
 def _queue_depth(sqs: Any, url: str) -> int | None:
@@ -86,7 +102,7 @@ def _queue_depth(sqs: Any, url: str) -> int | None:
         return None
 
 
-def _run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     from docindex.ops.enqueue import BacklogGuard, ChangeSender, RateLimiter
     from docindex.ops.reconcile import Reconciler, count_documents
 
@@ -98,28 +114,30 @@ def _run(args: argparse.Namespace) -> int:
     if args.fix and not queue_url:
         raise CommandError("--fix needs the ingest queue: give --queue-url or --stack")
     sqs = clients.client("sqs")
+    s3 = clients.client("s3")
+    # Reach both sides once before printing anything: an endpoint that is down, missing credentials or a
+    # missing bucket or index is one line (exit 2).
+    s3.head_bucket(Bucket=deployment.bucket)
+    count_documents(opensearch, deployment.opensearch_index, deployment.bucket, prefix=args.prefix)
     waiting = _queue_depth(sqs, queue_url) if queue_url else None
     out = _ops.Output(progress=not (args.json or args.no_progress))
-    try:
-        estimate: int | None = count_documents(
-            opensearch, deployment.opensearch_index, deployment.bucket, prefix=args.prefix
-        )
-    except Exception:  # noqa: BLE001 - only an estimate for the progress bar; the run reports the real error
-        estimate = None
+    total = _bucket_total(args, deployment, clients) if out.show_progress else None
     if not args.json:
+        _ops.print_settings(deployment)
         out.line(
             f"reconcile s3://{deployment.bucket}/{args.prefix} with index {deployment.opensearch_index} "
             f"({deployment.opensearch_endpoint})" + (" — fixing" if args.fix else "")
         )
     with ExitStack() as stack:
         report_file = stack.enter_context(args.report.open("w", encoding="utf-8")) if args.report else None
-        bar = stack.enter_context(out.progress(f"reconcile {deployment.bucket}", total=estimate, unit="objects"))
+        # The bar counts the bucket's objects against the bucket's total (when it is known), never the index's.
+        bar = stack.enter_context(out.progress(f"reconcile {deployment.bucket}", total=total, unit="objects"))
 
         def progress(objects: int, documents: int, differences: int) -> None:
             bar.update(objects, status=f"{documents:,} docs, {differences:,} differences")
 
         reconciler = Reconciler(
-            s3=clients.client("s3"),
+            s3=s3,
             opensearch=opensearch,
             bucket=deployment.bucket,
             index=deployment.opensearch_index,
@@ -134,7 +152,7 @@ def _run(args: argparse.Namespace) -> int:
         )
         report = reconciler.run()
     pending = _stuck_pending(args, deployment, clients, opensearch)
-    data = report.to_dict()
+    data = {"version": JSON_VERSION, **report.to_dict(), "settings": _ops.settings_json(deployment)}
     if pending is not None:
         data["pending_ocr"] = pending.to_dict(max(0, args.samples))
     data["distinct_contents"] = _distinct_contents(opensearch, deployment, args.prefix)
@@ -195,7 +213,7 @@ def _render_pending(pending: Any, distinct: int | None, out: _ops.Output) -> Non
         return
     out.line(f"{len(pending.stuck):,} document(s) pending OCR for more than {hours:g} h:", style="yellow")
     for sample in pending.stuck[:10]:
-        out.line(f"  {sample.key}  indexed_at={sample.indexed_at}", style="dim")
+        out.line(_ops.safe_text(f"  {sample.key}  indexed_at={sample.indexed_at}"), style="dim")
     if pending.requeued or pending.skipped:
         out.line(
             f"queued {pending.requeued:,} OCR job(s) again; {pending.skipped:,} skipped (a newer change holds them)",

@@ -8,14 +8,12 @@ Same service and same guards as the scheduled Lambda (docs/dlq-redrive.md). Exit
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
 from docindex.core.aws import queue_name
-from docindex.core.exceptions import RedriveConfigError
+from docindex.core.exceptions import CommandError
 from docindex.redrive import wiring
 from docindex.redrive.models import RedriveAction, RedriveRequest, RedriveSummary, check_velocity
 
@@ -60,7 +58,11 @@ def register(subparsers: Any) -> None:
         "--reset", action="store_true", help="with start: clear the no-progress stop first (cause fixed)"
     )
     parser.add_argument("--json", action="store_true", help="print the JSON summary the Lambda returns")
-    where = parser.add_mutually_exclusive_group()
+    where = parser.add_argument_group(
+        "where the pipeline is",
+        "The exported environment (REDRIVE_*, OPENSEARCH_*, AWS_ENDPOINT_URL, ...), then --env-file or "
+        ".docindex/local.env (when it exists and no stack is named), then the stack (--stack or DOCINDEX_STACK).",
+    )
     where.add_argument(
         "--stack",
         metavar="NAME",
@@ -71,46 +73,47 @@ def register(subparsers: Any) -> None:
         "--env-file",
         type=Path,
         metavar="PATH",
-        help="KEY=VALUE lines (as `docindex local up` writes) for variables not already set",
+        help="KEY=VALUE lines (as `docindex local up` writes; default .docindex/local.env) for variables "
+        "not already exported",
     )
     parser.add_argument("--region", help="AWS region of the stack (default: AWS_REGION / the profile's)")
     parser.add_argument("--profile", help="AWS named profile")
     parser.set_defaults(func=run)
 
 
-def load_env_file(path: Path) -> None:
-    """Fill in variables from a KEY=VALUE file; the real environment wins."""
-    from docindex.ops.envfile import read_env_file
+def load_settings(args: argparse.Namespace) -> Any:
+    """Put the resolved settings where the redrive service reads them (the environment).
 
-    for key, value in read_env_file(path).items():
-        os.environ.setdefault(key.removeprefix("export ").strip(), value.strip("'\""))
-
-
-def load_stack(args: argparse.Namespace) -> None:
-    """Fill in variables from the stack's outputs and parameters; the real environment wins."""
+    The same precedence as every command: the exported environment > ``--env-file`` or
+    ``.docindex/local.env`` > the stack's outputs and parameters.
+    """
     from docindex.cli._ops import resolve
-    from docindex.core.exceptions import CommandError
+    from docindex.ops.deployment import ENVIRONMENT_VARIABLES
 
+    exported = set(os.environ)
     deployment, _ = resolve(args)
+    if deployment.stack_name and not (deployment.ingest_dlq_url or deployment.ocr_dlq_url):
+        raise CommandError(f"{deployment.source}: no DLQ found (outputs IngestDlqUrl / OcrDlqUrl)")
     if args.profile:
         os.environ.setdefault("AWS_PROFILE", args.profile)
-    if not (deployment.ingest_dlq_url or deployment.ocr_dlq_url):
-        raise CommandError(f"{deployment.source}: no DLQ found (outputs IngestDlqUrl / OcrDlqUrl)")
-    for key, value in {**deployment.environment(), "AWS_REGION": deployment.region}.items():
-        os.environ.setdefault(key, value)
+    # Only what a source gave (never a class default such as OPENSEARCH_INDEX=documents) and what is not
+    # exported already: the environment then holds exactly the resolved settings.
+    variables = {field: variable for variable, field in ENVIRONMENT_VARIABLES.items()}
+    given = {
+        variables[name]: str(getattr(deployment, name))
+        for name, origin in deployment.origins.items()
+        if name in variables and origin not in ("environment", "default")
+    }
+    if "LEDGER_TABLE" in given:
+        given["REDRIVE_STATE_TABLE"] = given["LEDGER_TABLE"]  # as template.yaml sets it
+    for key, value in given.items():
+        if key not in exported:
+            os.environ[key] = value
+    return deployment
 
 
 def run(args: argparse.Namespace) -> int:
-    from docindex.core.exceptions import CommandError
-
-    if args.env_file:
-        load_env_file(args.env_file)
-    elif args.stack or os.environ.get("DOCINDEX_STACK"):
-        try:
-            load_stack(args)
-        except CommandError as exc:
-            print(f"docindex redrive: {exc}", file=sys.stderr)
-            return 2
+    deployment = load_settings(args)
     fields = {
         "action": args.action,
         "dlq_arn": args.dlq,
@@ -119,18 +122,40 @@ def run(args: argparse.Namespace) -> int:
         "reset": args.reset,
         "destination_arn": args.destination,
     }
-    try:
-        request = RedriveRequest.from_event({k: v for k, v in fields.items() if v is not None})
-        # Through the module: tests replace wiring.get_service.
-        summary = wiring.get_service().run(request)
-    except RedriveConfigError as exc:
-        print(f"docindex redrive: {exc}", file=sys.stderr)
-        return 2
+    request = RedriveRequest.from_event({k: v for k, v in fields.items() if v is not None})
+    # Through the module: tests replace wiring.get_service.
+    summary = wiring.get_service().run(request)
+    unreachable = _could_not_run(summary)
+    if unreachable and not args.json:
+        raise CommandError(unreachable)
     if args.json:
-        print(json.dumps(summary.to_dict(), indent=2, ensure_ascii=False))
+        from docindex.cli._ops import emit_json, settings_json
+
+        emit_json({"version": 1, **summary.to_dict(), "settings": settings_json(deployment)})
     else:
-        print(render(summary))
-    return 1 if summary.has_errors else 0
+        from docindex.cli._ops import print_settings, safe_text
+
+        print_settings(deployment)
+        print("\n".join(safe_text(line) for line in render(summary).splitlines()))
+    return 2 if unreachable else 1 if summary.has_errors else 0
+
+
+def _could_not_run(summary: RedriveSummary) -> str | None:
+    """One line when every DLQ failed for want of AWS itself (endpoint down, no credentials), else None."""
+    from docindex.cli._errors import NO_CREDENTIALS_FIX
+
+    reasons = {r.reason for r in summary.results if r.status == "error"}
+    if not summary.results or len(reasons) != 1 or any(r.status != "error" for r in summary.results):
+        return None
+    reason, message = reasons.pop(), summary.results[0].message or ""
+    if reason == "endpoint_unreachable":
+        return (
+            f"cannot reach AWS ({message}): for the local run, start it with `docindex local up`; "
+            "on AWS, check the network and --region"
+        )
+    if reason == "access_denied" and "credentials" in message.lower():
+        return f"no AWS credentials ({message}): {NO_CREDENTIALS_FIX}"
+    return None
 
 
 def render(summary: RedriveSummary) -> str:

@@ -1,78 +1,170 @@
 """``docindex search QUERY``: full-text search with highlighted snippets.
 
-Exit codes: 0 documents found, 1 none, 2 the index could not be searched.
+Exit codes: 0 documents found, 1 none, 2 the index could not be searched (or the query/flags are unusable).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
+from datetime import date, datetime
 from pathlib import Path
+from typing import Any
 
 from docindex.cli import _ops
 from docindex.core.exceptions import CommandError
 
+# The ``--json`` schema's version (docs/operations.md, "JSON output").
+JSON_VERSION = 1
+MAX_SIZE = 100
+# Every hit in --json has exactly these fields (null when the document has no value).
+HIT_FIELDS = (
+    "id",
+    "score",
+    "bucket",
+    "key",
+    "filename",
+    "extension",
+    "content_type",
+    "size",
+    "last_modified",
+    "indexed_at",
+    "title",
+    "page_count",
+    "ocr_status",
+    "extraction_error",
+    "snippet",
+    "content_sha256",
+    "also_in",
+)
+
+
+def _day_or_time(text: str) -> str:
+    """An ISO date (``2026-04-01``) or date-time, as OpenSearch compares ``last_modified``."""
+    try:
+        if len(text) == 10:
+            return date.fromisoformat(text).isoformat()
+        return datetime.fromisoformat(text.replace("Z", "+00:00")).isoformat()
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a date: {text!r} (use YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS)") from None
+
+
+def _hit_json(hit: dict[str, Any]) -> dict[str, Any]:
+    return {name: hit.get(name) for name in HIT_FIELDS}
+
 
 def _search(args: argparse.Namespace) -> int:
-    from opensearchpy.exceptions import OpenSearchException
-
-    from docindex.index.search import search
+    from docindex.index.search import MAX_RESULT_WINDOW, TYPE_EXTENSIONS, QueryError, parse_query, search
 
     try:
-        # --bucket filters the hits here; it does not name the resources to look for.
-        deployment, _ = _ops.resolve(argparse.Namespace(**{**vars(args), "bucket": None}))
-        client = _ops.opensearch_for(deployment)
-        hits = search(
-            client,
-            deployment.opensearch_index,
-            args.query,
-            size=args.size,
-            prefix=args.prefix,
-            extension=args.extension,
-            bucket=args.bucket,
-            collapse=args.collapse,
+        parse_query(args.query)
+    except QueryError as exc:
+        raise CommandError(str(exc)) from None
+    if args.page * args.size > MAX_RESULT_WINDOW:
+        raise CommandError(
+            f"--page {args.page} × --size {args.size} goes past the first {MAX_RESULT_WINDOW:,} hits: "
+            "narrow the query or the filters instead"
         )
-    except (CommandError, OpenSearchException) as exc:
-        print(f"docindex search: {exc}", file=sys.stderr)
-        return _ops.EXIT_FAIL
+    extensions = [args.extension] if args.extension else []
+    for kind in args.type or []:
+        extensions.extend(TYPE_EXTENSIONS[kind])
+    # --bucket filters the hits here; it does not name the resources to look for.
+    deployment, _ = _ops.resolve(argparse.Namespace(**{**vars(args), "bucket": None}))
+    client = _ops.opensearch_for(deployment)
+    hits = search(
+        client,
+        deployment.opensearch_index,
+        args.query,
+        size=args.size,
+        page=args.page,
+        prefix=args.prefix,
+        extensions=extensions or None,
+        bucket=args.bucket,
+        modified_after=args.modified_after,
+        modified_before=args.modified_before,
+        operators=True,
+        collapse=args.collapse,
+    )
+    first = (args.page - 1) * args.size
+    # The operator's view: every document, whatever the access map says (the search API filters per user).
+    print("note: operator search: access map not applied (employees search through the search API)", file=sys.stderr)
     if args.json:
-        print(json.dumps(hits, ensure_ascii=False, indent=2))
-        return 0 if hits else 1
+        _ops.emit_json(
+            {
+                "version": JSON_VERSION,
+                "query": args.query,
+                "index": deployment.opensearch_index,
+                "total": hits.total,
+                "total_is_exact": hits.total_is_exact,
+                "page": args.page,
+                "size": args.size,
+                "hits": [_hit_json(h) for h in hits],
+                "settings": _ops.settings_json(deployment),
+            }
+        )
+        return _ops.EXIT_OK if hits else _ops.EXIT_FINDINGS
+    _ops.print_settings(deployment)
     if not hits:
-        print(f"no documents match {args.query!r}")
-        return 1
+        beyond = f" on page {args.page} (there are {hits.total})" if hits.total else ""
+        print(_ops.safe_text(f"no documents match {args.query!r}{beyond}"))
+        return _ops.EXIT_FINDINGS
+    more = "+" if not hits.total_is_exact else ""
+    print(f"{first + 1}–{first + len(hits)} of {hits.total:,}{more} documents")
     for hit in hits:
         score = f"{hit['score']:.2f}" if hit.get("score") is not None else "-"
         status = "" if hit.get("ocr_status") in (None, "none", "done") else f" [ocr {hit['ocr_status']}]"
         error = f" [{hit['extraction_error']}]" if hit.get("extraction_error") else ""
-        print(f"{score:>6}  s3://{hit['bucket']}/{hit['key']}{status}{error}")
+        print(_ops.safe_text(f"{score:>6}  s3://{hit.get('bucket')}/{hit.get('key')}{status}{error}"))
         if hit.get("snippet"):
-            print(f"        {' '.join(hit['snippet'].split())}")
+            print("        " + _ops.safe_text(" ".join(str(hit["snippet"]).split())))
         if hit.get("also_in"):
-            print(f"        also in: {', '.join(hit['also_in'])}")
-    return 0
+            print("        also in: " + _ops.safe_text(", ".join(hit["also_in"])))
+    if first + len(hits) < hits.total:
+        print(f"more: --page {args.page + 1}")
+    return _ops.EXIT_OK
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from docindex.index.search import TYPE_EXTENSIONS
+
     parser = subparsers.add_parser(
         "search",
         help="full-text search the index",
         description=(
-            "Search content, titles and file names (every word must match); prints score, key and a snippet "
-            "with the matches in [brackets]. Exit code: 0 found, 1 nothing found, 2 error."
+            'Search content, titles and file names. Every word must match; "quoted phrases" match as written, '
+            '-word (or -"phrase") excludes, and a OR b matches either. Nothing else is query syntax. Prints '
+            "the hit count, then score, key and a snippet with the matches in [brackets]. An administrator's tool: it "
+            "reads the whole index and does not apply the access map (employees use the search API and page, which "
+            "do). "
+            "Exit code: 0 found, 1 nothing found, 2 error."
         ),
         formatter_class=_ops.HelpFormatter,
         epilog=(
             "examples:\n"
-            "  docindex search 見積 --prefix 営業部/ --extension pdf\n"
+            "  docindex search 見積 --prefix 営業部/ --extension xlsx\n"
+            "  docindex search '\"quarterly revenue\" -draft' --type pdf --type word\n"
+            "  docindex search 'quarterly OR 議事録' --modified-after 2026-01-01 --page 2\n"
             "  docindex search 'release notes' --stack docindex-prod --json"
         ),
     )
     parser.add_argument("query")
-    parser.add_argument("--size", type=int, default=10, help="at most this many results (default 10)")
+    parser.add_argument(
+        "--size",
+        type=_ops.bounded_int(1, MAX_SIZE),
+        default=10,
+        help=f"results per page, 1..{MAX_SIZE} (default 10)",
+    )
+    parser.add_argument("--page", type=_ops.bounded_int(1, 10_000), default=1, help="page of results (default 1)")
     parser.add_argument("--prefix", help="only keys under this prefix")
     parser.add_argument("--extension", help="only files with this extension (pdf, docx, ...)")
+    parser.add_argument(
+        "--type",
+        action="append",
+        choices=sorted(TYPE_EXTENSIONS),
+        help="only documents of this kind (repeatable: any of them)",
+    )
+    parser.add_argument("--modified-after", type=_day_or_time, metavar="DATE", help="last modified on or after DATE")
+    parser.add_argument("--modified-before", type=_day_or_time, metavar="DATE", help="last modified before DATE")
     parser.add_argument("--bucket", help="only documents of this bucket (an index may hold several)")
     parser.add_argument(
         "--collapse",
@@ -81,8 +173,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     group = parser.add_argument_group(
         "where the index is",
-        "A CloudFormation stack (--stack, or DOCINDEX_STACK), else the local run's env file "
-        f"({_ops.DEFAULT_ENV_FILE}, when it exists), else the environment (OPENSEARCH_ENDPOINT, OPENSEARCH_INDEX).",
+        "Explicit flags, then the exported environment (OPENSEARCH_ENDPOINT, OPENSEARCH_INDEX, ...), then "
+        f"--env-file or {_ops.DEFAULT_ENV_FILE} (when it exists), then the stack (--stack or DOCINDEX_STACK).",
     )
     group.add_argument("--stack", metavar="NAME", help="CloudFormation stack deployed from template.yaml")
     group.add_argument(
@@ -95,5 +187,5 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     group.add_argument("--profile", help="AWS named profile")
     group.add_argument("--opensearch-endpoint", help="OpenSearch endpoint URL")
     group.add_argument("--index", help="index or alias (default documents)")
-    parser.add_argument("--json", action="store_true", help="print the hits as JSON")
+    parser.add_argument("--json", action="store_true", help="print one JSON document (schema: docs/operations.md)")
     parser.set_defaults(func=_search)

@@ -15,13 +15,14 @@ Anything else raises ``PoisonMessageError``.
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import json
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote_plus
 
 from aws_lambda_powertools.utilities.data_classes.event_bridge_event import EventBridgeEvent
@@ -32,6 +33,9 @@ from aws_lambda_powertools.utilities.data_classes.s3_event import (
 from aws_lambda_powertools.utilities.data_classes.sns_event import SNSMessage
 
 from docindex.core.exceptions import PoisonMessageError
+
+if TYPE_CHECKING:
+    from docindex.core.settings import Settings
 
 # S3 sequencers are hex strings of varying length; S3 says: right-pad the
 # shorter one with zeros, then compare as strings. Padding every sequencer to
@@ -62,6 +66,26 @@ class Origin(StrEnum):
 def doc_id(bucket: str, key: str) -> str:
     """The index ``_id``: lowercase hex SHA-256 of ``"{bucket}/{key}"`` (key decoded)."""
     return hashlib.sha256(f"{bucket}/{key}".encode()).hexdigest()
+
+
+def is_excluded(key: str, settings: Settings | None = None, *, globs: tuple[str, ...] | None = None) -> bool:
+    """Whether ``key`` is never indexed (``EXCLUDE_KEYS``): lock files, thumbnail caches, folder markers...
+
+    A glob without "/" is matched against the file name, one with "/" against
+    the whole key; case does not matter (Windows file servers). The indexer
+    skips such keys before reading them; backfill and reconcile call this too,
+    so a skipped file is neither sent nor reported missing.
+    """
+    if globs is None:
+        if settings is None:
+            from docindex.core.settings import DEFAULT_EXCLUDE_KEYS
+
+            globs = tuple(g.strip().lower() for g in DEFAULT_EXCLUDE_KEYS.split(","))
+        else:
+            globs = settings.exclude_globs
+    lowered = key.lower()
+    name = lowered.rsplit("/", 1)[-1] if not lowered.endswith("/") else lowered
+    return any(fnmatch.fnmatchcase(lowered if "/" in glob else name, glob) for glob in globs)
 
 
 def normalize_sequencer(sequencer: str | None) -> str | None:
@@ -165,6 +189,11 @@ class ObjectChange:
     @property
     def doc_id(self) -> str:
         return doc_id(self.bucket, self.key)
+
+    @property
+    def is_reprocess(self) -> bool:
+        """An operator's ``docindex reprocess``: extract again, whatever the index or the cache hold."""
+        return self.event_name == "docindex:reprocess"
 
     def to_message(self) -> dict[str, Any]:
         """The docindex message shape (used by backfill and reconcile)."""

@@ -124,6 +124,10 @@ class ReconcileError(DocIndexError, RuntimeError):
     """The streams cannot be compared (out of order, unreachable index...)."""
 
 
+class ReindexError(DocIndexError, RuntimeError):
+    """The index cannot be rebuilt, rolled back or cleaned up (no alias, nothing to roll back to...)."""
+
+
 class Unsupported(DocIndexError):
     """A diagnose check cannot run here; it is reported as skipped, with the reason.
 

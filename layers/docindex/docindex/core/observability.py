@@ -28,6 +28,8 @@ class Metric:
     DUPLICATES_SKIPPED = "DuplicatesSkipped"
     STALE_EVENTS_SKIPPED = "StaleEventsSkipped"
     OBJECTS_GONE = "ObjectsGoneSkipped"
+    # Keys matching EXCLUDE_KEYS (lock files, Thumbs.db, folder markers): not indexed, not an error.
+    OBJECTS_SKIPPED = "ObjectsSkipped"
     TEST_EVENTS_IGNORED = "TestEventsIgnored"
     OCR_JOBS_QUEUED = "OcrJobsQueued"
     EXTRACTION_FAILURES = "ExtractionFailures"

@@ -18,6 +18,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from docindex.core.exceptions import SettingsError
 
 MiB = 1024 * 1024
+# Office lock files, LibreOffice lock files, thumbnail caches, desktop metadata,
+# macOS resource forks and folder markers (keys ending in "/").
+DEFAULT_EXCLUDE_KEYS = "~$*,.~lock.*#,Thumbs.db,ehthumbs.db,desktop.ini,.DS_Store,._*,*/"
 
 
 def describe_validation_error(exc: ValidationError) -> str:
@@ -90,12 +93,25 @@ class OpenSearchSettings(OpenSearchAccess):
         return checked
 
 
-class Settings(OpenSearchSettings):
+class AccessSettings(EnvSettings):
+    """Who may read which file (shared part: the writers stamp documents, the search API names the admins)."""
+
+    # s3://bucket/key (deployed) or a file path (local run); unset: every file is for the admins' group only.
+    access_map_uri: str | None = Field(None, alias="ACCESS_MAP_URI")
+    # How long a writer keeps a map before asking S3 again (a conditional GET).
+    access_map_ttl_seconds: float = Field(60.0, alias="ACCESS_MAP_TTL_SECONDS", ge=0, le=3600)
+    admin_group: str = Field("docindex-admins", alias="DOCINDEX_ADMIN_GROUP", min_length=1)
+
+
+class Settings(OpenSearchSettings, AccessSettings):
     """Runtime configuration of the indexer (and the common part of the worker's)."""
 
     # Managed domains on small instances refuse HTTP bodies above 10 MiB.
     bulk_max_bytes: int = Field(9 * MiB, alias="BULK_MAX_BYTES", gt=0)
     bulk_max_actions: int = Field(500, alias="BULK_MAX_ACTIONS", gt=0)
+    # How long the first document of a _bulk request waits for others to join it (the
+    # request also goes out when every record in flight is waiting, or at the size bounds).
+    bulk_linger_seconds: float = Field(1.0, alias="BULK_LINGER_SECONDS", ge=0, le=10)
 
     idempotency_table: str = Field(alias="IDEMPOTENCY_TABLE")
     # The ordering ledger may share the idempotency table (distinct key prefix).
@@ -116,6 +132,15 @@ class Settings(OpenSearchSettings):
     max_zip_ratio: int = Field(100, alias="MAX_ZIP_RATIO", gt=1)
     max_pages: int = Field(5000, alias="MAX_PAGES", gt=0)
     extraction_timeout_seconds: float = Field(120.0, alias="EXTRACTION_TIMEOUT_SECONDS", gt=0)
+    # PDFs and spreadsheets are extracted in child processes bounded in memory,
+    # time and output (extract/isolation.py); their jobs together may use this
+    # share of the function's memory. false: in process, unbounded (benchmarks).
+    extraction_isolation: bool = Field(True, alias="EXTRACTION_ISOLATION")
+    extraction_memory_share: float = Field(0.5, alias="EXTRACTION_MEMORY_SHARE", gt=0, le=0.9)
+
+    # Keys never indexed (docs/extraction.md#skipped-files): comma-separated globs, matched without
+    # case; a glob without "/" matches the file name, one with "/" the whole key. Empty: index everything.
+    exclude_keys: str = Field(DEFAULT_EXCLUDE_KEYS, alias="EXCLUDE_KEYS")
 
     # A change claimed this many times without completing (it raised, or its
     # invocation died: timeout, out of memory), across receives and DLQ
@@ -127,9 +152,15 @@ class Settings(OpenSearchSettings):
     content_cache_bucket: str | None = Field(None, alias="CONTENT_CACHE_BUCKET")
     content_cache_prefix: str = Field("content-cache/", alias="CONTENT_CACHE_PREFIX")
 
-    # Records processed at once inside one invocation (overlaps S3, DynamoDB and
-    # OpenSearch round trips with extraction).
-    indexer_concurrency: int = Field(8, alias="INDEXER_CONCURRENCY", ge=1, le=64)
+    # Records worked on at once inside one invocation (overlaps S3 and DynamoDB round
+    # trips with extraction). Records waiting for their _bulk result give their slot up,
+    # so every record of a batch can be in flight and a _bulk request holds many documents.
+    indexer_concurrency: int = Field(16, alias="INDEXER_CONCURRENCY", ge=1, le=64)
+
+    @property
+    def exclude_globs(self) -> tuple[str, ...]:
+        """``EXCLUDE_KEYS`` split into lowercase globs."""
+        return tuple(g.strip().lower() for g in self.exclude_keys.split(",") if g.strip())
 
     @property
     def ledger_table_name(self) -> str:

@@ -9,8 +9,7 @@ wrong is in ``error`` (the index's ``extraction_error``), with a longer
 Error codes:
 
 - ``empty``: 0 bytes, or a valid document without any text (and nothing to OCR).
-- ``unsupported``: a type with no extractor (legacy .doc/.ppt, RTF, ODF,
-  XLSB, archives, media, unknown binary).
+- ``unsupported``: a type with no extractor (XLSB, EPUB, media, unknown binary).
 - ``corrupt``: the file is damaged or not what its structure claims
   (unreadable PDF, broken zip, malformed XML, a DOCTYPE inside OOXML).
 - ``encrypted``: a password is needed to open it (PDF user password,
@@ -23,9 +22,13 @@ Error codes:
   byte budget and never past their declared size (a member whose data does
   not match its declared size fails its CRC check: ``corrupt``).
 - ``too_large``: a spreadsheet sheet spanning more than
-  ``spreadsheet.MAX_SHEET_CELLS`` cells, or the extractor ran out of memory.
+  ``spreadsheet.MAX_SHEET_CELLS`` cells (or more than its extraction
+  process's memory can hold), or text beyond the output bound.
 - ``timeout``: ``limits.timeout_seconds`` (or the given deadline) passed;
-  the text read so far is returned with ``truncated=True``.
+  the text read so far is returned with ``truncated=True``. Also when an
+  extraction process (``pool``) did not return by its deadline.
+- ``memory``: the parser needed more memory than its extraction process was
+  granted (:mod:`docindex.extract.isolation`), or ran out of memory.
 - ``extractor_failed``: a library raised something unexpected (logged with
   the traceback); the file is indexed by name.
 
@@ -34,14 +37,18 @@ the first ``max_pages`` pages/slides were read; ``ocr_reason`` (``image``,
 ``scanned_pdf``) means the text must come from the OCR worker.
 
 Kinds with an extractor: ``pdf``, ``docx`` (also DOCM/DOTX), ``pptx``
-(also PPTM/PPSX/POTX), ``xlsx`` (also XLSM/XLTX), ``xls``, ``html``, ``text``
-(plain, CSV, TSV, Markdown, JSON, XML...). ``image`` (PNG, JPEG, TIFF, GIF,
-BMP, WebP) goes to OCR. Recognised but ``unsupported``: ``doc``, ``ppt``,
-``msg``, ``ole``, ``rtf``, ``odt``, ``ods``, ``odp``, ``xlsb``, ``epub``,
-``zip``, ``media``, ``binary``, ``unknown``.
+(also PPTM/PPSX/POTX), ``xlsx`` (also XLSM/XLTX), ``xls``, ``doc`` (Word
+97-2003, 6/95), ``ppt`` (PowerPoint 97-2003), ``msg`` (Outlook), ``eml``
+(also .mht), ``rtf``, ``odt``, ``ods``, ``odp``, ``zip`` (member names and
+readable members' text), ``html``, ``text`` (plain, CSV, TSV, Markdown,
+JSON, XML...). ``image`` (PNG, JPEG, TIFF, GIF, BMP, WebP) goes to OCR.
+Recognised but ``unsupported``: ``ole``, ``xlsb``, ``epub``, ``media``,
+``binary``, ``unknown``. Members of archives and attachments of mails are
+read through :func:`dispatch.extract_nested`, ``dispatch.MAX_NESTING``
+levels deep.
 
 Heavy libraries (pypdfium2, calamine, lxml, selectolax, charset-normalizer,
-filetype) load only when a file of that kind arrives, so the Lambda's cold
+filetype, olefile) load only when a file of that kind arrives, so the Lambda's cold
 start stays small.
 """
 

@@ -42,6 +42,10 @@ class Deadline:
     def expired(self) -> bool:
         return time.monotonic() >= self._end
 
+    def remaining(self) -> float:
+        """Seconds left (0 when expired)."""
+        return max(0.0, self._end - time.monotonic())
+
 
 @dataclass(frozen=True)
 class FileType:

@@ -9,9 +9,13 @@ the page count to index.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from docindex.core.exceptions import ExtractionError
 from docindex.extract.base import Deadline, ExtractionLimits
+
+if TYPE_CHECKING:
+    from docindex.extract.isolation import JobBounds
 
 
 class TextBuffer:
@@ -61,12 +65,19 @@ class ExtractionContext:
     deadline: Deadline
     text: TextBuffer = field(init=False)
     title: str | None = None
+    # Who wrote the document, where the format records it (logged; not yet an index field).
+    author: str | None = None
+    # Nesting depth: 0 for the file itself, 1 for an archive member or attachment, ...
+    depth: int = 0
     page_count: int | None = None
     ocr_reason: str | None = None
     encoding: str | None = None
     # Set when the extractor stopped before the end for a reason other than
     # ``max_chars`` (e.g. ``max_pages``); the text is then marked truncated.
     incomplete: bool = False
+    # Set in an extraction process (extract/isolation.py): the memory and time
+    # this job may use, for refusals the format allows up front.
+    bounds: JobBounds | None = None
 
     def __post_init__(self) -> None:
         self.text = TextBuffer(self.limits.max_chars)

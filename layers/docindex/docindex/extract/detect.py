@@ -228,12 +228,47 @@ def _detect_text(head: bytes, ext: str) -> FileType:
         sample = sample.replace(b"\x00", b"")
     if sample.lstrip().startswith(b"{\\rtf"):
         return FileType("rtf", "application/rtf")
+    if looks_like_mail(sample) or (ext in _MAIL_EXTENSIONS and _MAIL_HEADER_LINE.match(sample)):
+        mht = ext in ("mht", "mhtml") or b"multipart/related" in sample[:SNIFF_BYTES].lower()
+        return FileType("eml", "multipart/related" if mht else "message/rfc822")
     if _HTML_START.match(sample[:2048]) or ext in _HTML_EXTENSIONS:
         return FileType("html", "application/xhtml+xml" if ext == "xhtml" else "text/html")
     mime = _TEXT_BY_EXTENSION.get(ext)
     if mime is None and sample.lstrip().startswith(b"<?xml"):
         mime = "application/xml"
     return FileType("text", mime or "text/plain")
+
+
+_MAIL_EXTENSIONS = {"eml", "mht", "mhtml", "msg"}
+_MAIL_HEADER_LINE = re.compile(rb"^[!-9;-~]{1,76}:[ \t]?[^\r\n]*\r?\n")
+_MAIL_HEADERS = {
+    b"from",
+    b"to",
+    b"cc",
+    b"subject",
+    b"date",
+    b"mime-version",
+    b"received",
+    b"message-id",
+    b"return-path",
+    b"content-type",
+    b"delivered-to",
+}
+
+
+def looks_like_mail(sample: bytes) -> bool:
+    """An RFC 5322 header block: only header lines up to the first blank line, with 3+ well-known names."""
+    known = 0
+    for number, line in enumerate(sample[:SNIFF_BYTES].splitlines()):
+        if not line.strip():
+            return known >= 3 and number > 0
+        if line[:1] in (b" ", b"\t"):
+            continue  # a folded header's continuation
+        name, colon, _ = line.partition(b":")
+        if not colon or not _MAIL_HEADER_LINE.match(line + b"\n"):
+            return False
+        known += name.strip().lower() in _MAIL_HEADERS
+    return False
 
 
 def _detect_zip(data: bytes, ext: str) -> FileType:  # noqa: PLR0911 - one return per outcome
@@ -291,8 +326,22 @@ def _odf_mimetype(zf: zipfile.ZipFile, names: list[str]) -> str | None:
         return None  # any damage just means "not ODF"
 
 
+_OLE_BY_EXTENSION = {
+    "doc": ("doc", "application/msword"),
+    "dot": ("doc", "application/msword"),
+    "ppt": ("ppt", "application/vnd.ms-powerpoint"),
+    "pps": ("ppt", "application/vnd.ms-powerpoint"),
+    "pot": ("ppt", "application/vnd.ms-powerpoint"),
+    "msg": ("msg", "application/vnd.ms-outlook"),
+    "xls": ("xls", XLS),
+}
+
+
 def _detect_cfb(data: bytes, ext: str) -> FileType:  # noqa: PLR0911 - one return per outcome
     names = cfb_stream_names(data)
+    if names is None and ext in _OLE_BY_EXTENSION:
+        # A damaged directory: trust the name for the kind, so the extractor reports ``corrupt``.
+        return FileType(*_OLE_BY_EXTENSION[ext])
     if names is None:
         import filetype
 

@@ -5,17 +5,16 @@ from __future__ import annotations
 import importlib
 import re
 from collections.abc import Callable
-from typing import cast
+from dataclasses import replace
+from typing import TYPE_CHECKING, cast
 
 from docindex.core.exceptions import ExtractionError
-
-# The Powertools logger, not a stdlib logger of this module: deployed, its name is
-# POWERTOOLS_SERVICE_NAME (docindex-<stage>), so a "docindex.*" stdlib logger would
-# not reach its JSON handler and would lose message_id, bucket and key.
-from docindex.core.observability import logger
 from docindex.extract.base import Deadline, ExtractedDocument, ExtractionLimits, FileType
 from docindex.extract.context import ExtractionContext
 from docindex.extract.detect import detect_type
+
+if TYPE_CHECKING:
+    from docindex.extract.isolation import ExtractionPool
 
 Extractor = Callable[[bytes, FileType, ExtractionContext], None]
 
@@ -38,6 +37,15 @@ _EXTRACTORS: dict[str, tuple[str, str]] = {
     "xls": ("docindex.extract.spreadsheet", "extract_spreadsheet"),
     "html": ("docindex.extract.html", "extract_html"),
     "text": ("docindex.extract.text", "extract_text"),
+    "doc": ("docindex.extract.doc", "extract_doc"),
+    "ppt": ("docindex.extract.ppt", "extract_ppt"),
+    "msg": ("docindex.extract.msg", "extract_msg"),
+    "eml": ("docindex.extract.mail", "extract_mail"),
+    "rtf": ("docindex.extract.rtf", "extract_rtf"),
+    "odt": ("docindex.extract.odf", "extract_odf"),
+    "ods": ("docindex.extract.odf", "extract_odf"),
+    "odp": ("docindex.extract.odf", "extract_odf"),
+    "zip": ("docindex.extract.archive", "extract_archive"),
 }
 
 
@@ -72,12 +80,18 @@ def prefix_budget(kind: str, limits: ExtractionLimits) -> int | None:
     return None
 
 
+# Archives in archives, attachments of attached mails: members this deep are listed by name only.
+MAX_NESTING = 3
+
+
 def extract(
     data: bytes,
     filename: str,
     limits: ExtractionLimits,
     *,
     deadline: Deadline | None = None,
+    pool: ExtractionPool | None = None,
+    depth: int = 0,
 ) -> ExtractedDocument:
     """Extract text and metadata from one file's bytes.
 
@@ -85,10 +99,13 @@ def extract(
     ``ExtractedDocument.error`` (see :mod:`docindex.extract` for the codes);
     this function does not raise for any input. ``deadline`` defaults to
     ``limits.timeout_seconds`` from now; pass one to share a budget with the
-    caller (e.g. the Lambda's remaining time).
+    caller (e.g. the Lambda's remaining time). With a ``pool``, the formats
+    it isolates (native parsers: PDF, spreadsheets) are extracted in one of
+    its child processes, inside memory, time and output bounds
+    (:mod:`docindex.extract.isolation`).
     """
     ftype = detect_type(data, filename)
-    ctx = ExtractionContext(limits, deadline or Deadline(limits.timeout_seconds))
+    ctx = ExtractionContext(limits, deadline or Deadline(limits.timeout_seconds), depth=depth)
     error: str | None = None
     detail: str | None = None
     extractor = _extractor(ftype.kind)
@@ -100,6 +117,8 @@ def extract(
         ctx.ocr_reason = _OCR_KINDS[ftype.kind]
     elif extractor is None:
         error, detail = "unsupported", f"no text extractor for {ftype.mime}"
+    elif pool is not None and pool.isolates(ftype.kind):
+        error, detail = pool.run(data, ftype, ctx)
     else:
         error, detail = _run(extractor, data, ftype, ctx)
 
@@ -122,18 +141,51 @@ def extract(
     )
 
 
+def extract_nested(data: bytes, name: str, ctx: ExtractionContext) -> ExtractedDocument | None:
+    """The text of a member or attachment, within what is left of the parent's budget.
+
+    None when it is nested too deeply, or no room is left. The parent's
+    deadline is shared; the child's errors stay the child's (the caller
+    decides whether to mention them).
+    """
+    room = ctx.limits.max_chars - len(ctx.text)
+    if ctx.depth + 1 > MAX_NESTING or room <= 0:
+        return None
+    ctx.check_deadline()
+    limits = replace(ctx.limits, max_chars=room)
+    child = extract(data, name, limits, deadline=ctx.deadline, depth=ctx.depth + 1)
+    if child.error == "timeout":
+        ctx.check_deadline()
+    return child
+
+
 def _run(extractor: Extractor, data: bytes, ftype: FileType, ctx: ExtractionContext) -> tuple[str | None, str | None]:
     try:
         extractor(data, ftype, ctx)
     except ExtractionError as exc:
         return exc.code, exc.detail or None
     except MemoryError:
-        return "too_large", "ran out of memory"
+        return "memory", "ran out of memory"
     except RecursionError:
         return "corrupt", "structure nested too deeply"
     except Exception as exc:  # noqa: BLE001 - any library failure: logged with its traceback, indexed by name
+        # The Powertools logger, not a stdlib logger of this module: deployed, its name is
+        # POWERTOOLS_SERVICE_NAME (docindex-<stage>), so a "docindex.*" stdlib logger would
+        # not reach its JSON handler and would lose message_id, bucket and key. Imported
+        # here: an extraction process (extract/isolation.py) starts without Powertools.
+        from docindex.core.observability import logger
+
         logger.warning("extractor for %s failed", ftype.kind, exc_info=True)
         return "extractor_failed", f"{type(exc).__name__}: {exc}"[:500]
+    except BaseException as exc:
+        # A Rust library's panic (calamine) arrives as pyo3's PanicException, a BaseException:
+        # the document is at fault, not the process. Anything else (KeyboardInterrupt...) propagates.
+        if type(exc).__name__ != "PanicException":
+            raise
+        from docindex.core.observability import logger
+
+        logger.warning("extractor for %s panicked", ftype.kind, exc_info=True)
+        return "extractor_failed", f"PanicException: {exc}"[:500]
     return None, None
 
 

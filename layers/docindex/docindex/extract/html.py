@@ -28,12 +28,12 @@ _BLOCKS = (
     "figcaption, figure, footer, form, h1, h2, h3, h4, h5, h6, header, hgroup, hr, li, main, nav, "
     "ol, p, pre, section, summary, table, tr, ul, option, legend"
 )
+_MARKED = _BLOCKS + ", br, td, th"
 # Unicode noncharacters as markers: they cannot occur in real text, and they
 # survive the whitespace collapsing that turns source newlines into spaces.
 _BLOCK_MARK = "\ufdd0"
 _CELL_MARK = "\ufdd1"
 _HTML_SPACE = re.compile(r"[ \t\n\r\f]+")
-_SPACED_TAB = re.compile(r" *\t *")
 
 
 def declared_charset(data: bytes) -> str | None:
@@ -53,8 +53,6 @@ def byte_budget(limits: ExtractionLimits) -> int:
 
 def extract_html(data: bytes, ftype: FileType, ctx: ExtractionContext) -> None:
     """Visible text and ``<title>`` of an HTML document into ``ctx``."""
-    from selectolax.lexbor import LexborHTMLParser
-
     budget = byte_budget(ctx.limits)
     if len(data) > budget:
         data = prefix_at_line_end(data, budget)
@@ -62,28 +60,41 @@ def extract_html(data: bytes, ftype: FileType, ctx: ExtractionContext) -> None:
     decoded = decode(data, declared_charset(data))
     ctx.encoding = decoded.encoding
 
-    tree = LexborHTMLParser(decoded.text)
+    title, text = html_text(decoded.text)
+    ctx.title = title
+    ctx.text.append(text)
+
+
+def html_text(markup: str) -> tuple[str | None, str]:
+    """The ``<title>`` and the visible text of decoded HTML (one block per line)."""
+    from selectolax.lexbor import LexborHTMLParser
+
+    tree = LexborHTMLParser(markup)
+    title = None
     title_node = tree.css_first("title")
     if title_node is not None:
-        title = _HTML_SPACE.sub(" ", title_node.text()).strip()
-        ctx.title = title or None
+        title = _HTML_SPACE.sub(" ", title_node.text()).strip() or None
     tree.strip_tags(_INVISIBLE, recursive=True)
     root = tree.body or tree.root
     if root is None:
-        return
-    for node in root.css(_BLOCKS):
-        node.insert_before(_BLOCK_MARK)
-        node.insert_after(_BLOCK_MARK)
-    for node in root.css("br"):
-        node.insert_after(_BLOCK_MARK)
-    for node in root.css("td, th"):
-        node.insert_after(_CELL_MARK)
-    ctx.text.append(visible_text(root.text(deep=True)))
+        return title, ""
+    # One selector pass over the tree for blocks, line breaks and cells (three cost 10 % more).
+    for node in root.css(_MARKED):
+        tag = node.tag
+        if tag == "br":
+            node.insert_after(_BLOCK_MARK)
+        elif tag in ("td", "th"):
+            node.insert_after(_CELL_MARK)
+        else:
+            node.insert_before(_BLOCK_MARK)
+            node.insert_after(_BLOCK_MARK)
+    return title, visible_text(root.text(deep=True))
 
 
 def visible_text(raw: str) -> str:
     """Collapse HTML whitespace the way a browser renders it, one block per line."""
-    text = _HTML_SPACE.sub(" ", raw).replace(_CELL_MARK, "\t").replace(_BLOCK_MARK, "\n")
-    text = _SPACED_TAB.sub("\t", text)
-    lines = (line.strip(" \t") for line in text.split("\n"))
+    # After the collapse no tab or newline is left and spaces are single: a cell's tab
+    # absorbs the spaces beside it with two plain replaces, and blocks split on their mark.
+    text = _HTML_SPACE.sub(" ", raw).replace(_CELL_MARK, "\t").replace(" \t", "\t").replace("\t ", "\t")
+    lines = (line.strip(" \t") for line in text.split(_BLOCK_MARK))
     return "\n".join(line for line in lines if line)

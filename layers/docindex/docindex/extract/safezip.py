@@ -29,9 +29,13 @@ from docindex.core.exceptions import ExtractionError
 from docindex.extract.base import ExtractionLimits
 
 RATIO_CHECK_MIN_BYTES = 1024 * 1024
-# A large PPTX has a few thousand parts; 20k leaves room and bounds the
-# per-member bookkeeping of a directory built to exhaust it.
-MAX_MEMBERS = 20_000
+# A real deck has about two parts a slide (the slide and its relationships),
+# four with notes, plus media: a 10,000-slide PPTX has 20,011 members and
+# must pass (it did not at 20,000). 100k leaves room for 20,000 slides with
+# notes and still bounds the per-member bookkeeping (~0.5 KB a ZipInfo, so
+# ~50 MB) of a directory built to exhaust it; the bytes a member inflates to
+# are bounded separately.
+MAX_MEMBERS = 100_000
 _CHUNK = 64 * 1024
 
 
@@ -63,6 +67,10 @@ class SafeZip:
     def names(self) -> list[str]:
         """Member names in directory order."""
         return list(self._infos)
+
+    def infos(self) -> list[zipfile.ZipInfo]:
+        """Member entries in directory order (names as zipfile decoded them)."""
+        return list(self._infos.values())
 
     def has(self, name: str) -> bool:
         """Whether a member exists."""

@@ -41,6 +41,7 @@ _ROWS_PER_FLUSH = 1000
 # single quotes, spaces around "=", lowercase column letters, prefixes.
 _ROW_TAG = re.compile(rb"<(?:[\w.-]+:)?row[\s/>]")
 _CELL_TAG = re.compile(rb"<(?:[\w.-]+:)?c[\s/>]")
+_PREFIXED_CELL_TAG = re.compile(rb"<[\w.-]+:c[\s/>]")
 _REF_ROW = re.compile(rb"""r\s*=\s*["']\s*[A-Za-z]*(\d+)""")
 _REF_COLUMN = re.compile(rb"""r\s*=\s*["']\s*([A-Za-z]+)\d""")
 _CELL_REF = re.compile(r"([A-Za-z]+)(\d+)")
@@ -52,12 +53,63 @@ def extract_spreadsheet(data: bytes, ftype: FileType, ctx: ExtractionContext) ->
         with SafeZip(data, ctx.limits) as zf:
             ctx.title = core_title(zf)
             for part in _worksheet_parts(zf):
+                _count_cells(zf, part, ctx)
                 area = sheet_area(zf.read(part))
                 if area > MAX_SHEET_CELLS:
                     raise ExtractionError("too_large", f"{part} spans {area} cells (limit {MAX_SHEET_CELLS})")
+                _check_fits(part, area, ctx)
     elif ftype.kind != "xls":
         raise ExtractionError("unsupported", f"{ftype.kind} workbooks are not read")
     _read_workbook(data, ctx)
+
+
+def _count_cells(zf: SafeZip, part: str, ctx: ExtractionContext) -> None:
+    """Refuse a sheet with more cell tags than fit this extraction's memory, reading it a MiB at a time.
+
+    Every ``<c>`` is at least one cell calamine allocates, so the count is a
+    lower bound and the refusal comes as soon as it is reached, before the
+    sheet is read whole (a 10 M-cell sheet is ~150 MB of XML). The sheet's
+    ``<dimension ref>`` is not used: calamine does not allocate from it
+    (a 1-cell sheet declaring A1:XFD1048576 costs nothing), so it is no cost.
+    """
+    from docindex.extract.isolation import BYTES_PER_CELL
+
+    if ctx.bounds is None:
+        return
+    limit = ctx.bounds.memory_bytes // BYTES_PER_CELL
+    cells = 0
+    carry = b""
+    with zf.open(part) as stream:
+        while chunk := stream.read(1 << 20):
+            window = carry + chunk
+            # Tags start with "<" and hold no other: up to the last "<" none is cut in two.
+            cut = window.rfind(b"<")
+            if cut <= 0:
+                cut = len(window)
+            # "<c" also matches the few <col>/<cfRule> tags of a sheet: thousands at
+            # most against a limit of millions. Prefixed tags (<x:c>) are rare.
+            cells += window.count(b"<c", 0, cut)
+            if window.find(b":c", 0, cut) >= 0:
+                cells += len(_PREFIXED_CELL_TAG.findall(window, 0, cut))
+            carry = window[cut:]
+            if cells > limit:
+                raise ExtractionError(
+                    "too_large",
+                    f"{part} has more than {cells} cells: more than the"
+                    f" {ctx.bounds.memory_bytes >> 20} MiB this extraction may use can hold",
+                )
+
+
+def _check_fits(part: str, area: int, ctx: ExtractionContext) -> None:
+    """Refuse a sheet whose cells cannot fit the memory this extraction may use, before calamine allocates them."""
+    from docindex.extract.isolation import BYTES_PER_CELL
+
+    if ctx.bounds is not None and area * BYTES_PER_CELL > ctx.bounds.memory_bytes:
+        raise ExtractionError(
+            "too_large",
+            f"{part} spans {area} cells: ~{area * BYTES_PER_CELL >> 20} MiB, more than the"
+            f" {ctx.bounds.memory_bytes >> 20} MiB this extraction may use",
+        )
 
 
 def _worksheet_parts(zf: SafeZip) -> list[str]:

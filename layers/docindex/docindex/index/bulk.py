@@ -6,7 +6,10 @@ rejected document fails only its own SQS record. A single background thread
 sends the actions as ``_bulk`` requests (opensearch-py's ``streaming_bulk``),
 size-bounded (``BULK_MAX_BYTES``, under the 10 MiB smallest managed instances
 accept). A request goes out as soon as every active record is waiting on the
-writer, when the size bounds are reached, or after a short linger.
+writer, when the size bounds are reached, or once its first action has
+lingered ``BULK_LINGER_SECONDS``. A submitting thread may give its work slot
+up while it waits (``waiting``), unless a full request's worth of bytes is
+already queued: the documents held in memory stay bounded.
 
 Retries: 429 and 5xx (whole request or single items) and connection errors
 are retried with exponential backoff and jitter while the invocation has time
@@ -22,7 +25,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
@@ -75,6 +78,7 @@ class BulkWriter:
         backoff_cap: float = 5.0,
         refresh: bool | str = False,
         still_current: Callable[[Sequence[tuple[str, int]]], set[tuple[str, int]]] | None = None,
+        waiting: Callable[[], AbstractContextManager[None]] | None = None,
     ) -> None:
         self._client = client
         # Asked before every request (retries too) which index writes may still land: a write whose
@@ -88,13 +92,17 @@ class BulkWriter:
         self._backoff_base = backoff_base
         self._backoff_cap = backoff_cap
         self._refresh = refresh
+        self._waiting = waiting
         self._cond = threading.Condition()
         self._pending: list[_Pending] = []
         self._in_flight = 0
+        self._queued_bytes = 0  # pending and in flight
         self._participants = 0
+        self._counted = threading.local()
         self._closed = False
         self._thread: threading.Thread | None = None
         self.requests_sent = 0
+        self.actions_sent = 0
 
     # -- lifecycle ---------------------------------------------------------
 
@@ -115,9 +123,16 @@ class BulkWriter:
         """Mark the calling thread as one that may still submit actions."""
         with self._cond:
             self._participants += 1
+        self._counted.value = True
         try:
             yield
         finally:
+            self._leave()
+
+    def _leave(self) -> None:
+        """The calling thread will add nothing more (its write was answered, or it is done)."""
+        if getattr(self._counted, "value", False):
+            self._counted.value = False
             with self._cond:
                 self._participants -= 1
                 self._cond.notify_all()
@@ -156,8 +171,19 @@ class BulkWriter:
             if self._closed:
                 raise RuntimeError("BulkWriter is closed")
             self._pending.append(pending)
+            self._queued_bytes += nbytes
+            # Past a full request and the next one queued, a waiting record keeps its slot.
+            give_up_slot = self._waiting is not None and self._queued_bytes <= 2 * self._max_bytes
             self._cond.notify_all()
-        return pending.future.result()
+        try:
+            if give_up_slot and self._waiting is not None:
+                with self._waiting():
+                    return pending.future.result()
+            return pending.future.result()
+        finally:
+            # Answered: this record's thread no longer counts as one that may add to a request,
+            # so the last request of an invocation is not held back by records finishing up.
+            self._leave()
 
     # -- the sender thread -------------------------------------------------
 
@@ -209,6 +235,7 @@ class BulkWriter:
             finally:
                 with self._cond:
                     self._in_flight -= len(batch)
+                    self._queued_bytes -= sum(p.nbytes for p in batch)
                     self._cond.notify_all()
 
     def _send_with_retries(self, batch: list[_Pending]) -> None:
@@ -242,12 +269,15 @@ class BulkWriter:
         if not batch:
             return []
         self.requests_sent += 1
+        self.actions_sent += len(batch)
         by_id: dict[tuple[str, str], list[_Pending]] = {}
         for p in batch:
             by_id.setdefault((p.action["_op_type"], p.action["_id"]), []).append(p)
         results = helpers.streaming_bulk(
             self._client,
             (p.action for p in batch),
+            # POST /{index}/_bulk, not /_bulk: the roles grant _bulk on the index alone.
+            index=self._index,
             chunk_size=len(batch) + 1,
             max_chunk_bytes=self._max_bytes * 2,  # already chunked by _take
             raise_on_error=False,

@@ -17,6 +17,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from docindex.access.policy import AccessGrant
     from docindex.core.changes import ObjectChange
     from docindex.core.storage import FetchedObject
     from docindex.extract import ExtractedDocument
@@ -44,6 +45,8 @@ class ExtractionErrorCode(StrEnum):
     EMPTY = "empty"
     TOO_LARGE = "too_large"
     TIMEOUT = "timeout"
+    # The parser needed more memory than the file's extraction process may use.
+    MEMORY = "memory"
     ZIP_BOMB = "zip_bomb"
     # The change failed repeatedly (it killed its invocation, say): indexed by name, not retried.
     QUARANTINED = "quarantined"
@@ -61,6 +64,16 @@ CONTENT_FIELDS = ("content", "title", "page_count", "content_truncated", "extrac
 def now_iso() -> str:
     """The current time as the index stores dates (UTC, microseconds)."""
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+# Folder facets stop this deep: a key is at most 1,024 bytes, a facet needs only the top levels.
+MAX_FOLDER_DEPTH = 32
+
+
+def folder_prefixes(key: str) -> tuple[str, ...]:
+    """The key's ancestor folders, each with its trailing slash: ``a/b/c.txt`` → ``("a/", "a/b/")``."""
+    parts = key.split("/")[:-1][:MAX_FOLDER_DEPTH]
+    return tuple("/".join(parts[: i + 1]) + "/" for i in range(len(parts)))
 
 
 def file_name_parts(key: str) -> tuple[str, str]:
@@ -95,6 +108,11 @@ class IndexDocument:
     # Lowercase hex SHA-256 of the object's bytes: identical copies share it (search --collapse)
     # and it keys the extraction/OCR result cache.
     content_sha256: str | None = None
+    # Derived from the key: the folder facet and the folder filter of the search API.
+    folders: tuple[str, ...] | None = None
+    # Who may read the file (docindex.access): stamped on every write by the document store.
+    allow_principals: tuple[str, ...] | None = None
+    deny_principals: tuple[str, ...] | None = None
 
     # -- built from a change ------------------------------------------------
 
@@ -120,6 +138,7 @@ class IndexDocument:
             filename=filename,
             extension=extension,
             indexed_at=now_iso(),
+            folders=folder_prefixes(key),
             content_type=content_type,
             size=size,
             etag=etag,
@@ -164,6 +183,10 @@ class IndexDocument:
         known = {name: source[name] for name in cls.__dataclass_fields__ if name in source}
         if "ocr_status" in known:
             known["ocr_status"] = OcrStatus(known["ocr_status"])
+        for name in ("allow_principals", "deny_principals"):
+            if name in known:
+                known[name] = tuple(known[name] or ())
+        known["folders"] = folder_prefixes(str(source.get("key", "")))
         filename, extension = file_name_parts(str(source.get("key", "")))
         known.setdefault("filename", filename)
         known.setdefault("extension", extension)
@@ -171,6 +194,10 @@ class IndexDocument:
         return cls(**known)
 
     # -- states -------------------------------------------------------------
+
+    def with_access(self, grant: AccessGrant) -> IndexDocument:
+        """This document stamped with who may read it (the search API filters on these)."""
+        return replace(self, allow_principals=tuple(grant.allow), deny_principals=tuple(grant.deny))
 
     def with_content(
         self,
@@ -260,7 +287,7 @@ class IndexDocument:
     def source(self) -> dict[str, Any]:
         """The ``_source`` sent to OpenSearch."""
         return {
-            name: value.value if isinstance(value, StrEnum) else value
+            name: value.value if isinstance(value, StrEnum) else list(value) if isinstance(value, tuple) else value
             for name, value in asdict(self).items()
             if value is not None
         }

@@ -1,11 +1,156 @@
-"""Full-text search as the operator CLI and the demo run it."""
+"""Full-text search as the operator CLI and the demo run it.
+
+What people may type (``parse_query``, docs/search.md): words (every one must match), ``"quoted
+phrases"``, ``-word`` / ``-"phrase"`` to exclude, and ``OR`` between alternatives. Nothing else of
+a query language reaches OpenSearch: each clause becomes a ``simple_query_string`` limited to the
+PHRASE, OR and WHITESPACE flags over fixed fields (no field names, wildcards, regular expressions
+or fuzziness can be injected), combined in a ``bool`` query.
+"""
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from docindex.index.mapping import normalize
 
 if TYPE_CHECKING:
     from opensearchpy import OpenSearch
+
+# The fields a query searches, with their boosts.
+TEXT_FIELDS = ["title^3", "filename^2", "content"]
+# simple_query_string features the user's clauses may use (not PREFIX, FUZZY, SLOP, NEAR, ESCAPE, PRECEDENCE).
+USER_QUERY_FLAGS = "PHRASE|OR|WHITESPACE"
+MAX_QUERY_CHARS = 1000
+MAX_CLAUSES = 32
+# OpenSearch's default index.max_result_window: from + size beyond it is refused.
+MAX_RESULT_WINDOW = 10_000
+# --type: document families and their extensions.
+TYPE_EXTENSIONS: dict[str, tuple[str, ...]] = {
+    "pdf": ("pdf",),
+    "word": ("doc", "docx", "docm", "rtf", "odt"),
+    "excel": ("xls", "xlsx", "xlsm", "xlsb", "ods", "csv", "tsv"),
+    "powerpoint": ("ppt", "pptx", "pptm", "odp"),
+    "text": ("txt", "md", "markdown", "log", "json", "xml", "yaml", "yml", "csv", "tsv"),
+    "html": ("html", "htm", "xhtml"),
+    "image": ("png", "jpg", "jpeg", "tif", "tiff", "gif", "bmp", "webp"),
+}
+
+
+class QueryError(ValueError):
+    """The query cannot be searched as typed (empty, only operators, too long, not text)."""
+
+
+@dataclass(frozen=True)
+class Clause:
+    """One required (or, with ``exclude``, forbidden) clause: alternatives, each a word or a phrase."""
+
+    alternatives: tuple[str, ...]  # words as typed, phrases with their quotes
+    exclude: bool = False
+
+    def query_string(self) -> str:
+        return " | ".join(self.alternatives)
+
+
+@dataclass(frozen=True)
+class ParsedQuery:
+    clauses: tuple[Clause, ...] = field(default_factory=tuple)
+
+    @property
+    def has_operators(self) -> bool:
+        """A phrase, an exclusion or an OR: the plain words-only query cannot express it."""
+        return any(c.exclude or len(c.alternatives) > 1 or c.alternatives[0].startswith('"') for c in self.clauses)
+
+
+_TOKEN = re.compile(r'(-?)"([^"]*)"?|(\S+)')
+# simple_query_string operators and characters a word must not carry to OpenSearch.
+_SPECIAL = re.compile(r'[|+"()*~\\]')
+
+
+def _word(text: str) -> str:
+    """The text without query operators; empty when nothing searchable (no letter or digit) is left."""
+    cleaned = " ".join(_SPECIAL.sub(" ", text).split())
+    return cleaned if re.search(r"\w", cleaned) else ""
+
+
+def parse_query(text: str) -> ParsedQuery:
+    """Words, ``"phrases"``, ``-exclusions`` and ``OR``, as people type them; ``QueryError`` when unusable."""
+    if any("\ud800" <= ch <= "\udfff" for ch in text):
+        raise QueryError("the query is not valid UTF-8 text: type it again, or check the terminal's encoding")
+    if "\x00" in text:
+        raise QueryError("the query contains a NUL character")
+    if len(text) > MAX_QUERY_CHARS:
+        raise QueryError(f"the query is {len(text)} characters long: at most {MAX_QUERY_CHARS}")
+    clauses: list[Clause] = []
+    pending_or = False
+    for item in _items(text):
+        if item is None:
+            pending_or = bool(clauses) and not clauses[-1].exclude
+            continue
+        excluded, term = item
+        if pending_or and not excluded:
+            last = clauses.pop()
+            clauses.append(Clause((*last.alternatives, term)))
+        else:
+            clauses.append(Clause((term,), exclude=excluded))
+        pending_or = False
+    if not any(not c.exclude for c in clauses):
+        raise QueryError(
+            "the query has no words to search for (an empty query, only operators or punctuation, or only "
+            '-exclusions): type at least one word or "phrase"'
+        )
+    if len(clauses) > MAX_CLAUSES:
+        raise QueryError(f"the query has {len(clauses)} clauses: at most {MAX_CLAUSES}")
+    return ParsedQuery(tuple(clauses))
+
+
+def _items(text: str) -> list[tuple[bool, str] | None]:
+    """The query's words and phrases as ``(excluded, word or "phrase")``, ``None`` for each ``OR``."""
+    items: list[tuple[bool, str] | None] = []
+    for match in _TOKEN.finditer(text):
+        negated, phrase, word = match.group(1), match.group(2), match.group(3)
+        if phrase is not None:
+            cleaned = _word(phrase)
+            if cleaned:
+                items.append((bool(negated), f'"{cleaned}"'))
+            continue
+        if word == "OR":
+            items.append(None)
+            continue
+        excluded = word.startswith("-") and len(word) > 1
+        cleaned = _word(word[1:] if excluded else word)
+        if cleaned:
+            items.append((excluded, cleaned))
+    return items
+
+
+def user_query(parsed: ParsedQuery, fields: list[str] | None = None) -> dict[str, Any]:
+    """The bool query of a parsed query: each clause a ``simple_query_string`` with the limited flags."""
+
+    def clause(c: Clause) -> dict[str, Any]:
+        return {
+            "simple_query_string": {
+                "query": c.query_string(),
+                "fields": fields or TEXT_FIELDS,
+                "flags": USER_QUERY_FLAGS,
+                "default_operator": "and",
+            }
+        }
+
+    return {
+        "bool": {
+            "must": [clause(c) for c in parsed.clauses if not c.exclude],
+            "must_not": [clause(c) for c in parsed.clauses if c.exclude],
+        }
+    }
+
+
+class SearchHits(list[dict[str, Any]]):
+    """The hits of one page (a list, as before), with the total number of matching documents."""
+
+    total: int = 0
+    total_is_exact: bool = True
 
 
 def search(
@@ -17,17 +162,86 @@ def search(
     prefix: str | None = None,
     extension: str | None = None,
     bucket: str | None = None,
+    page: int = 1,
+    extensions: list[str] | None = None,
+    modified_after: str | None = None,
+    modified_before: str | None = None,
+    operators: bool = False,
     collapse: bool = False,
-) -> list[dict[str, Any]]:
+) -> SearchHits:
     """Full-text search over content, title and file name, with highlighted snippets.
 
-    ``collapse``: identical copies (same ``content_sha256``) are one hit, the best-scoring copy,
-    with every other copy's location in ``also_in`` (see :func:`collapse_copies`).
+    Documents whose words match the query as kuromoji splits them come first;
+    then those that only contain its characters (the bigram fields: a compound
+    kuromoji splits another way, an unknown word) or fragments of the file name.
+
+    ``operators``: read phrases, ``-exclusions`` and ``OR`` in ``query`` (``parse_query``); plain
+    words are searched the same way either way. ``page`` counts from 1; ``extensions`` keeps any
+    of those extensions; ``modified_after`` (inclusive) / ``modified_before`` (exclusive) bound
+    ``last_modified`` (ISO dates or times). ``collapse``: identical copies (same
+    ``content_sha256``) are one hit, the best-scoring copy, with every other copy's location in
+    ``also_in`` (see :func:`collapse_copies`).
     """
-    # Every word of the query must appear (in the text fields, or as
-    # fragments of the file name): file-server search is looking for a
-    # specific document, not the best partial match.
-    text_match = {
+    # The index's char filter normalizes width and form on the cluster; doing the same here
+    # makes the query independent of whether the cluster (or an emulator) applies it.
+    query = normalize(query)
+    must = query_clause(query)
+    if operators:
+        parsed = parse_query(query)
+        if parsed.has_operators:
+            must = user_query(parsed)
+    filters = _filters(prefix, extension, bucket)
+    if extensions:
+        filters.append({"terms": {"extension": sorted({e.lower().lstrip(".") for e in extensions})}})
+    if modified_after or modified_before:
+        bounds = {"gte": modified_after, "lt": modified_before}
+        filters.append({"range": {"last_modified": {k: v for k, v in bounds.items() if v}}})
+    body = {
+        # Collapsing needs room: copies of one file would otherwise crowd the page.
+        "size": min(size * COLLAPSE_OVERFETCH, MAX_COLLAPSE_WINDOW) if collapse else size,
+        "from": (max(1, page) - 1) * size,
+        "track_total_hits": True,
+        "query": {"bool": {"must": [must], "filter": filters}},
+        "_source": {"excludes": ["content"]},
+        "highlight": {
+            "fields": {
+                "content": {"fragment_size": 120, "number_of_fragments": 1},
+                "content.bigram": {"fragment_size": 120, "number_of_fragments": 1},
+                "title": {},
+                "filename": {},
+            },
+            "pre_tags": ["["],
+            "post_tags": ["]"],
+        },
+    }
+    response = client.search(index=index, body=body)
+    hits = SearchHits()
+    total = response["hits"].get("total", 0)
+    hits.total = int(total.get("value", 0) if isinstance(total, dict) else total or 0)
+    hits.total_is_exact = not (isinstance(total, dict) and total.get("relation") == "gte")
+    for hit in response["hits"]["hits"]:
+        highlight = hit.get("highlight", {})
+        snippet = next(
+            (highlight[f][0] for f in ("content", "content.bigram", "title", "filename") if highlight.get(f)), ""
+        )
+        hits.append({"id": hit["_id"], "score": hit.get("_score"), "snippet": snippet, **hit["_source"]})
+    if collapse:
+        collapsed = SearchHits(collapse_copies(client, index, hits, size=size))
+        collapsed.total, collapsed.total_is_exact = hits.total, hits.total_is_exact
+        return collapsed
+    return hits
+
+
+# Added to the score of every document whose words match: above any score of a document
+# matched only by characters (bigrams) or file-name fragments, whatever their BM25 figures.
+WORD_MATCH_TIER = 1000.0
+
+
+def query_clause(query: str) -> dict[str, Any]:
+    """The scoring query: word matches first, then character and file-name fragment matches."""
+    # Every word of the query must appear (in the text fields, or as fragments of the file
+    # name): file-server search is looking for a specific document, not the best partial match.
+    words = {
         "multi_match": {
             "query": query,
             "fields": ["title^3", "filename^2", "content"],
@@ -35,8 +249,21 @@ def search(
             "operator": "and",
         }
     }
+    characters = {
+        "multi_match": {
+            "query": query,
+            "fields": ["title.bigram^3", "content.bigram"],
+            "type": "cross_fields",
+            "operator": "and",
+            "boost": 0.5,
+        }
+    }
     name_fragment = {"match": {"filename.ngram": {"query": query, "minimum_should_match": "100%", "boost": 0.5}}}
-    must: dict[str, Any] = {"bool": {"should": [text_match, name_fragment], "minimum_should_match": 1}}
+    word_tier = {"constant_score": {"filter": words, "boost": WORD_MATCH_TIER}}
+    return {"bool": {"should": [word_tier, words, characters, name_fragment], "minimum_should_match": 1}}
+
+
+def _filters(prefix: str | None, extension: str | None, bucket: str | None) -> list[dict[str, Any]]:
     filters: list[dict[str, Any]] = []
     if prefix:
         filters.append({"prefix": {"key": prefix}})
@@ -44,24 +271,7 @@ def search(
         filters.append({"term": {"extension": extension.lower().lstrip(".")}})
     if bucket:
         filters.append({"term": {"bucket": bucket}})
-    body = {
-        # Collapsing needs room: copies of one file would otherwise crowd the page.
-        "size": min(size * COLLAPSE_OVERFETCH, MAX_COLLAPSE_WINDOW) if collapse else size,
-        "query": {"bool": {"must": [must], "filter": filters}},
-        "_source": {"excludes": ["content"]},
-        "highlight": {
-            "fields": {"content": {"fragment_size": 120, "number_of_fragments": 1}, "title": {}, "filename": {}},
-            "pre_tags": ["["],
-            "post_tags": ["]"],
-        },
-    }
-    response = client.search(index=index, body=body)
-    hits = []
-    for hit in response["hits"]["hits"]:
-        highlight = hit.get("highlight", {})
-        snippet = (highlight.get("content") or highlight.get("title") or highlight.get("filename") or [""])[0]
-        hits.append({"id": hit["_id"], "score": hit.get("_score"), "snippet": snippet, **hit["_source"]})
-    return collapse_copies(client, index, hits, size=size) if collapse else hits
+    return filters
 
 
 COLLAPSE_OVERFETCH = 4

@@ -3,6 +3,9 @@
 - :meth:`DocumentStore.ensure` creates the index (with its mapping and alias)
   once per process: the first write must never auto-create an index without
   the mapping.
+- every write is stamped with who may read the file (``access``: the access
+  map's grant for its key), so the search API's permission filter holds for
+  the indexer's and the OCR worker's documents alike.
 - :meth:`DocumentStore.current` reads the indexed document's external
   version (the ledger's generation) and source.
 - :meth:`DocumentStore.write` writes an :class:`IndexDocument` at an external
@@ -27,11 +30,12 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from docindex.core.exceptions import IndexRejectedError, TransientError
 from docindex.core.observability import Metric, count, logger
 from docindex.index.bulk import RETRYABLE_STATUS, WriteOutcome
-from docindex.index.mapping import ensure_index
+from docindex.index.mapping import ensure_added_fields, ensure_index
 
 if TYPE_CHECKING:
     from opensearchpy import OpenSearch
 
+    from docindex.access.source import AccessMapSource
     from docindex.index.bulk import BulkWriter
     from docindex.index.documents import IndexDocument
 
@@ -44,21 +48,42 @@ DEFAULT_RETRY_SECONDS = 120.0
 class DocumentStore:
     """The index as the pipeline reads and writes it; one per process, safe to share between threads."""
 
-    def __init__(self, client: OpenSearch, index: str, *, retry_seconds: float = DEFAULT_RETRY_SECONDS) -> None:
+    def __init__(
+        self,
+        client: OpenSearch,
+        index: str,
+        *,
+        retry_seconds: float = DEFAULT_RETRY_SECONDS,
+        access: AccessMapSource | None = None,
+    ) -> None:
         self.client = client
         self.index = index
         self.retry_seconds = retry_seconds
+        # None: documents are written unstamped (no signed-in user sees them; tests of other concerns).
+        self.access = access
         self._ready = False
         self._lock = threading.Lock()
 
-    def ensure(self, *, retry_seconds: float | None = None) -> None:
-        """Create the index unless it exists, once per process."""
+    def ensure(self, *, retry_seconds: float | None = None, create: bool = True) -> None:
+        """Create the index unless it exists, once per process.
+
+        ``create=False`` (the OCR worker, whose role may not create indices) only checks that
+        it exists: an OCR job is queued after the indexer wrote its pending document, so the
+        index was there; if it is gone (an operator rebuilding it), the job waits for the
+        indexer to create it again (``TransientError``).
+        """
         if self._ready:
             return
         with self._lock:
-            if not self._ready:
+            if self._ready:
+                return
+            if create:
                 self._retrying(lambda: ensure_index(self.client, self.index), retry_seconds)
-                self._ready = True
+                # The indexer (not the worker, whose role may not change mappings) adds new fields.
+                self._retrying(lambda: ensure_added_fields(self.client, self.index), retry_seconds)
+            elif not self._retrying(lambda: bool(self.client.indices.exists(index=self.index)), retry_seconds):
+                raise TransientError(f"index {self.index} does not exist (the indexer creates it)")
+            self._ready = True
 
     def current(
         self, doc_id: str, *, fields: list[str] | None = None, retry_seconds: float | None = None
@@ -96,6 +121,8 @@ class DocumentStore:
         ``still_current`` (single requests; a bulk writer has its own) is asked before every
         attempt: a write whose change was overtaken meanwhile is dropped as a ``CONFLICT``.
         """
+        if self.access is not None:
+            document = document.with_access(self.access.grant(document.bucket, document.key))
         try:
             return self._index(doc_id, version, document.source(), bulk, still_current)
         except IndexRejectedError as exc:
@@ -113,6 +140,7 @@ class DocumentStore:
     ) -> WriteOutcome:
         if bulk is not None:
             return bulk.index(doc_id, version, source)
+        from opensearchpy.client.utils import _make_path
         from opensearchpy.exceptions import ConflictError, RequestError
 
         class Overtaken(Exception):
@@ -121,8 +149,13 @@ class DocumentStore:
         def index() -> Any:
             if still_current is not None and not still_current():
                 raise Overtaken
-            return self.client.index(
-                index=self.index, id=doc_id, body=source, version=version, version_type="external_gte"
+            # POST /{index}/_doc/{id}, not opensearch-py's PUT: the worker's role holds no
+            # es:ESHttpPut at all (only the indexer creates the index; docs/security.md).
+            return self.client.transport.perform_request(
+                "POST",
+                _make_path(self.index, "_doc", doc_id),
+                params={"version": version, "version_type": "external_gte"},
+                body=source,
             )
 
         try:

@@ -26,15 +26,17 @@ from aws_lambda_powertools.utilities.idempotency import (
 )
 from aws_lambda_powertools.utilities.idempotency.exceptions import IdempotencyAlreadyInProgressError
 
-from docindex.core.changes import Action, ObjectChange, parse_body
+from docindex.access.source import AccessMapSource
+from docindex.core.changes import Action, ObjectChange, is_excluded, parse_body
 from docindex.core.exceptions import ObjectArchivedError, PoisonMessageError, TransientError
 from docindex.core.observability import Metric, count, logger
 from docindex.core.storage import ByteBudget, FetchedObject, ObjectStore
 from docindex.extract import Deadline, ExtractedDocument, ExtractionLimits, extract
+from docindex.extract.isolation import ExtractionPool
 from docindex.index.bulk import BulkWriter, WriteOutcome
 from docindex.index.documents import ExtractionErrorCode, IndexDocument, OcrStatus, file_name_parts
 from docindex.index.store import DocumentStore
-from docindex.ingest.batch import ConcurrentBatchProcessor
+from docindex.ingest.batch import ConcurrentBatchProcessor, WorkSlots
 from docindex.ingest.cache import CachedContent, ContentCache
 from docindex.ingest.handoff import OcrJob, OcrQueue
 from docindex.ingest.ledger import Claim, Ledger
@@ -58,15 +60,28 @@ EXTRACTION_MARGIN_SECONDS = 10.0
 BODY_BUDGET_SHARE = 0.25
 DEFAULT_MEMORY_MB = 1536
 MiB = 1024 * 1024
+# Records of an invocation in flight at once: INDEXER_CONCURRENCY of them working,
+# the others waiting for a work slot or for their _bulk result (docs/performance.md).
+RECORDS_IN_FLIGHT = 100
+# A record that gets its work slot with less than this left of the invocation (at most
+# LATE_START_SECONDS, a share of the time the invocation started with) is not started:
+# it fails and SQS delivers it again, rather than being extracted in a hurry and indexed
+# with extraction_error "timeout".
+LATE_START_SECONDS = 40.0
+LATE_START_SHARE = 0.25
+
+
+def function_memory_mb(context: Any) -> int:
+    """The function's memory size from the Lambda context (a default outside Lambda)."""
+    try:
+        return max(128, int(context.memory_limit_in_mb))
+    except (AttributeError, TypeError, ValueError):
+        return DEFAULT_MEMORY_MB
 
 
 def body_budget_bytes(context: Any) -> int:
     """The byte budget for object bodies of one invocation, from the function's memory size."""
-    try:
-        memory_mb = int(context.memory_limit_in_mb)
-    except (AttributeError, TypeError, ValueError):
-        memory_mb = DEFAULT_MEMORY_MB
-    return int(max(128, memory_mb) * MiB * BODY_BUDGET_SHARE)
+    return int(function_memory_mb(context) * MiB * BODY_BUDGET_SHARE)
 
 
 class Outcome(StrEnum):
@@ -80,6 +95,7 @@ class Outcome(StrEnum):
     QUARANTINED = "quarantined"
     UNCHANGED = "unchanged"
     ARCHIVED = "archived"
+    EXCLUDED = "excluded"
 
 
 @dataclass
@@ -89,6 +105,8 @@ class _BatchRun:
     writer: BulkWriter
     time_left: Callable[[], float]
     budget: ByteBudget
+    slots: WorkSlots
+    late_start_seconds: float = 0.0
     index_error: str | None = None
     _locks: defaultdict[str, threading.Lock] = field(default_factory=lambda: defaultdict(threading.Lock))
     _guard: threading.Lock = field(default_factory=threading.Lock)
@@ -114,12 +132,18 @@ class Indexer:
     ) -> None:
         self.settings = settings.for_indexer()
         self.opensearch = opensearch
-        self.documents = DocumentStore(opensearch, self.settings.opensearch_index)
+        self.documents = DocumentStore(
+            opensearch, self.settings.opensearch_index, access=AccessMapSource.from_settings(settings, s3)
+        )
         self.ledger = Ledger(dynamodb, settings.ledger_table_name)
         self.store = ObjectStore(s3)
         self.ocr_queue = OcrQueue(sqs, settings.ocr_queue_url)
         self.cache = ContentCache(s3, settings.content_cache_bucket, settings.content_cache_prefix)
         self.limits = ExtractionLimits.from_settings(settings)
+        # Child processes for PDFs and spreadsheets, kept warm across invocations;
+        # sized from the function's memory on the first one.
+        self.pool: ExtractionPool | None = None
+        self.exclude_globs = settings.exclude_globs
         self.idempotency_config = IdempotencyConfig(
             event_key_jmespath="dedupe_key",
             expires_after_seconds=settings.idempotency_ttl_seconds,
@@ -138,26 +162,39 @@ class Indexer:
     def handle(self, event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         """Process one SQS batch; returns the partial batch response."""
         self.idempotency_config.register_lambda_context(context)
+        if self.pool is None and self.settings.extraction_isolation:
+            self.pool = ExtractionPool.for_function(
+                function_memory_mb(context),
+                self.settings.indexer_concurrency,
+                share=self.settings.extraction_memory_share,
+            )
 
         def time_left() -> float:
             return float(context.get_remaining_time_in_millis()) / 1000.0
 
+        late_start = min(LATE_START_SECONDS, LATE_START_SHARE * time_left())
+
         processor = ConcurrentBatchProcessor(
-            concurrency=self.settings.indexer_concurrency,
+            concurrency=max(RECORDS_IN_FLIGHT, self.settings.indexer_concurrency),
             raise_on_entire_batch_failure=False,
         )
+        slots = WorkSlots(self.settings.indexer_concurrency)
         with BulkWriter(
             self.opensearch,
             self.settings.opensearch_index,
             max_bytes=self.settings.bulk_max_bytes,
             max_actions=self.settings.bulk_max_actions,
+            linger_seconds=self.settings.bulk_linger_seconds,
             time_left=time_left,
             still_current=self.ledger.still_current,
+            waiting=slots.waiting,
         ) as writer:
             run = _BatchRun(
                 writer=writer,
                 time_left=time_left,
                 budget=ByteBudget(body_budget_bytes(context)),
+                slots=slots,
+                late_start_seconds=late_start,
                 index_error=self._prepare_index(),
             )
 
@@ -174,6 +211,7 @@ class Indexer:
                 "records": len(event.get("Records", [])),
                 "failed": failed,
                 "bulk_requests": writer.requests_sent,
+                "bulk_actions": writer.actions_sent,
             },
         )
         return dict(response)
@@ -212,7 +250,9 @@ class Indexer:
             results = []
             for change in parsed.changes:
                 logger.thread_safe_append_keys(bucket=change.bucket, key=change.key, action=change.action.value)
-                with run.lock_for(change.doc_id), run.writer.participant():
+                with run.lock_for(change.doc_id), run.writer.participant(), run.slots.hold():
+                    if run.time_left() < run.late_start_seconds:
+                        raise TransientError("not started: too little of the invocation is left; SQS retries it")
                     results.append(self._apply_once(change=change, run=run))
             return results
         except IdempotencyAlreadyInProgressError:
@@ -235,6 +275,12 @@ class Indexer:
 
     def _apply(self, change: ObjectChange, run: _BatchRun) -> dict[str, Any]:
         started = time.perf_counter()
+        if change.action is Action.CREATED and is_excluded(change.key, globs=self.exclude_globs):
+            # Lock files, Thumbs.db, folder markers: never read, never indexed (a delete still passes,
+            # so a document indexed before the rule existed can go away).
+            count(Metric.OBJECTS_SKIPPED)
+            logger.info("object skipped: its key matches EXCLUDE_KEYS")
+            return {"outcome": Outcome.EXCLUDED.value}
         if change.action is Action.REMOVED and self._is_noncurrent_version_delete(change):
             logger.info("a non-current version was deleted; the indexed version stays")
             return {"outcome": Outcome.IGNORED.value, "reason": "noncurrent_version"}
@@ -255,9 +301,8 @@ class Indexer:
                 if change.action is Action.REMOVED:
                     result = self._remove(change, claim, run)
                 else:
-                    result = self._refresh_unchanged(change, claim, run) or self._index(
-                        change, claim, run, version_id=change.version_id
-                    )
+                    unchanged = None if change.is_reprocess else self._refresh_unchanged(change, claim, run)
+                    result = unchanged or self._index(change, claim, run, version_id=change.version_id)
             except Exception:
                 logger.warning("change failed", extra={"attempt": claim.failures + 1})
                 raise
@@ -339,10 +384,15 @@ class Indexer:
     def _remove(self, change: ObjectChange, claim: Claim, run: _BatchRun) -> dict[str, Any]:
         if change.version_id and not change.delete_marker:
             # A version was permanently deleted: in a versioned bucket an
-            # older version may now be current. Index it if so.
+            # older version may now be current. Index it if so (the ledger
+            # must say present for still_current to let that write through).
+            if not self.ledger.set_state(change, claim.generation, "present"):
+                count(Metric.STALE_EVENTS_SKIPPED)
+                return {"outcome": Outcome.STALE.value}
             result = self._index(change, claim, run, version_id=None)
             if result["outcome"] != Outcome.GONE.value:
                 return result
+            self.ledger.set_state(change, claim.generation, "removed")
         outcome = run.writer.delete(change.doc_id, claim.generation)
         if outcome is WriteOutcome.CONFLICT:
             count(Metric.STALE_EVENTS_SKIPPED)
@@ -379,14 +429,14 @@ class Indexer:
                         return self._remove_gone(change, claim, run)
                     logger.info("this version no longer exists; skipped (its delete event will follow)")
                 return {"outcome": Outcome.GONE.value}
-            if read.data is not None:
+            if read.data is not None and not change.is_reprocess:
                 cached = self.cache.get(read.content_sha256)
             if read.data is not None and cached is None:
                 filename, _ = file_name_parts(change.key)
                 # Stop extracting while there is still time to write what we have
                 # and report the record; never beyond EXTRACTION_TIMEOUT_SECONDS.
                 budget = min(self.limits.timeout_seconds, max(1.0, run.time_left() - EXTRACTION_MARGIN_SECONDS))
-                extracted = extract(read.data, filename, self.limits, deadline=Deadline(budget))
+                extracted = extract(read.data, filename, self.limits, deadline=Deadline(budget), pool=self.pool)
                 self.cache.put(read.content_sha256, CachedContent.from_extracted(extracted))
             # The body is not needed past extraction: free it (and its share of
             # the budget) before the document waits for its bulk write.

@@ -48,7 +48,7 @@ from docindex.core.changes import Action, ObjectChange
 from docindex.core.exceptions import TransientError
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Iterable, Mapping, Sequence
 
 LEDGER_PREFIX = "object#"
 
@@ -283,6 +283,33 @@ class Ledger:
             if not is_conditional_check_failure(exc):
                 raise TransientError(f"ledger update failed: {exc}") from exc
 
+    def set_state(self, change: ObjectChange, generation: int, state: str) -> bool:
+        """Say whether the object is ``present`` or ``removed`` at the generation ``change`` holds.
+
+        For a permanently deleted version (not a delete marker) of a versioned object: its
+        claim says ``removed``, but an older version may be current now and is indexed at
+        the same generation, which ``still_current`` allows only for a present object.
+        False (nothing changed) when a newer change holds the entry.
+        """
+        try:
+            self._ddb.update_item(
+                TableName=self._table,
+                Key=self._key(change),
+                UpdateExpression="SET #state = :state",
+                ConditionExpression="#change_key = :change_key AND #generation = :generation",
+                ExpressionAttributeNames={"#state": "state", "#change_key": "change_key", "#generation": "generation"},
+                ExpressionAttributeValues={
+                    ":state": {"S": state},
+                    ":change_key": {"S": change.dedupe_key},
+                    ":generation": {"N": str(generation)},
+                },
+            )
+        except ClientError as exc:
+            if not is_conditional_check_failure(exc):
+                raise TransientError(f"ledger update failed: {exc}") from exc
+            return False
+        return True
+
     def _get_raw(self, change: ObjectChange) -> Mapping[str, Any] | None:
         try:
             item = self._ddb.get_item(TableName=self._table, Key=self._key(change), ConsistentRead=True)
@@ -299,20 +326,10 @@ class Ledger:
         raw = item.get("Item")
         return _entry(raw) if raw else None
 
-    def still_current(self, writes: Sequence[tuple[str, int]]) -> set[tuple[str, int]]:
-        """The ``(doc_id, generation)`` writes the ledger still allows, read consistently right now.
-
-        A write of generation ``g`` may land only while the object is present
-        and the ledger holds ``g`` (or the OCR result committed on top of it).
-        Checked immediately before every write attempt, so however long a
-        write was delayed after its claim (a slow extraction, a ``_bulk``
-        back-off, a paused process), a delete or a newer change claimed in
-        the meantime wins: the delete's OpenSearch tombstone no longer has to
-        outlive the delay (``index.gc_deletes``; see docs/reliability.md).
-        """
-        wanted = {doc_id for doc_id, _ in writes}
+    def entries(self, doc_ids: Iterable[str]) -> dict[str, LedgerEntry]:
+        """The ledger entries of these objects (by index ``_id``), read consistently; absent ones left out."""
         entries: dict[str, LedgerEntry] = {}
-        pending = [self._key(doc_id) for doc_id in sorted(wanted)]
+        pending = [self._key(doc_id) for doc_id in sorted(set(doc_ids))]
         while pending:
             chunk, pending = pending[:100], pending[100:]
             request: dict[str, Any] = {self._table: {"Keys": chunk, "ConsistentRead": True}}
@@ -325,6 +342,20 @@ class Ledger:
                     doc_id = raw["id"]["S"].removeprefix(LEDGER_PREFIX)
                     entries[doc_id] = _entry(raw)
                 request = response.get("UnprocessedKeys") or {}
+        return entries
+
+    def still_current(self, writes: Sequence[tuple[str, int]]) -> set[tuple[str, int]]:
+        """The ``(doc_id, generation)`` writes the ledger still allows, read consistently right now.
+
+        A write of generation ``g`` may land only while the object is present
+        and the ledger holds ``g`` (or the OCR result committed on top of it).
+        Checked immediately before every write attempt, so however long a
+        write was delayed after its claim (a slow extraction, a ``_bulk``
+        back-off, a paused process), a delete or a newer change claimed in
+        the meantime wins: the delete's OpenSearch tombstone no longer has to
+        outlive the delay (``index.gc_deletes``; see docs/reliability.md).
+        """
+        entries = self.entries({doc_id for doc_id, _ in writes})
         allowed = set()
         for doc_id, generation in writes:
             entry = entries.get(doc_id)

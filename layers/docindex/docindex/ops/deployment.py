@@ -46,6 +46,8 @@ _STACK_PARAMETERS = {
     "OpenSearchService": "opensearch_service",
     "OpenSearchArn": "opensearch_arn",
     "NotificationMode": "notification_mode",
+    "AccessMapS3Uri": "access_map_uri",
+    "AdminGroupName": "admin_group",
 }
 # Logical ids of template.yaml, for stacks whose Outputs lack a value.
 _STACK_RESOURCES = {
@@ -80,7 +82,13 @@ _ENVIRONMENT = {
     "WORKER_SERVICE_NAME": "ecs_service",
     "AWS_ENDPOINT_URL": "endpoint_url",
     "AWS_REGION": "region",
+    "ACCESS_MAP_URI": "access_map_uri",
+    "DOCINDEX_ADMIN_GROUP": "admin_group",
 }
+
+
+# Public name of the same table (the CLI writes resolved settings back to the environment with it).
+ENVIRONMENT_VARIABLES = _ENVIRONMENT
 
 
 def opensearch_service_of(arn: str | None) -> str | None:
@@ -127,7 +135,32 @@ class Deployment:
     opensearch_auth: str = "sigv4"
     opensearch_service: str = "es"
     opensearch_arn: str | None = None
+    access_map_uri: str | None = None
+    admin_group: str = "docindex-admins"
     parameters: Mapping[str, str] = field(default_factory=dict)
+    # Where each known value came from (field -> "--flag" / "environment" / "env file P" / "stack S"):
+    # the operator commands print it, so nobody has to guess which endpoint a command talked to.
+    origins: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def settings_sources(self) -> list[str]:
+        """The sources that gave a value, most important first (flags, environment, env file, stack)."""
+        rank = {"flag": 0, "environment": 1, "env file": 2, "stack": 3, "default": 4}
+        seen = dict.fromkeys(sorted(set(self.origins.values()), key=lambda o: (_origin_rank(o, rank), o)))
+        return list(seen)
+
+    def describe_settings(self) -> str:
+        """One line: which source gave which settings (``--opensearch-endpoint; environment: ...``)."""
+        parts = []
+        for source in self.settings_sources:
+            names = sorted(name for name, origin in self.origins.items() if origin == source)
+            if source.startswith("--"):
+                parts.append(source)
+            elif source in ("environment", "default"):
+                parts.append(f"{source}: {', '.join(names)}")
+            else:
+                parts.append(f"{source} ({len(names)} value{'s' if len(names) != 1 else ''})")
+        return " > ".join(parts) if parts else "nothing configured"
 
     @property
     def is_local(self) -> bool:
@@ -150,6 +183,7 @@ class Deployment:
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["parameters"] = dict(self.parameters)
+        data["origins"] = dict(self.origins)
         data["event_source_mapping_ids"] = list(self.event_source_mapping_ids)
         data["is_local"] = self.is_local
         return {k: v for k, v in data.items() if v not in (None, (), [], {})}
@@ -159,18 +193,7 @@ class Deployment:
     @classmethod
     def from_environment(cls, environ: Mapping[str, str], *, source: str = "environment") -> Deployment:
         """From ``KEY=VALUE`` variables (``docindex local up``'s env file, or the process)."""
-        values: dict[str, Any] = {"source": source}
-        if "AWS_REGION" not in environ and environ.get("AWS_DEFAULT_REGION"):
-            values["region"] = environ["AWS_DEFAULT_REGION"]
-        for variable, name in _ENVIRONMENT.items():
-            if environ.get(variable):
-                values[name] = environ[variable]
-        if "opensearch_service" not in values and opensearch_service_of(values.get("opensearch_arn")):
-            values["opensearch_service"] = opensearch_service_of(values["opensearch_arn"])
-        timeout = environ.get("LOCAL_FUNCTION_TIMEOUT")
-        if timeout and timeout.strip().isdigit():
-            values["local_function_timeout"] = int(timeout)
-        return cls(**values)
+        return cls(source=source, **environment_values(environ))
 
     @classmethod
     def from_stack(cls, cloudformation: Any, stack_name: str, *, region: str, endpoint_url: str | None) -> Deployment:
@@ -218,13 +241,123 @@ class Deployment:
         )
 
 
+def _origin_rank(origin: str, rank: Mapping[str, int]) -> int:
+    if origin.startswith("--"):
+        return rank["flag"]
+    return next((value for key, value in rank.items() if origin.startswith(key)), len(rank))
+
+
+# Fields a layer can set (the rest describe the resolution itself).
+_LAYERED = (
+    *_ENVIRONMENT.values(),
+    "idempotency_table",
+    "eventbridge_rule",
+    "notification_mode",
+    "local_function_timeout",
+)
+
+
+def environment_values(environ: Mapping[str, str]) -> dict[str, Any]:
+    """The Deployment fields the variables set (only those present)."""
+    values: dict[str, Any] = {}
+    if "AWS_REGION" not in environ and environ.get("AWS_DEFAULT_REGION"):
+        values["region"] = environ["AWS_DEFAULT_REGION"]
+    for variable, name in _ENVIRONMENT.items():
+        if environ.get(variable):
+            values[name] = environ[variable]
+    if "opensearch_service" not in values and opensearch_service_of(values.get("opensearch_arn")):
+        values["opensearch_service"] = opensearch_service_of(values["opensearch_arn"])
+    timeout = environ.get("LOCAL_FUNCTION_TIMEOUT")
+    if timeout and timeout.strip().isdigit():
+        values["local_function_timeout"] = int(timeout)
+    return values
+
+
+def _known_values(deployment: Deployment) -> dict[str, Any]:
+    """The fields of ``deployment`` a layer actually set (not left at the class default)."""
+    blank = Deployment()
+    return {
+        name: getattr(deployment, name)
+        for name in dict.fromkeys(_LAYERED)
+        if getattr(deployment, name) is not None and getattr(deployment, name) != getattr(blank, name)
+    }
+
+
+def layered(
+    *,
+    flags: Mapping[str, Any] | None = None,
+    environ: Mapping[str, str] | None = None,
+    env_file: tuple[str, Mapping[str, str]] | None = None,
+    stack: Deployment | None = None,
+    default_region: str = "us-east-1",
+) -> Deployment:
+    """One deployment from every source, in the one precedence every command uses.
+
+    Explicit flags (``{field: value}``, the flag name in ``flag_names``) > the exported environment >
+    the env file (``(label, variables)``) > the stack's outputs. Each value remembers its origin.
+    """
+    values: dict[str, Any] = {}
+    origins: dict[str, str] = {}
+
+    def layer(label: str, found: Mapping[str, Any]) -> None:
+        for name, value in found.items():
+            if value is None or value == "":
+                continue
+            values[name] = value
+            origins[name] = label
+
+    if stack is not None:
+        layer(f"stack {stack.stack_name}", _known_values(stack))
+        layer(f"stack {stack.stack_name}", {"region": stack.region})
+    base = stack.source if stack is not None else "environment"
+    if env_file is not None:
+        label, variables = env_file
+        layer(label, environment_values(variables))
+        if stack is None:
+            base = label
+    if environ is not None:
+        layer("environment", environment_values(environ))
+    for name, value in (flags or {}).items():
+        if value is not None:
+            layer(f"--{FLAG_NAMES.get(name, name).replace('_', '-')}", {name: value})
+    if "region" not in values:
+        layer("default", {"region": default_region})
+    extra: dict[str, Any] = {}
+    if stack is not None:
+        extra = {
+            "stack_name": stack.stack_name,
+            "event_source_mapping_ids": stack.event_source_mapping_ids,
+            "parameters": stack.parameters,
+        }
+    return Deployment(source=base, origins=origins, **extra, **values)
+
+
+# Deployment field -> the operator commands' flag (docindex.cli._ops.add_target_options).
+FLAG_NAMES = {
+    "bucket": "bucket",
+    "ingest_queue_url": "queue-url",
+    "ingest_dlq_url": "dlq-url",
+    "ocr_queue_url": "ocr-queue-url",
+    "function_name": "function",
+    "ledger_table": "ledger-table",
+    "opensearch_endpoint": "opensearch-endpoint",
+    "opensearch_index": "index",
+    "ecs_cluster": "cluster",
+    "ecs_service": "service",
+    "region": "region",
+}
+
+
 def opensearch_client_for(deployment: Deployment, *, timeout: float = 30.0) -> Any:
     """An opensearch-py client for the deployment's endpoint (SigV4 unless auth is ``none``)."""
     from docindex.core.clients import opensearch_client
     from docindex.core.settings import OpenSearchSettings
 
     if not deployment.opensearch_endpoint:
-        raise DeploymentError("no OpenSearch endpoint (OPENSEARCH_ENDPOINT, --opensearch-endpoint or --stack)")
+        raise DeploymentError(
+            "no OpenSearch endpoint: give --stack NAME or --opensearch-endpoint URL, set OPENSEARCH_ENDPOINT, "
+            "or run `docindex local up` (it writes .docindex/local.env)"
+        )
     settings = OpenSearchSettings.model_validate(
         {
             "OPENSEARCH_ENDPOINT": deployment.opensearch_endpoint,

@@ -1,4 +1,9 @@
-"""``KEY=VALUE`` env files written by ``docindex local up``."""
+"""``KEY=VALUE`` env files (``docindex local up`` writes ``.docindex/local.env``): one parser, python-dotenv.
+
+The precedence is the same for every command (docs/operations.md, "Where the settings come from"):
+a variable exported in the process environment wins over the env file, so ``apply_env_file`` only
+fills in what is not already set.
+"""
 
 from __future__ import annotations
 
@@ -9,24 +14,33 @@ from pathlib import Path
 
 def write_env_file(path: Path, values: Mapping[str, str]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    lines = ["# written by `docindex local up`; read by `docindex local run` and the tests"]
-    lines += [f"{key}={value}" for key, value in sorted(values.items())]
-    path.write_text("\n".join(lines) + "\n")
+    lines = ["# written by `docindex local up`; read by `docindex local run`, the operator commands and the tests"]
+    lines += [f"{key}={_quote(value)}" for key, value in sorted(values.items())]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _quote(value: str) -> str:
+    """Plain when dotenv reads it back unchanged; single-quoted (taken literally) otherwise."""
+    if value and not any(c in value for c in " \t#'\"\\$\n"):
+        return value
+    if "'" in value or "\n" in value:
+        raise ValueError(f"cannot write {value!r} to an env file")
+    return f"'{value}'"
 
 
 def read_env_file(path: Path) -> dict[str, str]:
-    values: dict[str, str] = {}
-    for raw in path.read_text().splitlines():
-        line = raw.strip()
-        if not line or line.startswith("#") or "=" not in line:
-            continue
-        key, _, value = line.partition("=")
-        values[key.strip()] = value.strip()
-    return values
+    """The file's variables (python-dotenv's syntax: ``export``, quotes, comments); no interpolation."""
+    from dotenv import dotenv_values
+
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such env file")
+    values = dotenv_values(path, interpolate=False, encoding="utf-8")
+    return {key: value for key, value in values.items() if value is not None}
 
 
 def apply_env_file(path: Path) -> dict[str, str]:
-    """Load the file into ``os.environ`` (the handlers read their settings from there)."""
+    """Fill ``os.environ`` from the file, keeping what is already exported; return the file's values."""
     values = read_env_file(path)
-    os.environ.update(values)
+    for key, value in values.items():
+        os.environ.setdefault(key, value)
     return values

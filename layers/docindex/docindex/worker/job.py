@@ -47,6 +47,7 @@ from aws_lambda_powertools.utilities.idempotency import (
 )
 from botocore.exceptions import BotoCoreError, ClientError
 
+from docindex.access.source import AccessMapSource
 from docindex.core.aws import is_conditional_check_failure
 from docindex.core.changes import doc_id as make_doc_id
 from docindex.core.exceptions import JobAbandoned, ObjectArchivedError, TransientError
@@ -219,7 +220,9 @@ class JobRunner:
         self.common = settings.common
         self.s3 = s3
         self.opensearch = opensearch
-        self.documents = DocumentStore(opensearch, settings.common.opensearch_index)
+        self.documents = DocumentStore(
+            opensearch, settings.common.opensearch_index, access=AccessMapSource.from_settings(settings.common, s3)
+        )
         self.pool = pool
         self.options = settings.ocr_options()
         self.limits = ExtractionLimits.from_settings(settings.common)
@@ -285,7 +288,7 @@ class JobRunner:
             logger.info("resuming a job whose ledger commit was not followed by its write")
         elif entry.generation != job.generation:
             return self._stale(job, f"the ledger holds generation {entry.generation}")
-        self.documents.ensure()
+        self.documents.ensure(create=False)
         deadline = started + self.settings.job_timeout_seconds
         with tempfile.TemporaryDirectory(prefix="docindex-ocr-", dir=self.settings.tmp_dir) as tmp:
             try:

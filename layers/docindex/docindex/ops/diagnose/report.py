@@ -69,6 +69,10 @@ class Check:
         return out
 
 
+# The ``--json`` schema's version: bumped when a field changes meaning or disappears (docs/operations.md).
+JSON_VERSION = 1
+
+
 @dataclass
 class Diagnosis:
     """Every check of one run, against one deployment."""
@@ -83,8 +87,15 @@ class Diagnosis:
         return {0: Status.OK, 1: Status.WARN, 2: Status.FAIL}[worst_severity]
 
     @property
+    def nothing_checked(self) -> bool:
+        """Every check was skipped: the run says nothing about the deployment."""
+        return all(c.status is Status.SKIP for c in self.checks)
+
+    @property
     def exit_code(self) -> int:
-        """0 every check OK or skipped, 1 at least one WARN, 2 at least one FAIL."""
+        """0 every check OK or skipped, 1 at least one WARN, 2 at least one FAIL or nothing checked."""
+        if self.nothing_checked:
+            return 2
         return SEVERITY[self.status]
 
     @property
@@ -96,7 +107,8 @@ class Diagnosis:
     def to_dict(self) -> dict[str, Any]:
         """The whole diagnosis as ``--json`` prints it."""
         return {
-            "status": self.status.value,
+            "version": JSON_VERSION,
+            "status": "FAIL" if self.nothing_checked else self.status.value,
             "exit_code": self.exit_code,
             "counts": self.counts,
             "deployment": self.deployment.to_dict(),

@@ -2,7 +2,9 @@
 
 A check whose facts cannot be gathered still gets a verdict: SKIP when the
 check cannot run here (``Unsupported``, or an endpoint without the API), FAIL
-when a resource is missing, WARN when the reading failed for another reason.
+when a resource is missing or the reading failed for another reason ("could not
+check": a monitor must page on it). Missing credentials and an unreachable AWS
+endpoint are not per-check findings: they stop the run (the CLI prints one line, exit 2).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from docindex.ops.diagnose.checks.index import judge_index
 from docindex.ops.diagnose.checks.notifications import judge_notifications
 from docindex.ops.diagnose.checks.ocr_worker import judge_ocr_worker
 from docindex.ops.diagnose.checks.queues import judge_consumers, judge_redrive, judge_visibility
+from docindex.ops.diagnose.checks.security import judge_bucket, judge_domain
 from docindex.ops.diagnose.facts.iam import permission_facts
 from docindex.ops.diagnose.facts.notifications import notification_facts
 from docindex.ops.diagnose.facts.queues import (
@@ -35,6 +38,7 @@ from docindex.ops.diagnose.facts.queues import (
     visibility_facts,
 )
 from docindex.ops.diagnose.facts.reader import Reader, is_unsupported
+from docindex.ops.diagnose.facts.security import bucket_facts, domain_facts
 from docindex.ops.diagnose.facts.services import index_facts, worker_facts
 from docindex.ops.diagnose.report import Check, Diagnosis, Status
 
@@ -110,6 +114,8 @@ class Diagnoser:
             ("backlog-ocr", "ocr backlog", lambda: judge_backlog(backlog_facts(r, "ocr", d.ocr_queue_url))),
             ("permissions", "function permissions", lambda: judge_permissions(permission_facts(r))),
             ("index", "index and cluster", lambda: judge_index(index_facts(r))),
+            ("domain-security", "OpenSearch domain security", lambda: judge_domain(domain_facts(r))),
+            ("bucket-security", "documents bucket security", lambda: judge_bucket(bucket_facts(r))),
             ("ocr-worker", "OCR worker service", lambda: judge_ocr_worker(worker_facts(r))),
         ]
 
@@ -121,8 +127,11 @@ def _guard(check_id: str, title: str, judge: Callable[[], Check]) -> Check:
     except Unsupported as exc:
         return Check(check_id, title, Status.SKIP, str(exc))
     except Exception as exc:
+        from botocore.exceptions import EndpointConnectionError, NoCredentialsError, PartialCredentialsError
         from opensearchpy.exceptions import OpenSearchException
 
+        if isinstance(exc, EndpointConnectionError | NoCredentialsError | PartialCredentialsError):
+            raise  # nothing can be checked: one line from the CLI, not twelve identical findings
         known = (ClientError, BotoCoreError, OSError, ValueError, KeyError, OpenSearchException)
         if not isinstance(exc, known) and not is_unsupported(exc):
             raise
@@ -141,4 +150,6 @@ def _error_check(check_id: str, title: str, exc: Exception) -> Check:
         code = error_code(exc)
         if any(word in code for word in ("NonExistent", "DoesNotExist", "NoSuch", "NotFound")):
             return Check(check_id, title, Status.FAIL, f"not found: {code}: {exc}")
-    return Check(check_id, title, Status.WARN, f"could not check: {type(exc).__name__}: {exc}")
+    check = Check(check_id, title, Status.FAIL, f"could not check: {type(exc).__name__}: {exc}")
+    check.data["could_not_check"] = True
+    return check

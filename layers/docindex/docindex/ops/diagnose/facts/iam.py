@@ -82,14 +82,22 @@ def _required_actions(reader: Reader) -> list[tuple[list[str], list[str]]]:
         needs.append((["s3:GetObject", "s3:GetObjectVersion"], [f"arn:aws:s3:::{d.bucket}/docindex-probe"]))
         needs.append((["s3:ListBucket"], [f"arn:aws:s3:::{d.bucket}"]))
     ddb = reader.client("dynamodb")
-    tables = [ddb.describe_table(TableName=t)["Table"]["TableArn"] for t in {d.idempotency_table, d.ledger_table} if t]
-    if tables:
-        needs.append((["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"], tables))
+    if d.idempotency_table:
+        arn = ddb.describe_table(TableName=d.idempotency_table)["Table"]["TableArn"]
+        needs.append((["dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"], [arn]))
+    if d.ledger_table:
+        arn = ddb.describe_table(TableName=d.ledger_table)["Table"]["TableArn"]
+        needs.append((["dynamodb:GetItem", "dynamodb:UpdateItem", "dynamodb:BatchGetItem"], [arn]))
     if d.opensearch_arn:
         if d.opensearch_service == "aoss":
             needs.append((["aoss:APIAccessAll"], [d.opensearch_arn]))
         else:
-            needs.append((["es:ESHttpPost", "es:ESHttpPut", "es:ESHttpGet"], [f"{d.opensearch_arn}/*"]))
+            # The paths the indexer sends each method to (template.yaml's IndexerRole).
+            index = f"{d.opensearch_arn}/{d.opensearch_index}"
+            needs.append((["es:ESHttpHead"], [index]))
+            needs.append((["es:ESHttpPut"], [f"{index}-v1"]))
+            needs.append((["es:ESHttpGet"], [f"{index}/_doc/docindex-probe"]))
+            needs.append((["es:ESHttpPost"], [f"{index}/_bulk"]))
     return needs
 
 

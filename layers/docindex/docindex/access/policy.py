@@ -1,0 +1,224 @@
+"""The access map: per key prefix, which groups and users may read, and which may not.
+
+A map (JSON; YAML too where PyYAML is installed: ``docindex access apply``
+reads either and stores JSON, so the deployed functions need no YAML parser)::
+
+    {"rules": [
+      {"prefix": "", "allow": {"everyone": true}},
+      {"prefix": "人事部/", "inherit": false, "allow": {"groups": ["人事部"]}},
+      {"prefix": "人事部/評価/", "deny": {"users": ["<sub>"]}}
+    ]}
+
+For an object key, the rules whose ``prefix`` starts the key (and whose
+optional ``bucket`` is the object's) apply from the longest prefix up: each
+adds its allow and deny entries, and a rule with ``inherit: false`` stops the
+walk (its parents no longer apply). Deny wins over allow: a principal in
+``deny`` never sees the file, whatever else allows it. A key that no rule
+covers is readable by the administrators' group only. The administrators'
+group is allowed on every key (it operates the index and reads all of it
+with the operator CLI anyway), unless a deny entry names it.
+
+Principals, as stamped on documents and as a signed-in user holds them:
+``user:<sub>``, ``group:<name>``, and ``everyone`` (any signed-in user).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+EVERYONE = "everyone"
+MAX_RULES = 10_000
+MAX_MAP_BYTES = 4 * 1024 * 1024
+
+
+class AccessMapError(ValueError):
+    """The access map cannot be used (syntax, unknown keys, wrong types)."""
+
+
+def user_principal(sub: str) -> str:
+    return f"user:{sub}"
+
+
+def group_principal(name: str) -> str:
+    return f"group:{name}"
+
+
+@dataclass(frozen=True)
+class AccessGrant:
+    """The principals that may read a document and those that may not (deny wins)."""
+
+    allow: tuple[str, ...]
+    deny: tuple[str, ...] = ()
+
+    def restrictive_with(self, other: AccessGrant) -> AccessGrant:
+        """What neither grant gives away: allowed by both, denied by either (the safe in-between)."""
+        return AccessGrant(
+            allow=tuple(sorted(set(self.allow) & set(other.allow))),
+            deny=tuple(sorted(set(self.deny) | set(other.deny))),
+        )
+
+    def permits(self, principals: Iterable[str]) -> bool:
+        held = set(principals)
+        return bool(held & set(self.allow)) and not (held & set(self.deny))
+
+
+@dataclass(frozen=True)
+class Rule:
+    prefix: str
+    bucket: str | None = None
+    inherit: bool = True
+    allow: frozenset[str] = field(default_factory=frozenset)
+    deny: frozenset[str] = field(default_factory=frozenset)
+
+
+def _principals(entry: Any, where: str) -> frozenset[str]:
+    if entry is None:
+        return frozenset()
+    if not isinstance(entry, dict):
+        raise AccessMapError(f"{where}: must be an object with groups, users or everyone")
+    unknown = set(entry) - {"groups", "users", "everyone"}
+    if unknown:
+        raise AccessMapError(f"{where}: unknown key(s) {sorted(unknown)}")
+    found: set[str] = set()
+    for kind, make in (("groups", group_principal), ("users", user_principal)):
+        names = entry.get(kind) or []
+        if not isinstance(names, list) or not all(isinstance(n, str) and n.strip() for n in names):
+            raise AccessMapError(f"{where}.{kind}: must be a list of non-empty strings")
+        found.update(make(n.strip()) for n in names)
+    everyone = entry.get("everyone", False)
+    if not isinstance(everyone, bool):
+        raise AccessMapError(f"{where}.everyone: must be true or false")
+    if everyone:
+        found.add(EVERYONE)
+    return frozenset(found)
+
+
+@dataclass(frozen=True)
+class AccessMap:
+    """A parsed access map; :meth:`grant` resolves one object."""
+
+    rules: tuple[Rule, ...]
+    admin_group: str = "docindex-admins"
+    version: str = "default"
+
+    @classmethod
+    def admins_only(cls, admin_group: str) -> AccessMap:
+        """The map in force when none is configured: every file is visible to the administrators only."""
+        return cls(rules=(), admin_group=admin_group, version="default")
+
+    def grant(self, bucket: str, key: str) -> AccessGrant:
+        """Who may read ``bucket/key``: longest prefix first, up the inheritance chain; deny wins."""
+        matching = [r for r in self.rules if key.startswith(r.prefix) and r.bucket in (None, bucket)]
+        # Longest prefix first; a bucket-specific rule before a generic one of the same prefix.
+        matching.sort(key=lambda r: (len(r.prefix), r.bucket is not None), reverse=True)
+        allow: set[str] = {group_principal(self.admin_group)}
+        deny: set[str] = set()
+        for rule in matching:
+            allow |= rule.allow
+            deny |= rule.deny
+            if not rule.inherit:
+                break
+        return AccessGrant(allow=tuple(sorted(allow)), deny=tuple(sorted(deny)))
+
+
+def _load_document(data: bytes | str, name: str) -> Any:
+    raw_bytes = data.encode() if isinstance(data, str) else data
+    if len(raw_bytes) > MAX_MAP_BYTES:
+        raise AccessMapError(f"{name}: larger than {MAX_MAP_BYTES} bytes")
+    text = raw_bytes.decode("utf-8-sig")
+    try:
+        return json.loads(text)
+    except ValueError as json_error:
+        try:
+            import yaml
+        except ImportError:  # the Lambda layer has no PyYAML: `docindex access apply` stores JSON
+            raise AccessMapError(f"{name}: not valid JSON ({json_error}) and PyYAML is not installed") from None
+        try:
+            return yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise AccessMapError(f"{name}: neither JSON nor YAML: {exc}") from None
+
+
+def _rule(raw: Any, where: str) -> Rule:
+    if not isinstance(raw, dict):
+        raise AccessMapError(f"{where}: must be an object")
+    unknown = set(raw) - {"prefix", "bucket", "inherit", "allow", "deny", "description"}
+    if unknown:
+        raise AccessMapError(f"{where}: unknown key(s) {sorted(unknown)}")
+    prefix = raw.get("prefix")
+    if not isinstance(prefix, str):
+        raise AccessMapError(f"{where}.prefix: must be a string ('' for the whole bucket)")
+    bucket = raw.get("bucket")
+    if bucket is not None and not (isinstance(bucket, str) and bucket):
+        raise AccessMapError(f"{where}.bucket: must be a bucket name")
+    inherit = raw.get("inherit", True)
+    if not isinstance(inherit, bool):
+        raise AccessMapError(f"{where}.inherit: must be true or false")
+    return Rule(
+        prefix=prefix,
+        bucket=bucket,
+        inherit=inherit,
+        allow=_principals(raw.get("allow"), f"{where}.allow"),
+        deny=_principals(raw.get("deny"), f"{where}.deny"),
+    )
+
+
+def parse_access_map(data: bytes | str, *, admin_group: str, name: str = "access map") -> AccessMap:
+    """Parse and validate a map (JSON; YAML when it is not JSON and PyYAML is available)."""
+    document = _load_document(data, name)
+    if not isinstance(document, dict) or not isinstance(document.get("rules"), list):
+        raise AccessMapError(f"{name}: must be an object with a list of rules")
+    unknown_top = set(document) - {"rules", "version", "description"}
+    if unknown_top:
+        raise AccessMapError(f"{name}: unknown key(s) {sorted(unknown_top)}")
+    if len(document["rules"]) > MAX_RULES:
+        raise AccessMapError(f"{name}: more than {MAX_RULES} rules")
+    rules: list[Rule] = []
+    seen: set[tuple[str | None, str]] = set()
+    for i, raw in enumerate(document["rules"]):
+        rule = _rule(raw, f"{name}: rules[{i}]")
+        if (rule.bucket, rule.prefix) in seen:
+            raise AccessMapError(f"{name}: rules[{i}]: a second rule for prefix {rule.prefix!r}; merge them")
+        seen.add((rule.bucket, rule.prefix))
+        rules.append(rule)
+    canonical = json.dumps(
+        [[r.bucket, r.prefix, r.inherit, sorted(r.allow), sorted(r.deny)] for r in rules] + [admin_group],
+        ensure_ascii=False,
+        sort_keys=True,
+    )
+    version = hashlib.sha256(canonical.encode()).hexdigest()[:16]
+    return AccessMap(rules=tuple(rules), admin_group=admin_group, version=version)
+
+
+def to_json(access_map: AccessMap) -> str:
+    """The map as canonical JSON (what ``docindex access apply`` stores: the functions need no YAML)."""
+
+    def entry(principals: frozenset[str]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        groups = sorted(p.removeprefix("group:") for p in principals if p.startswith("group:"))
+        users = sorted(p.removeprefix("user:") for p in principals if p.startswith("user:"))
+        if groups:
+            out["groups"] = groups
+        if users:
+            out["users"] = users
+        if EVERYONE in principals:
+            out["everyone"] = True
+        return out
+
+    rules = []
+    for r in access_map.rules:
+        rule: dict[str, Any] = {"prefix": r.prefix}
+        if r.bucket:
+            rule["bucket"] = r.bucket
+        if not r.inherit:
+            rule["inherit"] = False
+        if r.allow:
+            rule["allow"] = entry(r.allow)
+        if r.deny:
+            rule["deny"] = entry(r.deny)
+        rules.append(rule)
+    return json.dumps({"rules": rules}, ensure_ascii=False, indent=2) + "\n"

@@ -1,0 +1,108 @@
+"""``docindex analysis validate``: check the company vocabulary before it reaches a cluster.
+
+Exit codes: 0 valid, 1 warnings only, 2 errors (or the cluster refused the settings).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from docindex.cli import _ops
+from docindex.core.exceptions import CommandError
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``analysis`` subcommand."""
+    parser = subparsers.add_parser(
+        "analysis",
+        help="the search vocabulary (user dictionary, synonyms): validate it",
+        description="The company's search vocabulary, docindex/index/analysis.toml (docs/search.md).",
+        formatter_class=_ops.HelpFormatter,
+    )
+    commands = parser.add_subparsers(dest="analysis_command", metavar="COMMAND", required=True)
+    validate = commands.add_parser(
+        "validate",
+        help="check the user dictionary and synonyms; with a target, on the cluster too",
+        description=(
+            "Check the file: CSV shape of the user dictionary rules, segmentation and readings, duplicates, "
+            "synonym syntax, entries written in a form normalization rewrites (they would never match), package "
+            "IDs. With --stack, --env-file or --opensearch-endpoint, also create a throwaway index with the full "
+            "settings on that cluster (which parses the dictionary and synonyms as the real index would), "
+            "analyze every entry with it, and delete it. Exit code: 0 valid, 1 warnings, 2 errors."
+        ),
+        formatter_class=_ops.HelpFormatter,
+        epilog=(
+            "examples:\n"
+            "  docindex analysis validate\n"
+            "  docindex analysis validate --config my-analysis.toml --stack docindex-dev"
+        ),
+    )
+    validate.add_argument("--config", type=Path, metavar="PATH", help="default: the shipped analysis.toml")
+    group = validate.add_argument_group("cluster (optional)")
+    group.add_argument("--stack", metavar="NAME", help="CloudFormation stack deployed from template.yaml")
+    group.add_argument("--env-file", type=Path, metavar="PATH", help="KEY=VALUE file (e.g. .docindex/local.env)")
+    group.add_argument("--opensearch-endpoint", help="OpenSearch endpoint URL")
+    group.add_argument("--region", help="AWS region (SigV4)")
+    group.add_argument("--profile", help="AWS named profile")
+    validate.add_argument("--json", action="store_true", help="print the findings as JSON")
+    validate.set_defaults(func=run_validate)
+
+
+def run_validate(args: argparse.Namespace) -> int:
+    from opensearchpy.exceptions import OpenSearchException
+
+    from docindex.index import vocabulary as vocabulary_module
+
+    try:
+        vocabulary = vocabulary_module.load(args.config)
+    except vocabulary_module.VocabularyError as exc:
+        print(f"docindex analysis validate: {exc}", file=sys.stderr)
+        return _ops.EXIT_FAIL
+    findings = vocabulary_module.check(vocabulary)
+    cluster: dict[str, Any] | None = None
+    if findings.ok and (args.stack or args.env_file or args.opensearch_endpoint):
+        try:
+            deployment, _ = _ops.resolve(argparse.Namespace(**{**vars(args), "bucket": None, "index": None}))
+            client = _ops.opensearch_for(deployment)
+            cluster = vocabulary_module.try_on_cluster(client, vocabulary)
+            if cluster["analysis"] == "cjk" and (vocabulary.dictionary_rules or vocabulary.dictionary_package):
+                findings.warnings.append(
+                    "the cluster created the index without kuromoji: it lacks analysis-kuromoji, or it refused "
+                    "the dictionary (run with -v to see its answer)"
+                )
+        except (CommandError, OpenSearchException) as exc:
+            findings.errors.append(f"the cluster refused the settings: {exc}")
+    if args.json:
+        _ops.emit_json(
+            {
+                "config": vocabulary.source,
+                "dictionary_rules": len(vocabulary.dictionary_rules),
+                "synonym_sets": len(vocabulary.synonym_sets),
+                "errors": findings.errors,
+                "warnings": findings.warnings,
+                "cluster": cluster,
+            }
+        )
+    else:
+        print(
+            f"{vocabulary.source}: {len(vocabulary.dictionary_rules)} dictionary rules"
+            f"{' + package ' + vocabulary.dictionary_package if vocabulary.dictionary_package else ''}, "
+            f"{len(vocabulary.synonym_sets)} synonym sets"
+            f"{' + package ' + vocabulary.synonym_package if vocabulary.synonym_package else ''}"
+        )
+        for error in findings.errors:
+            print(f"  ERROR  {error}")
+        for warning in findings.warnings:
+            print(f"  WARN   {warning}")
+        if cluster:
+            print(f"  cluster: accepted with analysis {cluster['analysis']}")
+            for text, tokens in cluster["tokens"].items():
+                print(f"    {text} -> {' '.join(tokens)}")
+        if findings.ok and not findings.warnings:
+            print("  OK")
+    if not findings.ok:
+        return _ops.EXIT_FAIL
+    return _ops.EXIT_FINDINGS if findings.warnings else _ops.EXIT_OK

@@ -1,0 +1,165 @@
+"""``docindex reprocess``: send documents already in the index through the ingest queue again.
+
+After an upgrade teaches docindex a new format, the documents indexed as
+``unsupported`` (or any filtered set) are re-extracted by announcing each
+as a change in docindex's own message shape, so they get every guarantee a
+real S3 event gets: idempotency, ordering, partial batch failures, OCR
+hand-off, quarantine.
+
+Why a re-announced document is applied and not taken for a duplicate or a
+stale change: the message carries no sequencer, version or etag, and the
+time it is sent (``event_time``) as an observation: "re-read whatever this
+object is now". Its idempotency key (bucket, key, action, time) is new, so
+it is not a duplicate of the event that first indexed the object. In the
+ledger it is an observation newer than every change applied so far, so it is
+claimed with the next generation; the indexer then reads the object's current
+version (no version id), so it can never write older content than S3 holds.
+A real upload after the send has a later time and wins; a real event from
+before it that arrives late is judged older than the observation, and the
+re-read already covered it. A deleted object is removed (the re-read finds
+nothing).
+
+The index is paged with ``search_after`` on (bucket, key); ``--after`` resumes
+after the last key a previous run reported.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from docindex.core.changes import Action, ObjectChange, normalize_time
+from docindex.ops.enqueue import BATCH_SIZE, ChangeSender, EnqueueError, RateLimiter
+
+REASON = "reprocess"
+PAGE_SIZE = 500
+
+
+@dataclass(frozen=True)
+class ReprocessFilter:
+    """Which indexed documents to send again (every given condition must hold)."""
+
+    extraction_error: str | None = None
+    extension: str | None = None
+    prefix: str | None = None
+    before: datetime | None = None  # indexed before this moment
+    bucket: str | None = None
+
+    def query(self) -> dict[str, Any]:
+        """The OpenSearch query of this filter."""
+        clauses: list[dict[str, Any]] = []
+        if self.extraction_error:
+            clauses.append({"term": {"extraction_error": self.extraction_error}})
+        if self.extension:
+            clauses.append({"term": {"extension": self.extension.lower().lstrip(".")}})
+        if self.prefix:
+            clauses.append({"prefix": {"key": self.prefix}})
+        if self.bucket:
+            clauses.append({"term": {"bucket": self.bucket}})
+        if self.before:
+            clauses.append({"range": {"indexed_at": {"lt": normalize_time(self.before)}}})
+        return {"bool": {"filter": clauses}} if clauses else {"match_all": {}}
+
+
+def matching(
+    opensearch: Any, index: str, selection: ReprocessFilter, *, after: tuple[str, str] | None = None
+) -> Iterator[tuple[str, str]]:
+    """(bucket, key) of every matching document, in (bucket, key) order, after ``after``."""
+    search_after = list(after) if after else None
+    while True:
+        body: dict[str, Any] = {
+            "query": selection.query(),
+            "sort": [{"bucket": "asc"}, {"key": "asc"}],
+            "_source": ["bucket", "key"],
+            "size": PAGE_SIZE,
+        }
+        if search_after:
+            body["search_after"] = search_after
+        hits = opensearch.search(index=index, body=body)["hits"]["hits"]
+        for hit in hits:
+            source = hit.get("_source") or {}
+            yield str(source["bucket"]), str(source["key"])
+        if len(hits) < PAGE_SIZE:
+            return
+        search_after = list(hits[-1]["sort"])
+
+
+def count_matching(opensearch: Any, index: str, selection: ReprocessFilter) -> int:
+    """How many documents match (for the progress bar)."""
+    return int(opensearch.count(index=index, body={"query": selection.query()})["count"])
+
+
+def reprocess_change(bucket: str, key: str, *, now: datetime | None = None) -> ObjectChange:
+    """The change that makes the indexer re-read ``key`` now (see the module docstring for why it is safe)."""
+    return ObjectChange(bucket=bucket, key=key, action=Action.CREATED, event_time=normalize_time(now))
+
+
+@dataclass
+class ReprocessResult:
+    matched: int = 0
+    sent: int = 0
+    dry_run: bool = False
+    last: tuple[str, str] | None = None
+    seconds: float = 0.0
+    error: str | None = None
+    samples: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "matched": self.matched,
+            "sent": self.sent,
+            "dry_run": self.dry_run,
+            "last_bucket": self.last[0] if self.last else None,
+            "last_key": self.last[1] if self.last else None,
+            "seconds": round(self.seconds, 3),
+            "error": self.error,
+            "samples": self.samples,
+        }
+
+
+def reprocess(
+    documents: Iterator[tuple[str, str]],
+    *,
+    sender: ChangeSender | None,
+    rate: RateLimiter,
+    limit: int | None = None,
+    on_progress: Callable[[ReprocessResult], None] | None = None,
+    clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+) -> ReprocessResult:
+    """Send one change per document (``sender`` None: a dry run that only counts)."""
+    result = ReprocessResult(dry_run=sender is None)
+    started = time.monotonic()
+    batch: list[ObjectChange] = []
+
+    def flush() -> None:
+        if not batch:
+            return
+        rate.acquire(len(batch))
+        if sender is not None:
+            sender.send(batch, reason=REASON)
+            result.sent += len(batch)
+        result.last = (batch[-1].bucket, batch[-1].key)
+        batch.clear()
+        if on_progress:
+            on_progress(result)
+
+    try:
+        for bucket, key in documents:
+            if limit is not None and result.matched >= limit:
+                break
+            result.matched += 1
+            change = reprocess_change(bucket, key, now=clock())
+            if len(result.samples) < 3:
+                result.samples.append({**change.to_message(), "reason": REASON})
+            batch.append(change)
+            if len(batch) == BATCH_SIZE:
+                flush()
+        flush()
+    except EnqueueError as exc:
+        result.error = str(exc)
+        result.sent += exc.sent
+    result.seconds = time.monotonic() - started
+    return result

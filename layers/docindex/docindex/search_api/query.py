@@ -1,0 +1,203 @@
+"""The search request and the OpenSearch body it becomes, with the permission filter always in it.
+
+User text goes only into ``simple_query_string`` over fixed fields with a
+limited set of operators (AND, OR, NOT, phrases, precedence; no field syntax,
+wildcards, fuzziness or regular expressions) and into a ``match`` on file-name
+fragments: it cannot name another field or a costly query. Everything else
+the user sends is validated (lengths, patterns, ranges, page bounds) first.
+
+The permission filter is a ``terms`` filter on ``allow_principals`` with the
+caller's principals and a ``must_not`` on ``deny_principals``: it is part of
+the query itself, so hits, totals and every facet count see only what the
+caller may read.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+# Private-use characters mark highlighted runs; the API returns segments, never HTML.
+MARK_START = "\ue000"
+MARK_END = "\ue001"
+SIMPLE_QUERY_FLAGS = "AND|OR|NOT|PHRASE|PRECEDENCE|WHITESPACE|ESCAPE"
+TEXT_FIELDS = ["title^3", "filename^2", "content"]
+SUMMARY_FIELDS = [
+    "bucket",
+    "key",
+    "filename",
+    "extension",
+    "size",
+    "last_modified",
+    "content_type",
+    "ocr_status",
+    "title",
+    "page_count",
+    "extraction_error",
+]
+_LUCENE_REGEX_SPECIAL = re.compile(r'([.?+*|{}\[\]()"\\#@&<>~])')
+
+
+class SearchRequest(BaseModel):
+    """GET /search query parameters, validated."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    q: str = Field("", max_length=256)
+    prefix: str = Field("", max_length=1024)
+    extension: str = Field("", max_length=16, pattern=r"^[A-Za-z0-9]*$")
+    ocr_status: str = Field("", pattern=r"^(|none|pending|done|failed)$")
+    modified_from: date | None = None
+    modified_to: date | None = None
+    page: int = Field(1, ge=1, le=1000)
+    size: int = Field(20, ge=1, le=100)
+    sort: Literal["relevance", "date"] = "relevance"
+
+    @field_validator("q", "prefix")
+    @classmethod
+    def _no_control_characters(cls, value: str) -> str:
+        if any(ord(c) < 32 or MARK_START <= c <= MARK_END for c in value):
+            raise ValueError("must not contain control characters")
+        return value.strip() if value.strip() != "" else ""
+
+    @field_validator("modified_from", "modified_to", mode="before")
+    @classmethod
+    def _empty_date(cls, value: Any) -> Any:
+        return None if value == "" else value
+
+    @model_validator(mode="after")
+    def _range(self) -> SearchRequest:
+        if self.modified_from and self.modified_to and self.modified_from > self.modified_to:
+            raise ValueError("modified_from is after modified_to")
+        return self
+
+
+def permission_filter(principals: list[str]) -> dict[str, Any]:
+    """Readable by one of ``principals`` and denied to none of them."""
+    return {
+        "bool": {
+            "filter": [{"terms": {"allow_principals": principals}}],
+            "must_not": [{"terms": {"deny_principals": principals}}],
+        }
+    }
+
+
+def child_folders_pattern(prefix: str) -> str:
+    """A Lucene regular expression for the folders one level below ``prefix``."""
+    base = prefix
+    if base and not base.endswith("/"):
+        base = base.rsplit("/", 1)[0] + "/" if "/" in base else ""
+    return _LUCENE_REGEX_SPECIAL.sub(r"\\\1", base) + "[^/]+/"
+
+
+def text_query(q: str) -> dict[str, Any]:
+    """Every word in the text fields, or the whole query as file-name fragments."""
+    return {
+        "bool": {
+            "should": [
+                {
+                    "simple_query_string": {
+                        "query": q,
+                        "fields": TEXT_FIELDS,
+                        "default_operator": "and",
+                        "flags": SIMPLE_QUERY_FLAGS,
+                        "lenient": True,
+                    }
+                },
+                {"match": {"filename.ngram": {"query": q, "minimum_should_match": "100%", "boost": 0.5}}},
+            ],
+            "minimum_should_match": 1,
+        }
+    }
+
+
+def search_body(
+    request: SearchRequest,
+    principals: list[str],
+    *,
+    max_page_size: int,
+    max_result_window: int,
+    max_analyzer_offset: int,
+) -> dict[str, Any]:
+    """The full OpenSearch body for a search request by a caller holding ``principals``."""
+    size = min(request.size, max_page_size)
+    start = (request.page - 1) * size
+    if start + size > max_result_window:
+        raise ValueError(f"page too deep: at most {max_result_window} results can be paged through")
+    filters: list[dict[str, Any]] = [permission_filter(principals)]
+    if request.prefix:
+        filters.append({"prefix": {"key": request.prefix}})
+    if request.extension:
+        filters.append({"term": {"extension": request.extension.lower()}})
+    if request.ocr_status:
+        filters.append({"term": {"ocr_status": request.ocr_status}})
+    if request.modified_from or request.modified_to:
+        bounds: dict[str, str] = {}
+        if request.modified_from:
+            bounds["gte"] = request.modified_from.isoformat()
+        if request.modified_to:
+            bounds["lte"] = request.modified_to.isoformat() + "T23:59:59.999Z"
+        filters.append({"range": {"last_modified": bounds}})
+    must = [text_query(request.q)] if request.q else [{"match_all": {}}]
+    by_date = {"last_modified": {"order": "desc", "missing": "_last"}}
+    sort: list[Any] = ["_score", by_date] if (request.sort == "relevance" and request.q) else [by_date, "_score"]
+    return {
+        "from": start,
+        "size": size,
+        "track_total_hits": True,
+        "query": {"bool": {"must": must, "filter": filters}},
+        "sort": sort,
+        "_source": SUMMARY_FIELDS,
+        "highlight": {
+            # Documents longer than the index's highlight limit (1,000,000 characters by default;
+            # docindex keeps 2,000,000) fail the whole search without this bound: the highlighter
+            # analyzes only the first max_analyzer_offset characters instead.
+            "max_analyzer_offset": max_analyzer_offset,
+            "pre_tags": [MARK_START],
+            "post_tags": [MARK_END],
+            "fields": {
+                "content": {"fragment_size": 160, "number_of_fragments": 1, "no_match_size": 160},
+                "title": {"number_of_fragments": 0},
+                "filename": {"number_of_fragments": 0},
+            },
+        },
+        "aggs": {
+            "extension": {"terms": {"field": "extension", "size": 20}},
+            "folder": {"terms": {"field": "folders", "size": 20, "include": child_folders_pattern(request.prefix)}},
+            "year": {
+                "date_histogram": {
+                    "field": "last_modified",
+                    "calendar_interval": "year",
+                    "format": "yyyy",
+                    "min_doc_count": 1,
+                    "order": {"_key": "desc"},
+                }
+            },
+            "ocr_status": {"terms": {"field": "ocr_status", "size": 10}},
+        },
+    }
+
+
+def document_body(doc_id: str, principals: list[str]) -> dict[str, Any]:
+    """One document by id, only if the caller may read it."""
+    return {
+        "size": 1,
+        "query": {"bool": {"filter": [{"ids": {"values": [doc_id]}}, permission_filter(principals)]}},
+        "_source": [*SUMMARY_FIELDS, "version_id", "indexed_at", "content_truncated"],
+    }
+
+
+def segments(fragment: str) -> list[dict[str, Any]]:
+    """A highlighted fragment as ``[{"text": ..., "match": bool}]`` (the page escapes and marks them)."""
+    out: list[dict[str, Any]] = []
+    for i, part in enumerate(re.split(f"[{MARK_START}{MARK_END}]", fragment)):
+        if not part:
+            continue
+        if out and out[-1]["match"] == (i % 2 == 1):
+            out[-1]["text"] += part  # adjacent highlighted tokens are one match
+        else:
+            out.append({"text": part, "match": i % 2 == 1})
+    return out

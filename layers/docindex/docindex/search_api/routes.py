@@ -1,0 +1,150 @@
+"""The HTTP routes: the JSON API (behind the JWT authorizer) and the page's static files (public).
+
+The page is served by this same function from the same origin as the API, so
+the browser never makes a cross-origin API call (no CORS needed unless the
+page is hosted elsewhere: the template's ``SearchPageOrigin``).
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+from urllib.parse import urlparse
+
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
+from pydantic import ValidationError
+
+from docindex.core.observability import logger
+from docindex.search_api.principals import Caller, Unauthenticated, caller_from_claims
+from docindex.search_api.query import SearchRequest
+from docindex.search_api.service import NotFound, SearchService
+from docindex.search_api.settings import SearchApiSettings
+
+STATIC = {
+    "index.html": "text/html; charset=utf-8",
+    "app.js": "text/javascript; charset=utf-8",
+    "app.css": "text/css; charset=utf-8",
+}
+NOT_FOUND = {"message": "not found"}
+
+
+@lru_cache(maxsize=len(STATIC))
+def static_file(name: str) -> str:
+    return resources.files("docindex.search_api.web").joinpath(name).read_text(encoding="utf-8")
+
+
+def _origin(url: str) -> str:
+    parsed = urlparse(url)
+    return f"{parsed.scheme}://{parsed.netloc}" if parsed.scheme and parsed.netloc else ""
+
+
+def page_headers(settings: SearchApiSettings) -> dict[str, str]:
+    """Strict headers for the page: only our own scripts, only our API and the IdP's token endpoint."""
+    connect = " ".join(x for x in ("'self'", _origin(settings.oidc_token_url)) if x)
+    return {
+        "Content-Security-Policy": (
+            f"default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+            f"connect-src {connect}; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+        ),
+        "X-Content-Type-Options": "nosniff",
+        "Referrer-Policy": "no-referrer",
+        "Cache-Control": "no-cache",
+    }
+
+
+def build_resolver(settings: SearchApiSettings, service: SearchService) -> APIGatewayHttpResolver:
+    """The routes, bound to one service."""
+    app = APIGatewayHttpResolver()
+
+    def caller() -> Caller:
+        claims: dict[str, Any] | None = None
+        authorizer = app.current_event.request_context.authorizer
+        if authorizer is not None:
+            claims = authorizer.jwt_claim
+        return caller_from_claims(claims, groups_claim=settings.groups_claim)
+
+    def json_response(status: int, body: Any) -> Response:
+        return Response(
+            status_code=status,
+            content_type=content_types.APPLICATION_JSON,
+            body=json.dumps(body, ensure_ascii=False),
+            headers={"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"},
+        )
+
+    @app.get("/search")
+    def search() -> Response:
+        params = app.current_event.query_string_parameters or {}
+        try:
+            request = SearchRequest.model_validate(params)
+            return json_response(200, service.search(request, caller()))
+        except ValidationError as exc:
+            problems = [f"{'.'.join(str(p) for p in e['loc']) or 'query'}: {e['msg']}" for e in exc.errors()]
+            return json_response(400, {"message": "invalid parameters", "problems": problems})
+        except ValueError as exc:
+            return json_response(400, {"message": str(exc)})
+
+    @app.get("/documents/<doc_id>")
+    def document(doc_id: str) -> Response:
+        try:
+            return json_response(200, service.document(doc_id, caller()))
+        except NotFound:
+            return json_response(404, NOT_FOUND)
+
+    @app.get("/documents/<doc_id>/download")
+    def download(doc_id: str) -> Response:
+        try:
+            return json_response(200, service.download(doc_id, caller()))
+        except NotFound:
+            return json_response(404, NOT_FOUND)
+
+    @app.get("/config.json")
+    def config() -> Response:
+        return json_response(
+            200,
+            {
+                "authorizeUrl": settings.oidc_authorize_url,
+                "tokenUrl": settings.oidc_token_url,
+                "logoutUrl": settings.oidc_logout_url,
+                "clientId": settings.oidc_client_id,
+                "scopes": settings.oidc_scopes,
+                "apiToken": settings.oidc_api_token,
+            },
+        )
+
+    @app.get("/")
+    def index() -> Response:
+        return Response(200, STATIC["index.html"], static_file("index.html"), headers=page_headers(settings))
+
+    @app.get("/static/<name>")
+    def static(name: str) -> Response:
+        if name not in STATIC or name == "index.html":
+            return json_response(404, NOT_FOUND)
+        return Response(200, STATIC[name], static_file(name), headers=page_headers(settings))
+
+    @app.exception_handler(Unauthenticated)
+    def unauthenticated(exc: Unauthenticated) -> Response:
+        logger.warning("request without a verified caller", extra={"path": app.current_event.path})
+        return json_response(401, {"message": "sign-in required"})
+
+    @app.not_found
+    def not_found(exc: Exception) -> Response:
+        return json_response(404, NOT_FOUND)
+
+    return app
+
+
+_resolver: APIGatewayHttpResolver | None = None
+
+
+def get_resolver() -> APIGatewayHttpResolver:
+    """The process-wide resolver, built from the environment on first use."""
+    global _resolver  # noqa: PLW0603 - one per Lambda container, created lazily
+    if _resolver is None:
+        from docindex.core.clients import Clients
+
+        settings = SearchApiSettings.from_env()
+        clients = Clients(settings)
+        _resolver = build_resolver(settings, SearchService(settings, opensearch=clients.opensearch, s3=clients.s3))
+    return _resolver

@@ -1,0 +1,30 @@
+"""The search API's settings (docs/configuration.md, "Search API")."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from docindex.core.settings import AccessSettings, OpenSearchSettings
+
+
+class SearchApiSettings(OpenSearchSettings, AccessSettings):
+    """The index to search, the claim that carries groups, bounds, and what the page needs to sign in."""
+
+    groups_claim: str = Field("cognito:groups", alias="GROUPS_CLAIM", min_length=1)
+    max_page_size: int = Field(50, alias="SEARCH_MAX_PAGE_SIZE", ge=1, le=100)
+    # from + size never goes past this (deep pages cost the cluster; nobody reads page 500).
+    max_result_window: int = Field(1000, alias="SEARCH_MAX_RESULT_WINDOW", ge=10, le=10_000)
+    # The highlighter analyzes at most this many characters of a document (the index's
+    # index.highlight.max_analyzer_offset defaults to 1,000,000; docindex keeps 2,000,000).
+    highlight_max_analyzer_offset: int = Field(
+        999_999, alias="SEARCH_HIGHLIGHT_MAX_ANALYZER_OFFSET", ge=1000, le=1_000_000
+    )
+    download_url_seconds: int = Field(300, alias="DOWNLOAD_URL_SECONDS", ge=10, le=3600)
+    # The page's sign-in (authorization code + PKCE against this OIDC provider).
+    oidc_authorize_url: str = Field("", alias="OIDC_AUTHORIZE_URL")
+    oidc_token_url: str = Field("", alias="OIDC_TOKEN_URL")
+    oidc_logout_url: str = Field("", alias="OIDC_LOGOUT_URL")
+    oidc_client_id: str = Field("", alias="OIDC_CLIENT_ID")
+    oidc_scopes: str = Field("openid email profile", alias="OIDC_SCOPES")
+    # Which token the page sends to the API: access (Cognito) or id (some IdPs put groups only there).
+    oidc_api_token: str = Field("access", alias="OIDC_API_TOKEN", pattern="^(access|id)$")

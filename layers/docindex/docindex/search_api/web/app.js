@@ -1,0 +1,199 @@
+// docindex search page: sign-in (authorization code + PKCE), search, facets, pages, download.
+// No framework; every value from the API is inserted as text (textContent), never as HTML.
+"use strict";
+(function () {
+  const T = {
+    ja: {title: "文書検索", lang: "English", signin: "サインイン", signout: "サインアウト", query: "キーワード",
+      sort: "並び順", relevance: "関連度", date: "更新日", search: "検索", pleaseSignIn: "サインインしてください。",
+      results: (n) => `${n} 件`, none: "該当する文書はありません。", extension: "種類", folder: "フォルダ",
+      year: "年", ocr_status: "OCR", download: "ダウンロード", prev: "前へ", next: "次へ", clear: "絞り込みを解除",
+      modified: "更新", error: "エラーが発生しました", within: "絞り込み:"},
+    en: {title: "Document search", lang: "日本語", signin: "Sign in", signout: "Sign out", query: "Keywords",
+      sort: "Sort by", relevance: "Relevance", date: "Modified", search: "Search", pleaseSignIn: "Please sign in.",
+      results: (n) => `${n} results`, none: "No documents match.", extension: "Type", folder: "Folder",
+      year: "Year", ocr_status: "OCR", download: "Download", prev: "Previous", next: "Next", clear: "Clear filters",
+      modified: "Modified", error: "Something went wrong", within: "Filters:"},
+  };
+  let lang = localStorage.getItem("docindex.lang") || "ja";
+  let config = null;
+  const state = {q: "", sort: "relevance", prefix: "", extension: "", ocr_status: "", modified_from: "", modified_to: "", page: 1};
+  const $ = (id) => document.getElementById(id);
+  const t = (k, ...a) => { const v = T[lang][k]; return typeof v === "function" ? v(...a) : v; };
+  const el = (tag, props, ...kids) => {
+    const e = document.createElement(tag);
+    Object.assign(e, props || {});
+    for (const k of kids) e.append(k);
+    return e;
+  };
+
+  function applyLanguage() {
+    document.documentElement.lang = lang;
+    document.querySelectorAll("[data-i18n]").forEach((e) => { e.textContent = t(e.dataset.i18n); });
+    document.title = t("title") + " - docindex";
+  }
+
+  // ---- sign-in: authorization code + PKCE (S256)
+  const b64url = (bytes) => btoa(String.fromCharCode(...new Uint8Array(bytes))).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  const randomString = () => b64url(crypto.getRandomValues(new Uint8Array(32)));
+  const redirectUri = () => location.origin + location.pathname;
+
+  async function signIn() {
+    const verifier = randomString();
+    const stateValue = randomString();
+    sessionStorage.setItem("docindex.pkce", JSON.stringify({verifier, state: stateValue}));
+    const challenge = b64url(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier)));
+    const params = new URLSearchParams({response_type: "code", client_id: config.clientId, redirect_uri: redirectUri(),
+      scope: config.scopes, state: stateValue, code_challenge: challenge, code_challenge_method: "S256"});
+    location.assign(config.authorizeUrl + "?" + params);
+  }
+
+  async function finishSignIn(code, returnedState) {
+    const saved = JSON.parse(sessionStorage.getItem("docindex.pkce") || "{}");
+    sessionStorage.removeItem("docindex.pkce");
+    history.replaceState(null, "", redirectUri());
+    if (!saved.verifier || saved.state !== returnedState) return;
+    const body = new URLSearchParams({grant_type: "authorization_code", code, client_id: config.clientId,
+      redirect_uri: redirectUri(), code_verifier: saved.verifier});
+    const r = await fetch(config.tokenUrl, {method: "POST", body, headers: {"Content-Type": "application/x-www-form-urlencoded"}});
+    if (!r.ok) return;
+    const tokens = await r.json();
+    sessionStorage.setItem("docindex.token", config.apiToken === "id" ? tokens.id_token : tokens.access_token);
+  }
+
+  function token() { return sessionStorage.getItem("docindex.token"); }
+  function claims() {
+    try { return JSON.parse(atob(token().split(".")[1].replace(/-/g, "+").replace(/_/g, "/"))); } catch (e) { return {}; }
+  }
+
+  function signOut() {
+    sessionStorage.removeItem("docindex.token");
+    if (config.logoutUrl) {
+      const params = new URLSearchParams({client_id: config.clientId, logout_uri: redirectUri(), post_logout_redirect_uri: redirectUri()});
+      location.assign(config.logoutUrl + "?" + params);
+    } else { location.reload(); }
+  }
+
+  async function api(path, params) {
+    const qs = params ? "?" + new URLSearchParams(params) : "";
+    const r = await fetch(path + qs, {headers: {Authorization: "Bearer " + token()}});
+    if (r.status === 401) { sessionStorage.removeItem("docindex.token"); showSignedIn(); throw new Error("401"); }
+    if (!r.ok) throw new Error(String(r.status));
+    return r.json();
+  }
+
+  // ---- search and rendering
+  async function run() {
+    const params = {};
+    for (const [k, v] of Object.entries(state)) if (v !== "" && v !== null) params[k] = v;
+    $("status").textContent = "…";
+    try {
+      render(await api("search", params));
+    } catch (e) { $("status").textContent = t("error"); }
+  }
+
+  const dateText = (iso) => (iso ? new Date(iso).toLocaleDateString(lang === "ja" ? "ja-JP" : "en-GB") : "");
+  const sizeText = (n) => (n == null ? "" : n < 1024 ? `${n} B` : n < 1048576 ? `${(n / 1024).toFixed(1)} KB` : `${(n / 1048576).toFixed(1)} MB`);
+
+  function marked(segments, fallback) {
+    const span = el("span");
+    if (!segments || !segments.length) { span.textContent = fallback || ""; return span; }
+    for (const s of segments) span.append(s.match ? el("mark", {textContent: s.text}) : document.createTextNode(s.text));
+    return span;
+  }
+
+  function folderButtons(folder) {
+    const wrap = el("span", {className: "folder"});
+    let acc = "";
+    for (const part of folder.split("/").filter(Boolean)) {
+      acc += part + "/";
+      const prefix = acc;
+      wrap.append(el("button", {type: "button", textContent: part, onclick: () => { state.prefix = prefix; state.page = 1; run(); }}), " / ");
+    }
+    return wrap;
+  }
+
+  function render(data) {
+    $("status").textContent = data.total ? t("results", data.total) : t("none");
+    const list = $("results");
+    list.replaceChildren();
+    for (const hit of data.hits) {
+      const name = el("span", {className: "name"}, marked(hit.filename_highlight, hit.filename));
+      const open = el("button", {type: "button", className: "download", textContent: t("download"),
+        onclick: async () => { const link = await api("documents/" + hit.id + "/download"); location.assign(link.url); }});
+      list.append(el("li", {},
+        el("div", {}, el("span", {className: "icon", textContent: (hit.extension || "?").toUpperCase()}), name),
+        el("div", {}, folderButtons(hit.folder)),
+        el("p", {className: "snippet"}, marked(hit.snippet, "")),
+        el("div", {className: "meta"}, `${t("modified")}: ${dateText(hit.modified)} · ${sizeText(hit.size)} `, open)));
+    }
+    renderFacets(data.facets);
+    renderPages(data);
+    renderFilters();
+  }
+
+  function renderFacets(facets) {
+    const box = $("facets");
+    box.replaceChildren();
+    for (const name of ["folder", "extension", "year", "ocr_status"]) {
+      const items = facets[name] || [];
+      if (!items.length) continue;
+      const ul = el("ul");
+      for (const item of items) {
+        const label = name === "folder" ? item.value.split("/").filter(Boolean).pop() : item.value;
+        ul.append(el("li", {}, el("button", {type: "button", className: "facet-" + name, textContent: `${label} (${item.count})`,
+          onclick: () => { pick(name, item.value); }})));
+      }
+      box.append(el("h2", {textContent: t(name)}), ul);
+    }
+  }
+
+  function pick(name, value) {
+    if (name === "folder") state.prefix = value;
+    else if (name === "year") { state.modified_from = value + "-01-01"; state.modified_to = value + "-12-31"; }
+    else state[name] = value;
+    state.page = 1;
+    run();
+  }
+
+  function renderFilters() {
+    const active = [state.prefix, state.extension, state.ocr_status, state.modified_from && state.modified_from.slice(0, 4)].filter(Boolean);
+    const p = $("filters");
+    p.replaceChildren();
+    if (!active.length) return;
+    p.append(t("within") + " " + active.join(" · ") + " ",
+      el("button", {type: "button", id: "clear", textContent: t("clear"), onclick: () => {
+        Object.assign(state, {prefix: "", extension: "", ocr_status: "", modified_from: "", modified_to: "", page: 1}); run(); }}));
+  }
+
+  function renderPages(data) {
+    const nav = $("pages");
+    nav.replaceChildren();
+    const last = Math.max(1, Math.ceil(Math.min(data.total, 1000) / data.size));
+    if (state.page > 1) nav.append(el("button", {type: "button", textContent: t("prev"), onclick: () => { state.page -= 1; run(); }}));
+    if (state.page < last) nav.append(el("button", {type: "button", id: "next", textContent: t("next"), onclick: () => { state.page += 1; run(); }}));
+  }
+
+  function showSignedIn() {
+    const inside = Boolean(token());
+    $("app").hidden = !inside;
+    $("signed-out").hidden = inside;
+    $("signin").hidden = inside;
+    $("signout").hidden = !inside;
+    const c = inside ? claims() : {};
+    $("who").textContent = inside ? (c.email || c.username || c["cognito:username"] || "") : "";
+  }
+
+  async function start() {
+    applyLanguage();
+    config = await (await fetch("config.json")).json();
+    const params = new URLSearchParams(location.search);
+    if (params.get("code")) await finishSignIn(params.get("code"), params.get("state"));
+    $("signin").onclick = signIn;
+    $("signout").onclick = signOut;
+    $("lang").onclick = () => { lang = lang === "ja" ? "en" : "ja"; localStorage.setItem("docindex.lang", lang); applyLanguage(); };
+    $("search").onsubmit = (ev) => { ev.preventDefault(); state.q = $("q").value.trim(); state.sort = $("sort").value; state.page = 1; run(); };
+    showSignedIn();
+    if (token()) { $("q").focus(); }
+  }
+  document.addEventListener("DOMContentLoaded", start);
+})();

@@ -1,0 +1,138 @@
+"""Every ``docindex`` command shown in README.md and docs/*.md runs against the demo's local run, exiting as documented.
+
+Commands are the lines of ``bash``/``sh`` code blocks that start with ``docindex`` (or
+``.venv/bin/docindex``) and the ``$ docindex ...`` lines of ``console`` blocks (their other lines
+are output). They run in the order the documents show them, in one directory where ``docindex
+demo`` has indexed the sample documents. The few that need a real AWS account (``--stack``),
+a placeholder (``ARN``), or would not return (a continuous ``local run``) are only parsed, with
+the CLI's own parser, so a renamed flag still fails here; ``local down`` runs last.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+_COMMAND = re.compile(r"^\s*(\$\s+)?(?:\.venv/bin/)?(docindex\s.*)$")
+
+# Documented exit codes of each command against the demo's local run (docs/operations.md, "Exit codes").
+EXPECTED: list[tuple[tuple[str, ...], set[int]]] = [
+    (("search",), {0}),  # the examples search for what the demo indexed
+    (("diagnose",), {0, 1}),  # OK, or WARN findings (the demo leaves poison messages in the DLQ)
+    (("backfill",), {0}),
+    (("reconcile", "--fix"), {0, 1}),  # in step, or differences whose repairs were enqueued
+    (("reconcile",), {0}),  # after the drain that follows --fix: in step
+    (("pause",), {1}),
+    (("access",), {0}),  # locally there is nothing to pause: skipped
+    (("resume",), {1}),
+    (("redrive", "start", "--dry-run"), {0}),  # every DLQ handled: skipped, nothing to move
+    (("redrive",), {1}),  # moto has no message-move API: "unsupported by this endpoint" (docs/dlq-redrive.md)
+    (("local", "up"), {0}),
+    (("local", "run", "--once"), {0}),
+    (("local", "down"), {0}),
+    (("reprocess",), {0}),
+]
+# Commands that read a file the reader writes first (an access map): parsed only.
+PARSE_ONLY = {("access", "check"), ("access", "apply")}
+
+
+@dataclass(frozen=True)
+class Example:
+    document: str
+    line: int
+    argv: tuple[str, ...]
+
+    def __str__(self) -> str:
+        return f"{self.document}:{self.line}: docindex {' '.join(self.argv)}"
+
+    @property
+    def parse_only(self) -> bool:
+        """Needs real AWS, holds a placeholder, or would never return."""
+        continuous = self.argv[:2] == ("local", "run") and "--once" not in self.argv
+        return "--stack" in self.argv or "ARN" in self.argv or continuous or self.argv[:2] in PARSE_ONLY
+
+
+def examples() -> list[Example]:
+    found = []
+    for path in DOCUMENTS:
+        language = None
+        for number, text in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if text.lstrip().startswith("```"):
+                language = None if language is not None else (text.strip().removeprefix("```") or "plain")
+                continue
+            match = _COMMAND.match(text)
+            if language is None or not match:
+                continue
+            prompt, command = match.groups()
+            if (language == "console" and prompt) or (language in ("bash", "sh", "shell") and not prompt):
+                argv = shlex.split(command, comments=True)[1:]
+                found.append(Example(str(path.relative_to(ROOT)), number, tuple(argv)))
+    return found
+
+
+def expected(example: Example) -> set[int]:
+    for prefix, codes in EXPECTED:
+        if example.argv[: len(prefix)] == prefix or (
+            prefix[0] == example.argv[0] and all(word in example.argv for word in prefix[1:])
+        ):
+            return codes
+    raise AssertionError(f"{example}: no documented exit code in EXPECTED: add it")
+
+
+def docindex(*args: str, cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "docindex.cli", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def test_the_documents_show_commands_and_each_has_a_documented_exit_code() -> None:
+    found = examples()
+    assert len(found) >= 20, [str(e) for e in found]
+    for example in found:
+        expected(example)
+
+
+def test_commands_that_need_aws_parse() -> None:
+    from docindex.cli import build_parser
+
+    parser = build_parser()
+    for example in (e for e in examples() if e.parse_only):
+        try:
+            parser.parse_args(list(example.argv))
+        except SystemExit as exc:  # argparse's way to refuse
+            raise AssertionError(f"{example}: does not parse (exit {exc.code})") from None
+
+
+def test_every_documented_command_runs_against_the_demo(tmp_path: Path) -> None:
+    # Given the demo's local run (the sample documents indexed)
+    demo = docindex("demo", "--max-seconds", "900", cwd=tmp_path, timeout=1200)
+    assert demo.returncode == 0, demo.stdout[-3000:] + demo.stderr[-3000:]
+    runnable = [e for e in examples() if not e.parse_only]
+    last = [e for e in runnable if e.argv[:2] == ("local", "down")]
+    try:
+        # When each documented command runs, in the documents' order
+        failures = []
+        for example in [e for e in runnable if e not in last] + last[:1]:
+            result = docindex(*example.argv, cwd=tmp_path)
+            # Then it exits as documented, and never with a traceback
+            if result.returncode not in expected(example) or "Traceback" in result.stderr:
+                output = result.stdout[-1500:] + result.stderr[-1500:]
+                failures.append(f"{example} exited {result.returncode}:\n{output}")
+        assert not failures, "\n\n".join(failures)
+    finally:
+        docindex("local", "down", cwd=tmp_path)

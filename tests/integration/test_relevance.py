@@ -1,0 +1,87 @@
+"""Every query form people type finds its file in the top 3, with the local run's real analysis.
+
+The query set is tests/support/relevance.py (also measured by ``make bench``).
+osmem-server applies kuromoji, the user dictionary, cjk_width, bigrams and
+the search analyzer, but neither ``mapping`` char filters nor
+``synonym_graph`` filters when indexing and searching (it warns and ignores
+them; its ``_analyze`` API applies both). So: the synonym queries are
+searched on a cluster that applies synonyms, and checked through ``_analyze``
+of the index's search analyzer here; normalization is checked through
+``_analyze`` too, and through search for what the query side does.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from docindex.index.mapping import normalize
+from tests.support import relevance
+
+
+def _applies_synonyms(client: Any, index: str) -> bool:
+    """Whether this cluster's search applies the search analyzer's synonyms (osmem's does not)."""
+    hits = client.search(index=index, body={"query": {"match": {"content": "pc"}}})["hits"]["hits"]
+    return any(h["_source"]["key"].startswith("営業部/御見積書") for h in hits)
+
+
+def _tokens(client: Any, index: str, analyzer: str, text: str) -> list[str]:
+    response = client.indices.analyze(index=index, body={"analyzer": analyzer, "text": text})
+    return [t["token"] for t in response["tokens"]]
+
+
+@pytest.fixture
+def loaded(opensearch: Any) -> Any:
+    relevance.load(opensearch, "docs")
+    return opensearch
+
+
+def test_every_query_finds_its_file_in_the_top_3(loaded: Any) -> None:
+    synonyms = _applies_synonyms(loaded, "docs")
+    queries = tuple(q for q in relevance.QUERIES if q.needs != "synonyms" or synonyms)
+    outcomes = relevance.run(loaded, "docs", queries)
+    missed = [(o.query.text, o.query.kind, o.rank) for o in outcomes if not o.in_top3]
+    assert missed == []
+    assert len(outcomes) >= 18
+
+
+@pytest.mark.parametrize("query", [q for q in relevance.QUERIES if q.needs == "synonyms"], ids=lambda q: q.text)
+def test_synonym_queries_reach_the_words_of_their_file(loaded: Any, query: relevance.Query) -> None:
+    # the search analyzer turns the query into (among others) a word the expected file's content has
+    content = relevance.DOCUMENTS[query.expected][1]
+    indexed = set(_tokens(loaded, "docs", "docindex_text", content))
+    expanded = set(_tokens(loaded, "docs", "docindex_search", normalize(query.text)))
+    assert expanded & indexed, f"{query.text} -> {expanded}; the file has {indexed}"
+    # and without the synonyms it would not
+    plain = set(_tokens(loaded, "docs", "docindex_text", normalize(query.text)))
+    assert not plain & indexed
+
+
+@pytest.mark.parametrize(
+    ("typed", "written"),
+    [
+        ("ｻｰﾊﾞｰ保守", "サーバー保守"),
+        ("ＱＵＯＴＥ", "quote"),
+        ("ﾊﾟｰﾃｨｰ", "パーティー"),
+        ("２０２４年度", "2024年度"),
+        ("㈱山田", "(株)山田"),
+    ],
+)
+def test_the_index_analyzers_normalize_before_tokenizing(loaded: Any, typed: str, written: str) -> None:
+    for analyzer in ("docindex_text", "docindex_search", "docindex_bigram"):
+        assert _tokens(loaded, "docs", analyzer, typed) == _tokens(loaded, "docs", analyzer, written), analyzer
+
+
+def test_words_rank_above_characters(loaded: Any) -> None:
+    from docindex.index.search import search
+
+    # 京都 is a word of one file and only two characters of 東京都 in the other (which says it twice)
+    loaded.index(index="docs", id="kyoto", body={"key": "出張/報告.txt", "content": "京都 出張 報告"})
+    loaded.index(index="docs", id="tokyo", body={"key": "出張/都庁.txt", "content": "東京都庁 訪問。東京都の窓口。"})
+    loaded.indices.refresh(index="docs")
+    hits = search(loaded, "docs", "京都")
+    assert [h["key"] for h in hits] == ["出張/報告.txt", "出張/都庁.txt"]
+    hits = search(loaded, "docs", "守契")
+    assert [h["key"] for h in hits] == ["営業部/サーバー保守契約 2026.docx"]
+    assert "守契" in hits[0]["snippet"].replace("[", "").replace("]", "")  # characters highlighted without a word

@@ -1,0 +1,121 @@
+"""A signed-in search world for the API and page tests: indexed files in two departments, two users.
+
+Real parts only: files indexed by the real indexer with an access map file,
+users in moto's Cognito with real RS256 tokens, tokens verified against moto's
+JWKS as API Gateway's authorizer would, and the search function's resolver
+called with HTTP API payload 2.0 events.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+from devkit.local.gateway import http_api_event
+from devkit.local.signin import JwtVerifier, ensure_user, provision_user_pool, sign_in
+from docindex.core.changes import doc_id
+from tests.conftest import REGION, Stack
+from tests.integration.conftest import build_indexer, invoke, sqs_event
+
+PASSWORD = "Passw0rd!local"  # nosec B105  # a moto user, never a real secret
+
+FILES = {
+    "営業部/見積/2024_見積書_A社.txt": "A社向け 見積書 売上 見込み 四半期",
+    "営業部/提案/提案書_B社.md": "B社への提案 売上 拡大 施策",
+    "人事部/評価/2024_人事評価_山田.txt": "人事評価 山田 売上 貢献 昇給",
+    "人事部/給与/給与テーブル.csv": "等級,基本給\n1,250000\n売上連動,あり",
+    "共有/規程/就業規則.txt": "就業規則 全社員 売上 とは関係ない",
+}
+
+ACCESS_MAP = {
+    "rules": [
+        {"prefix": "営業部/", "allow": {"groups": ["営業部"]}},
+        {"prefix": "人事部/", "inherit": False, "allow": {"groups": ["人事部"]}},
+        {"prefix": "共有/", "allow": {"everyone": True}},
+    ]
+}
+
+
+@dataclass
+class SearchWorld:
+    stack: Stack
+    cognito: Any
+    pool_id: str
+    client_id: str
+    map_path: Path
+    resolver: Any
+    verifier: JwtVerifier
+    tokens: dict[str, dict[str, str]] = field(default_factory=dict)
+    subs: dict[str, str] = field(default_factory=dict)
+
+    def add_user(self, name: str, groups: list[str]) -> str:
+        self.subs[name] = ensure_user(self.cognito, self.pool_id, name, PASSWORD, groups)
+        self.tokens[name] = sign_in(self.cognito, self.pool_id, self.client_id, name, PASSWORD)
+        return self.tokens[name]["access_token"]
+
+    def call(self, path: str, token: str | None, **params: Any) -> tuple[int, Any]:
+        """What API Gateway + the function answer: 401 for a token the authorizer refuses."""
+        claims = None
+        if token is not None:
+            from devkit.local.signin import TokenRejected
+
+            try:
+                claims = self.verifier.verify(token)
+            except TokenRejected:
+                return 401, {"message": "Unauthorized"}
+        event = http_api_event("GET", path, urlencode(params), {"host": "localhost"}, claims)
+        from devkit.local.context import LocalLambdaContext
+
+        response = self.resolver.resolve(event, LocalLambdaContext(timeout_seconds=10))
+        body = response.get("body") or ""
+        try:
+            return int(response["statusCode"]), json.loads(body)
+        except ValueError:
+            return int(response["statusCode"]), body
+
+    def search(self, user: str, **params: Any) -> dict[str, Any]:
+        status, body = self.call("/search", self.tokens[user]["access_token"], **params)
+        assert status == 200, body
+        return dict(body)
+
+    def index_files(self, files: dict[str, str]) -> None:
+        indexer = build_indexer(self.stack, ACCESS_MAP_URI=str(self.map_path), ACCESS_MAP_TTL_SECONDS="0")
+        bodies = []
+        for key, text in files.items():
+            self.stack.aws.s3.put_object(Bucket=self.stack.bucket, Key=key, Body=text.encode())
+            bodies.append({"docindex": "change", "bucket": self.stack.bucket, "key": key, "action": "created"})
+        assert invoke(indexer, sqs_event(*bodies)) == set()
+        self.stack.opensearch.indices.refresh(index=self.stack.index)
+
+    def id_of(self, key: str) -> str:
+        return doc_id(self.stack.bucket, key)
+
+
+def build_world(stack: Stack, tmp_path: Path, cognito: Any) -> SearchWorld:
+    from docindex.search_api.routes import build_resolver
+    from docindex.search_api.service import SearchService
+    from docindex.search_api.settings import SearchApiSettings
+
+    env = provision_user_pool(cognito, prefix=f"t{uuid.uuid4().hex[:8]}", admin_group="docindex-admins", region=REGION)
+    map_path = tmp_path / "access-map.json"
+    map_path.write_text(json.dumps(ACCESS_MAP, ensure_ascii=False))
+    settings = SearchApiSettings.from_env(stack.settings_env())
+    service = SearchService(settings, opensearch=stack.opensearch, s3=stack.aws.s3)
+    verifier = JwtVerifier(
+        jwks_url=f"{stack.aws.endpoint}/{env['COGNITO_USER_POOL_ID']}/.well-known/jwks.json",
+        issuer=env["OIDC_ISSUER"],
+        audience=env["COGNITO_CLIENT_ID"],
+    )
+    return SearchWorld(
+        stack=stack,
+        cognito=cognito,
+        pool_id=env["COGNITO_USER_POOL_ID"],
+        client_id=env["COGNITO_CLIENT_ID"],
+        map_path=map_path,
+        resolver=build_resolver(settings, service),
+        verifier=verifier,
+    )
