@@ -46,8 +46,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--no-poison", action="store_true", help="send no poison messages (shorter: no DLQ cycles)")
     parser.add_argument(
         "--sabotage",
-        choices=["duplicates"],
-        help="run an indexer without its duplicate guards, to prove the judge catches duplicate writes (must fail)",
+        choices=["duplicates", "rereads"],
+        help="prove the judge (the run must fail): `duplicates` runs an indexer without its duplicate guards; "
+        "`rereads` one that reads and extracts unchanged re-uploads, copies and renames again",
     )
     parser.add_argument("--state-dir", type=Path, default=Path(".docindex/soak"), help="servers, logs (per seed)")
     parser.add_argument("--out", type=Path, default=Path("bench/soak.json"), help="figures (default bench/soak.json)")
@@ -106,6 +107,13 @@ def summary_lines(result: dict[str, Any]) -> list[str]:
         f"  writes         {writes.get('writes')} accepted, {writes.get('duplicate_writes')} duplicate "
         f"(max {writes.get('max_writes_per_version')} per version)",
     ]
+    resync = result.get("resync") or {}
+    if resync:
+        lines.append(
+            f"  re-sync        {resync.get('resynced')} unchanged re-uploads, {resync.get('unchanged_body_reads')} "
+            f"body reads; {resync.get('copied')} copies + {resync.get('renamed')} renames, "
+            f"{len(resync.get('extracted') or [])} extracted, {len(resync.get('ocr_jobs') or [])} OCR jobs"
+        )
     lines += [f"  FAIL: {failure}" for failure in result.get("failures", [])]
     if not result.get("passed") and result.get("replay"):
         lines.append(f"  replay: {result['replay']}")

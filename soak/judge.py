@@ -283,3 +283,87 @@ def _content_problem(state: ObjectState, doc: dict[str, Any] | None) -> str | No
         (bool(expect.token) and str(expect.token) not in (doc.get("content") or ""), f"no token {expect.token}"),
     ]
     return next((problem for failed, problem in checks if failed), None)
+
+
+# --------------------------------------------------------------------------- re-syncs, copies, renames
+
+
+@dataclass
+class ResyncReport:
+    """What the last phase's re-uploads, copies and renames cost (``Workload.resync_phase``)."""
+
+    resynced: int = 0
+    copied: int = 0
+    renamed: int = 0
+    body_reads: dict[str, int] = field(default_factory=dict)  # re-uploaded key -> GetObject requests
+    not_unchanged: list[str] = field(default_factory=list)  # re-uploads not applied as "unchanged"
+    extracted: list[str] = field(default_factory=list)  # copies/renames not indexed from the cache
+    ocr_jobs: list[str] = field(default_factory=list)  # copies/renames that queued an OCR job
+
+    @property
+    def ok(self) -> bool:
+        return not (self.body_reads or self.not_unchanged or self.extracted or self.ocr_jobs)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "resynced": self.resynced,
+            "copied": self.copied,
+            "renamed": self.renamed,
+            "unchanged_body_reads": sum(self.body_reads.values()),
+            "unchanged_read": sorted(self.body_reads)[:SAMPLES],
+            "not_unchanged": self.not_unchanged[:SAMPLES],
+            "extracted": self.extracted[:SAMPLES],
+            "ocr_jobs": self.ocr_jobs[:SAMPLES],
+        }
+
+
+def applied_outcomes(log_lines: Iterable[str]) -> dict[str, list[dict[str, Any]]]:
+    """The indexer's ``change applied`` log records by key (Powertools JSON lines)."""
+    outcomes: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for line in log_lines:
+        if '"change applied"' not in line:
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if record.get("message") == "change applied" and record.get("key"):
+            outcomes[str(record["key"])].append(record)
+    return outcomes
+
+
+def check_resync(
+    plan: Any,
+    *,
+    bucket: str,
+    gets: Counter[str],
+    log_lines: Iterable[str],
+    messages: Iterable[SentMessage],
+    ocr_url: str,
+) -> ResyncReport:
+    """No unchanged re-upload read its body; every copy and rename came from the content cache.
+
+    ``gets``: the indexer's GetObject requests during the phase by ``/bucket/key``;
+    ``log_lines``: the indexer's logs; ``messages``: what was sent during the phase.
+    The phase runs with the faults off on documents already complete, so each
+    of these is a certainty, not an odds: a re-upload of bytes the index holds
+    needs no body, and bytes extracted or recognised before need no extraction
+    and no OCR.
+    """
+    from docindex.core.changes import doc_id
+
+    report = ResyncReport(resynced=len(plan.resynced), copied=len(plan.copied), renamed=len(plan.renamed))
+    outcomes = applied_outcomes(log_lines)
+    for key in plan.resynced:
+        reads = gets.get(f"/{bucket}/{key}", 0)
+        if reads:
+            report.body_reads[key] = reads
+        if not any(r.get("outcome") == "unchanged" for r in outcomes.get(key, [])):
+            report.not_unchanged.append(key)
+    jobs = queued_ocr_jobs(messages, ocr_url)
+    for key in plan.new_keys:
+        if not any(r.get("cached") is True for r in outcomes.get(key, [])):
+            report.extracted.append(key)
+        if jobs.get(doc_id(bucket, key)):
+            report.ocr_jobs.append(key)
+    return report

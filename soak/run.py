@@ -27,8 +27,9 @@ import os
 import shutil
 import subprocess  # the backfill runs as the operator runs it, fixed argv  # nosec B404
 import sys
+import threading
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,6 +54,7 @@ from soak.judge import (
     announced_changes,
     check_content,
     check_dlq,
+    check_resync,
     count_writes,
     drain_bodies,
     indexed_documents,
@@ -93,6 +95,11 @@ class SoakConfig:
     sabotage: str | None = None  # "duplicates": prove the judge catches duplicate writes
     state_dir: Path = Path(".docindex/soak")
     drain_timeout: float = 1200.0
+    resync_share: float = 0.025  # of the documents, re-uploaded, copied and renamed each in the last phase
+
+    @property
+    def resync_objects(self) -> int:
+        return max(2, round(self.documents * self.resync_share))
 
     @property
     def ingest_visibility(self) -> int:
@@ -123,6 +130,7 @@ class SoakConfig:
             "backfill": self.backfill,
             "poison": self.poison,
             "sabotage": self.sabotage,
+            "resync_objects": self.resync_objects,
         }
 
 
@@ -162,6 +170,9 @@ class Soak:
         self.writes = WriteLog()
         self.sends = SendLog()
         self.counts = FaultCounts()
+        # The indexer's GetObject requests by /bucket/key (the re-sync phase's judge reads them).
+        self.lambda_gets: Counter[str] = Counter()
+        self._gets_lock = threading.Lock()
         self.phases: dict[str, float] = {}
         self.pollers: list[Poller] = []
         self.worker: WorkerProcess | None = None
@@ -225,9 +236,18 @@ class Soak:
         mover = LocalMessageMover(stack.sqs, sends=self.sends)
         redrive = self._timed("redrive", lambda: self._redrive(stack, mover))
         self._timed("drain_after_redrive", lambda: self._drain(stack, "after the redrive"))
+        resync = self._timed("resync", lambda: self._resync(stack, workload))
         self._stop_pipeline()
 
         result = self._timed("judge", lambda: self._judge(stack, workload, ingest_poison, ocr_poison))
+        if not resync.ok:
+            result["passed"] = False
+            result["failures"].append(
+                f"re-sync: {len(resync.body_reads)} unchanged re-uploads read their body, "
+                f"{len(resync.not_unchanged)} not applied as unchanged, {len(resync.extracted)} copies/renames "
+                f"extracted again, {len(resync.ocr_jobs)} queued OCR"
+            )
+        result["resync"] = resync.to_dict()
         result.update(self._figures(workload=workload, dead=dead, mover=mover, redrive=redrive, backfill=backfill))
         return result
 
@@ -310,6 +330,7 @@ class Soak:
                 seed=config.seed,
                 sends=self.sends,
                 counts=self.counts,
+                on_get_object=self._count_lambda_get,
             ),
         )
         for slot in range(config.lambdas):
@@ -442,6 +463,37 @@ class Soak:
         result: dict[str, Any] = json.loads(out)
         self.echo(f"  backfill enqueued {result.get('enqueued')} objects")
         return result
+
+    def _count_lambda_get(self, path: str) -> None:
+        with self._gets_lock:
+            self.lambda_gets[path] += 1
+
+    def _resync(self, stack: Stack, workload: Workload) -> Any:
+        """The last phase: unchanged re-uploads, copies and renames of complete documents, judged."""
+        with self._gets_lock:
+            gets_before = Counter(self.lambda_gets)
+        sent_before = len(self.sends.snapshot())
+        plan = workload.resync_phase(self.config.resync_objects)
+        self._drain(stack, "after the re-sync")
+        with self._gets_lock:
+            gets = Counter(self.lambda_gets) - gets_before
+        lines: list[str] = []
+        for log in sorted(self.dir.glob("indexer-*.log")):
+            lines.extend(log.read_text(encoding="utf-8", errors="replace").splitlines())
+        report = check_resync(
+            plan,
+            bucket=workload.bucket,
+            gets=gets,
+            log_lines=lines,
+            messages=self.sends.snapshot()[sent_before:],
+            ocr_url=stack.env["OCR_QUEUE_URL"],
+        )
+        self.echo(
+            f"  re-sync: {report.resynced} re-uploads ({sum(report.body_reads.values())} body reads), "
+            f"{report.copied} copies and {report.renamed} renames ({len(report.extracted)} extracted, "
+            f"{len(report.ocr_jobs)} OCR jobs)"
+        )
+        return report
 
     # -- waiting
 

@@ -59,6 +59,14 @@ def _serve(conn: Connection, env: dict[str, str], log_path: str) -> None:
         indexer = get_indexer()
         indexer._apply_once = indexer._apply
         indexer._resume = lambda change, claim: None  # type: ignore[method-assign]
+    if env.get(SABOTAGE_ENV) == "rereads":
+        # Only to prove the judge: an indexer that neither recognises unchanged content nor asks
+        # the content cache reads, extracts and queues OCR for every re-upload, copy and rename.
+        from docindex.ingest.indexer import get_indexer
+
+        indexer = get_indexer()
+        indexer._refresh_unchanged = lambda change, claim, run: None  # type: ignore[method-assign]
+        indexer.cache.get = lambda content_sha256: None  # type: ignore[method-assign]
     conn.send(("ready", None, ""))
     while True:
         message = conn.recv()

@@ -58,6 +58,12 @@ def test_short_soak_ends_in_step_under_every_fault(tmp_path: Path) -> None:
     assert run["delivery"]["eventbridge"] > 0
     assert run["duplicates_suppressed"] > 0
     assert run["redriven"] >= 8
+    # ... and the last phase's unchanged re-uploads read no body, its copies and renames came from the
+    # content cache (no extraction, no OCR job); the storm had re-uploads and copies too
+    resync = run["resync"]
+    assert (resync["resynced"], resync["copied"], resync["renamed"]) == (2, 2, 2)
+    assert (resync["unchanged_body_reads"], resync["extracted"], resync["ocr_jobs"]) == (0, [], [])
+    assert run["changes"]["operations"]["resync"] > 0
 
 
 def test_the_judge_catches_an_indexer_that_writes_duplicates(tmp_path: Path) -> None:
@@ -71,3 +77,17 @@ def test_the_judge_catches_an_indexer_that_writes_duplicates(tmp_path: Path) -> 
     assert run["writes"]["duplicate_writes"] > 0
     assert code == 1
     assert any(failure.startswith("writes:") for failure in run["failures"])
+
+
+def test_the_judge_catches_an_indexer_that_reads_unchanged_content_again(tmp_path: Path) -> None:
+    # When the indexer neither recognises an unchanged re-upload nor asks the content cache
+    code, run = soak(
+        tmp_path, "--seeds", "3", "--documents", "20", "--storm-ratio", "0.5", *QUICK,
+        "--no-poison", "--kill-probability", "0", "--worker-kill-probability", "0", "--sabotage", "rereads",
+    )  # fmt: skip
+    # Then the index is in step (reconcile cannot tell), but the re-sync phase's reads and extractions show
+    assert run["reconcile"]["coverage_percent"] == 100.0
+    assert run["resync"]["unchanged_body_reads"] > 0
+    assert run["resync"]["extracted"] != []
+    assert code == 1
+    assert any(failure.startswith("re-sync:") for failure in run["failures"])
