@@ -18,6 +18,7 @@ from types import FrameType
 from typing import Any
 
 from soak.run import Soak, SoakConfig, SoakError
+from soak.workload import Workload
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -42,17 +43,62 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--worker-kill-probability", type=float, default=0.25, help="share of OCR jobs whose worker dies mid-job"
     )
+    parser.add_argument(
+        "--write-delay-probability",
+        type=float,
+        default=0.03,
+        help="share of the indexer's document writes held after their claim, past gc_deletes (default 0.03)",
+    )
+    parser.add_argument(
+        "--write-delay-seconds",
+        type=_seconds_range,
+        default=(1.2, 2.2),
+        metavar="LOW:HIGH",
+        help="how long a held write waits (default 1.2:2.2; keep HIGH below the function timeout)",
+    )
+    parser.add_argument(
+        "--gc-deletes", type=float, default=1.0, help="seconds the local index remembers a delete (default 1)"
+    )
+    parser.add_argument(
+        "--storm-weights",
+        type=_weights,
+        default={},
+        metavar="OP=N,...",
+        help="change the odds of storm operations, e.g. flash=30 (operations: " + ", ".join(Workload.STORM) + ")",
+    )
     parser.add_argument("--no-faults", action="store_true", help="a clean run (baseline for the figures)")
     parser.add_argument("--no-poison", action="store_true", help="send no poison messages (shorter: no DLQ cycles)")
     parser.add_argument(
         "--sabotage",
-        choices=["duplicates", "rereads"],
+        choices=["duplicates", "rereads", "resurrection"],
         help="prove the judge (the run must fail): `duplicates` runs an indexer without its duplicate guards; "
-        "`rereads` one that reads and extracts unchanged re-uploads, copies and renames again",
+        "`rereads` one that reads and extracts unchanged re-uploads, copies and renames again; "
+        "`resurrection` one whose writes skip the ledger check (a delayed create lands after its delete)",
     )
     parser.add_argument("--state-dir", type=Path, default=Path(".docindex/soak"), help="servers, logs (per seed)")
     parser.add_argument("--out", type=Path, default=Path("bench/soak.json"), help="figures (default bench/soak.json)")
     return parser
+
+
+def _seconds_range(text: str) -> tuple[float, float]:
+    low, _, high = text.partition(":")
+    try:
+        values = (float(low), float(high))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not LOW:HIGH seconds: {text!r}") from None
+    if not 0 <= values[0] <= values[1]:
+        raise argparse.ArgumentTypeError(f"not 0 <= LOW <= HIGH: {text!r}")
+    return values
+
+
+def _weights(text: str) -> dict[str, int]:
+    weights: dict[str, int] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        name, _, value = part.partition("=")
+        if name not in Workload.STORM or not value.isdigit():
+            raise argparse.ArgumentTypeError(f"not OP=N with a storm operation: {part!r}")
+        weights[name] = int(value)
+    return weights
 
 
 def config_from(args: argparse.Namespace, seed: int) -> SoakConfig:
@@ -69,6 +115,10 @@ def config_from(args: argparse.Namespace, seed: int) -> SoakConfig:
         lambdas=args.lambdas,
         kill_probability=args.kill_probability,
         worker_kill_probability=args.worker_kill_probability,
+        write_delay_probability=args.write_delay_probability,
+        write_delay_seconds=args.write_delay_seconds,
+        gc_deletes_seconds=args.gc_deletes,
+        storm_weights=args.storm_weights,
         sabotage=args.sabotage,
         poison=not args.no_poison,
         state_dir=args.state_dir,
@@ -76,6 +126,7 @@ def config_from(args: argparse.Namespace, seed: int) -> SoakConfig:
     if args.no_faults:
         config.kill_probability = 0.0
         config.worker_kill_probability = 0.0
+        config.write_delay_probability = 0.0
         config.opensearch = OpenSearchFaultRates(0, 0, 0, 0, 0)
         config.s3 = S3FaultRates(0, 0, 0, 0)
         config.delivery = DeliveryFaults(copies=(1.0, 0.0, 0.0), eventbridge_share=0, sns_share=0, late_share=0)
@@ -98,7 +149,9 @@ def summary_lines(result: dict[str, Any]) -> list[str]:
         f"  faults         {opensearch} OpenSearch, {s3} S3 GetObject; {faults.get('invocations_killed_mid_batch')} "
         f"invocations killed mid-batch, {faults.get('invocations_timed_out')} timed out; "
         f"{faults.get('ocr_pool_processes_killed')} OCR processes and "
-        f"{faults.get('ocr_workers_killed')} workers killed",
+        f"{faults.get('ocr_workers_killed')} workers killed; "
+        f"{(faults.get('document_writes_delayed') or {}).get('held')} document writes held, "
+        f"{(faults.get('document_writes_delayed') or {}).get('overtaken_while_held')} overtaken meanwhile",
         f"  retries        {retries.get('records_failed_and_redelivered')} records redelivered, "
         f"{retries.get('bulk_item_retries')} bulk items retried, {retries.get('ocr_jobs_retried')} OCR jobs retried",
         f"  dead-lettered  {dead.get('ingest')} ingest + {dead.get('ocr')} OCR; redriven {result.get('redriven')}",

@@ -62,7 +62,7 @@ from soak.judge import (
     run_reconcile,
 )
 from soak.mover import LocalMessageMover
-from soak.sandbox import SABOTAGE_ENV, KillSwitch, Poller, PollerStats, Sandbox
+from soak.sandbox import SABOTAGE_ENV, WRITE_DELAY_ENV, WRITE_DELAYED, KillSwitch, Poller, PollerStats, Sandbox
 from soak.workerproc import WorkerProcess
 from soak.workload import Workload
 
@@ -95,6 +95,13 @@ class SoakConfig:
     sabotage: str | None = None  # "duplicates": prove the judge catches duplicate writes
     state_dir: Path = Path(".docindex/soak")
     drain_timeout: float = 1200.0
+    # OpenSearch forgets a delete's version after index.gc_deletes (60 s on a domain); short here, and
+    # some document writes held longer than that between their claim and their write: a create
+    # overtaken by its delete must still not come back (the ledger check before every write).
+    gc_deletes_seconds: float = 1.0
+    write_delay_probability: float = 0.03
+    write_delay_seconds: tuple[float, float] = (1.2, 2.2)
+    storm_weights: dict[str, int] = field(default_factory=dict)  # odds replacing Workload.STORM's
     resync_share: float = 0.025  # of the documents, re-uploaded, copied and renamed each in the last phase
 
     @property
@@ -131,6 +138,10 @@ class SoakConfig:
             "poison": self.poison,
             "sabotage": self.sabotage,
             "resync_objects": self.resync_objects,
+            "gc_deletes_s": self.gc_deletes_seconds,
+            "write_delay_probability": self.write_delay_probability,
+            "write_delay_s": list(self.write_delay_seconds),
+            "storm_weights": self.storm_weights,
         }
 
 
@@ -215,7 +226,9 @@ class Soak:
             seed=config.seed,
             emit=self.delivery.announce,
             large_bytes=config.max_object_bytes + 40 * KiB,
+            was_read=self._read_by_indexer(stack.env["DOCINDEX_BUCKET"]),
         )
+        workload.storm_odds.update(config.storm_weights)
         self._timed("load", lambda: workload.initial_load(config.documents))
         echo(f"  loaded {config.documents} documents in {self.phases['load']} s")
         backfill_start = (lambda: self._start_backfill(stack)) if config.backfill else None
@@ -288,11 +301,23 @@ class Soak:
         config = boto_config(pool=64)
         clients = [session.client(s, endpoint_url=moto.url, config=config) for s in ("s3", "sqs", "dynamodb")]
         stack = Stack(env, *clients)
+        self._short_gc_deletes(osmem.url, env["OPENSEARCH_INDEX"])
         stack.s3.put_bucket_notification_configuration(Bucket=env["DOCINDEX_BUCKET"], NotificationConfiguration={})
         # `local up` gives the OCR queue its own maxReceiveCount; the soak uses one for both.
         policy = {"deadLetterTargetArn": env["OCR_DLQ_ARN"], "maxReceiveCount": self.config.max_receive_count}
         stack.sqs.set_queue_attributes(QueueUrl=env["OCR_QUEUE_URL"], Attributes={"RedrivePolicy": json.dumps(policy)})
         return stack
+
+    def _short_gc_deletes(self, url: str, index: str) -> None:
+        """A delete's tombstone lives ``gc_deletes_seconds`` (``docindex local up`` created the index)."""
+        from opensearchpy import OpenSearch
+
+        client = OpenSearch(hosts=[url], timeout=30)
+        value = f"{round(self.config.gc_deletes_seconds * 1000)}ms"  # no fractional seconds in time values
+        client.indices.put_settings(index=index, body={"index": {"gc_deletes": value}})
+        applied = client.indices.get_settings(index=index)
+        if not any(str(settings["settings"]["index"].get("gc_deletes")) == value for settings in applied.values()):
+            raise SoakError(f"the local index did not take gc_deletes: {applied}")
 
     def _proxy(self, upstream: str, behaviour: Any) -> Proxy:
         proxy = Proxy(upstream, behaviour).start()
@@ -315,6 +340,11 @@ class Soak:
         }
         if config.sabotage:
             env[SABOTAGE_ENV] = config.sabotage
+        if config.write_delay_probability > 0:
+            low, high = config.write_delay_seconds
+            env[WRITE_DELAY_ENV] = (
+                f"{config.write_delay_probability}:{low}:{high}:{config.seed}:{config.gc_deletes_seconds}"
+            )
         return env
 
     def _start_pipeline(self, stack: Stack) -> None:
@@ -463,6 +493,13 @@ class Soak:
         result: dict[str, Any] = json.loads(out)
         self.echo(f"  backfill enqueued {result.get('enqueued')} objects")
         return result
+
+    def _read_by_indexer(self, bucket: str) -> Callable[[str], bool]:
+        def was_read(key: str) -> bool:
+            with self._gets_lock:
+                return self.lambda_gets[f"/{bucket}/{key}"] > 0
+
+        return was_read
 
     def _count_lambda_get(self, path: str) -> None:
         with self._gets_lock:
@@ -647,6 +684,16 @@ class Soak:
             "content": content.to_dict(),
         }
 
+    def _delayed_writes(self) -> dict[str, int]:
+        """Document writes the write-delay fault held, and those overtaken meanwhile (one log line each)."""
+        held = overtaken = 0
+        for log in self.dir.glob("indexer-*.log"):
+            for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
+                if f'"{WRITE_DELAYED}"' in line:
+                    held += 1
+                    overtaken += '"overtaken": true' in line
+        return {"held": held, "overtaken_while_held": overtaken}
+
     def _dump(self, name: str, rows: list[dict[str, Any]]) -> None:
         """What the proxies recorded, one JSON line each (to examine a failed run)."""
         with (self.dir / name).open("w", encoding="utf-8") as out:
@@ -705,6 +752,7 @@ class Soak:
                 **self.counts.snapshot(),
                 "invocations_killed_mid_batch": stats.killed_mid_batch,
                 "invocations_timed_out": stats.timeouts,
+                "document_writes_delayed": self._delayed_writes(),
                 "ocr_pool_processes_killed": worker.pool_processes_killed if worker else 0,
                 "ocr_workers_killed": worker.workers_killed if worker else 0,
             },

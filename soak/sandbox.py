@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import multiprocessing
 import os
 import random
@@ -37,6 +38,47 @@ from typing import Any
 from devkit.local.runner import collect_emf, delete_succeeded, lambda_event, receive_batch, reported_failures
 
 SABOTAGE_ENV = "DOCINDEX_SOAK_SABOTAGE"
+# "PROBABILITY:LOW:HIGH:SEED:GC": hold that share of the indexer's document writes between their claim
+# and their write for LOW..HIGH seconds, or, when the change is overtaken meanwhile (a delete or a newer
+# change claimed in the ledger), until GC seconds after that: past the delete's tombstone (gc_deletes).
+WRITE_DELAY_ENV = "DOCINDEX_SOAK_WRITE_DELAY"
+WRITE_DELAYED = "soak fault: document write delayed"
+
+
+def _delay_writes(indexer: Any, spec: str) -> None:
+    """Hold some document writes before they reach the batch's writer (and its ledger check).
+
+    A slow extraction, a ``_bulk`` back-off or a paused process does this at
+    random; the fault makes the dangerous interleaving certain whenever a
+    delete follows: it watches the ledger and lets the held write go only
+    after the overtaking change was claimed and its tombstone has expired.
+    """
+    probability, low, high, seed, gc = spec.split(":")
+    draw = random.Random(f"{seed}:{os.getpid()}")  # noqa: S311  # fault odds, not crypto  # nosec B311
+    lock = threading.Lock()
+    write = indexer._write
+
+    def delayed(change: Any, claim: Any, run: Any, doc: Any) -> Any:
+        with lock:
+            hold = draw.uniform(float(low), float(high)) if draw.random() < float(probability) else 0.0
+        if not hold:
+            return write(change, claim, run, doc)
+        started = time.monotonic()
+        overtaken = False
+        while time.monotonic() - started < hold:
+            entry = indexer.ledger.entries([change.doc_id]).get(change.doc_id)
+            if entry is None or entry.generation > claim.generation or entry.state != "present":
+                overtaken = True
+                # Long enough for the delete to be written and its tombstone forgotten.
+                time.sleep(min(float(gc) + 2.5, max(0.0, run.time_left() - 1.0)))
+                break
+            time.sleep(0.1)
+        # To the log itself: the handler's stdout is captured (for its metrics) during an invocation.
+        held = {"message": WRITE_DELAYED, "key": change.key, "seconds": round(time.monotonic() - started, 2)}
+        os.write(1, (json.dumps({**held, "overtaken": overtaken}) + "\n").encode())
+        return write(change, claim, run, doc)
+
+    indexer._write = delayed
 
 
 def _serve(conn: Connection, env: dict[str, str], log_path: str) -> None:
@@ -59,6 +101,17 @@ def _serve(conn: Connection, env: dict[str, str], log_path: str) -> None:
         indexer = get_indexer()
         indexer._apply_once = indexer._apply
         indexer._resume = lambda change, claim: None  # type: ignore[method-assign]
+    if env.get(WRITE_DELAY_ENV):
+        from docindex.ingest.indexer import get_indexer
+
+        _delay_writes(get_indexer(), env[WRITE_DELAY_ENV])
+    if env.get(SABOTAGE_ENV) == "resurrection":
+        # Only to prove the judge: writes no longer ask the ledger whether a delete or a newer
+        # change came after their claim, so a delayed create lands on a forgotten tombstone.
+        from docindex.ingest.indexer import get_indexer
+
+        indexer = get_indexer()
+        indexer.ledger.still_current = set  # type: ignore[method-assign,assignment]
     if env.get(SABOTAGE_ENV) == "rereads":
         # Only to prove the judge: an indexer that neither recognises unchanged content nor asks
         # the content cache reads, extracts and queues OCR for every re-upload, copy and rename.

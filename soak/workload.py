@@ -222,6 +222,7 @@ class ObjectState:
     # The current version's bytes: a sync task re-uploads them unchanged.
     data: bytes = b""
     content_type: str = ""
+    doomed: bool = False  # a delete is scheduled (``flash``): no other operation picks it meanwhile
 
 
 @dataclass
@@ -260,6 +261,7 @@ class Workload:
         emit: Callable[[Change], None],
         sequenced_share: float = 0.5,
         large_bytes: int = 300_000,
+        was_read: Callable[[str], bool] | None = None,
     ) -> None:
         self.s3 = s3
         self.bucket = bucket
@@ -274,6 +276,10 @@ class Workload:
         self._sequencer = 0
         self._tokens = 0
         self._last_change: dict[str, float] = {}
+        self._deferred: list[tuple[float, str]] = []  # (latest time, key): deletes due later (``flash``)
+        # Whether the indexer has read a key's object (the harness's proxy counts GetObject requests).
+        self.was_read = was_read or (lambda key: True)
+        self.storm_odds = dict(self.STORM)
         self._kinds = list(KINDS)
         self._weights = [KINDS[k][0] for k in self._kinds]
 
@@ -302,12 +308,14 @@ class Workload:
             self.objects[key] = state
         return state
 
-    def _change(self, state: ObjectState, *, created: bool, how: str, size: int | None = None) -> Change:
+    def _change(
+        self, state: ObjectState, *, created: bool, how: str, size: int | None = None, when: datetime | None = None
+    ) -> Change:
         change = Change(
             bucket=self.bucket,
             key=state.key,
             created=created,
-            when=datetime.now(UTC),
+            when=when or datetime.now(UTC),
             sequencer=self._next_sequencer() if state.sequenced else None,
             etag=state.etag if created else None,
             size=size,
@@ -336,16 +344,18 @@ class Workload:
 
     # -- S3 operations (each emits its change)
 
-    def put(self, key: str, kind: str | None = None) -> None:
+    def put(self, key: str, kind: str | None = None, *, when: datetime | None = None) -> None:
+        """Upload a new version; ``when``: the event time to announce (default: now, 2 ms after the last)."""
         state = self._state(key)
         kind = kind or self.rng.choices(self._kinds, self._weights)[0]
         doc = make_document(kind, self._token(), self.rng, large_bytes=self.large_bytes)
-        self._space(state)
+        if when is None:
+            self._space(state)
         response = self.s3.put_object(Bucket=self.bucket, Key=key, Body=doc.data, ContentType=doc.content_type)
         state.present, state.kind, state.expect, state.versions = True, kind, doc.expect, state.versions + 1
         state.etag = str(response["ETag"]).strip('"')
         state.data, state.content_type = doc.data, doc.content_type
-        change = self._change(state, created=True, how="Put", size=len(doc.data))
+        change = self._change(state, created=True, how="Put", size=len(doc.data), when=when)
         self._mark(state)
         self.emit(change)
 
@@ -396,7 +406,24 @@ class Workload:
             self.put(self._new_key(kind), kind)
 
     def present_keys(self) -> list[str]:
-        return [k for k, s in self.objects.items() if s.present]
+        return [k for k, s in self.objects.items() if s.present and not s.doomed]
+
+    def _run_due(self, *, all_of_them: bool = False) -> None:
+        """Delete the doomed objects the indexer has read (or waited for long enough).
+
+        ``all_of_them``: at the end of the storm, wait until each is due.
+        """
+        while self._deferred:
+            due = [(latest, key) for latest, key in self._deferred if self.was_read(key) or latest <= time.monotonic()]
+            if not due and not all_of_them:
+                return
+            if not due:
+                time.sleep(0.05)
+                continue
+            for entry in due:
+                self._deferred.remove(entry)
+                self.objects[entry[1]].doomed = False
+                self.delete(entry[1])
 
     # Storm operations and their odds.
     STORM: ClassVar[dict[str, int]] = {
@@ -409,12 +436,15 @@ class Workload:
         "delete_recreate": 8,
         "resync": 8,
         "copy": 6,
+        "flash": 5,
+        "same_instant": 4,
     }
 
     def storm(self, operations: int, *, halfway: Callable[[], None] | None = None) -> None:
         """Overwrites, deletes, re-creates, renames and bursts on the existing keys."""
-        names, odds = list(self.STORM), list(self.STORM.values())
+        names, odds = list(self.storm_odds), list(self.storm_odds.values())
         for n in range(operations):
+            self._run_due()
             if halfway is not None and n == operations // 2:
                 halfway()
             present = self.present_keys()
@@ -430,6 +460,7 @@ class Workload:
                 self.put(self._new_key(kind), kind)
             else:
                 getattr(self, f"_storm_{op}")(self.rng.choice(present))
+        self._run_due(all_of_them=True)
 
     def _storm_overwrite(self, key: str) -> None:
         self.put(key, self.rng.choice(EDIT_KINDS))
@@ -442,6 +473,28 @@ class Workload:
         target = self._free_key(source, "改名 renamed")
         self.copy(source, target)
         self.delete(source)
+
+    def _storm_flash(self, key: str) -> None:
+        """A file deleted as soon as the indexer has read it (at most 10 s after its upload).
+
+        That is the interleaving a delayed write must survive: the create is
+        claimed and its object read, its write is held (slow extraction,
+        back-off, a paused process), the delete is claimed and applied.
+        """
+        kind = self.rng.choice(EDIT_KINDS)
+        target = self._new_key(kind, key.rpartition("/")[0])
+        self.put(target, kind)
+        self.objects[target].doomed = True
+        self._deferred.append((time.monotonic() + 10.0, target))
+
+    def _storm_same_instant(self, key: str) -> None:
+        """Two versions of a key without sequencers announced with the same millisecond."""
+        kind = self.rng.choice(EDIT_KINDS)
+        target = self._new_key(kind, key.rpartition("/")[0])
+        self.objects[target] = ObjectState(target, sequenced=False)
+        when = datetime.now(UTC)
+        self.put(target, kind, when=when)
+        self.put(target, self.rng.choice(EDIT_KINDS), when=when)
 
     def _storm_resync(self, key: str) -> None:
         self.resync(key)

@@ -91,3 +91,35 @@ def test_the_judge_catches_an_indexer_that_reads_unchanged_content_again(tmp_pat
     assert run["resync"]["extracted"] != []
     assert code == 1
     assert any(failure.startswith("re-sync:") for failure in run["failures"])
+
+
+# A storm of files deleted as soon as the indexer has read them, with 40 % of document writes held
+# 6-8 s after their claim, or, when a delete overtakes them meanwhile, until gc_deletes (1 s) has
+# passed since: the interleaving of the resurrection bug, made certain by the fault.
+RACE = [
+    "--documents", "10", "--storm-ratio", "3", "--function-timeout", "12", "--visibility-timeout", "24",
+    "--max-receive-count", "2", "--lambdas", "4", "--no-poison", "--kill-probability", "0",
+    "--worker-kill-probability", "0", "--write-delay-probability", "0.4", "--write-delay-seconds", "6:8",
+    "--storm-weights", "flash=100",
+]  # fmt: skip
+
+
+def test_writes_overtaken_past_gc_deletes_never_resurrect_a_deleted_file(tmp_path: Path) -> None:
+    # When writes are held until a delete overtakes them and its tombstone is forgotten
+    code, run = soak(tmp_path, "--seeds", "5", *RACE)
+    # Then the ledger check before every write drops them: nothing orphaned, the run passes
+    assert run["faults"]["document_writes_delayed"]["overtaken_while_held"] > 0
+    assert run["indexer_metrics"]["OvertakenWritesDropped"] > 0
+    assert run["reconcile"]["orphaned"] == 0
+    assert run["failures"] == []
+    assert code == 0
+
+
+def test_the_judge_catches_a_deleted_file_that_comes_back(tmp_path: Path) -> None:
+    # When the same run's writes skip the ledger check
+    code, run = soak(tmp_path, "--seeds", "5", *RACE, "--sabotage", "resurrection")
+    # Then deleted files come back (documents of objects that no longer exist), and the judge fails
+    assert run["faults"]["document_writes_delayed"]["overtaken_while_held"] > 0
+    assert run["reconcile"]["orphaned"] > 0
+    assert code == 1
+    assert any(failure.startswith("reconcile:") for failure in run["failures"])
