@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -9,7 +10,7 @@ import pytest
 from devkit.local.runner import LocalRunner
 from docindex.core.changes import doc_id
 from docindex.ops.enqueue import ChangeSender
-from docindex.ops.reconcile import Reconciler, count_documents
+from docindex.ops.reconcile import REMOVAL_MARGIN, Reconciler, count_documents
 from tests.conftest import REGION, Stack
 from tests.integration.conftest import build_indexer
 
@@ -74,7 +75,10 @@ def test_finds_missing_stale_and_orphaned_documents_and_fix_repairs_them(stack: 
     drain(stack)
     stack.opensearch.indices.refresh(index=stack.index)
     assert reconcile(stack).in_step
-    # and changes whose events were lost (the messages are dropped before the indexer sees them)
+    # and changes whose events were lost (the messages are dropped before the indexer sees them), more
+    # than REMOVAL_MARGIN after the objects were created (a removal is dated 2 s before S3 confirmed the
+    # object gone, so it would lose to a create of the last 2 s and wait for the next run)
+    time.sleep(REMOVAL_MARGIN.total_seconds() + 0.5)
     put(stack, "経理/請求書.txt", "請求書")  # missing
     put(stack, "0-first.txt", "sorts before everything")  # missing
     new_etag = put(stack, "a.txt", "changed content")  # stale

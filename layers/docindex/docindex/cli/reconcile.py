@@ -258,5 +258,12 @@ def _render(report: Any, out: _ops.Output, waiting: int | None, report_path: Pat
             "run reconcile again once the ingest queue has drained",
             style="yellow",
         )
+        kept = report.orphans_reappeared + report.orphans_unconfirmed
+        if kept:
+            out.line(
+                f"kept {kept:,} orphaned document(s): {report.orphans_reappeared:,} whose object exists again, "
+                f"{report.orphans_unconfirmed:,} whose absence S3 did not confirm in time (a later run retries)",
+                style="yellow",
+            )
     else:
         out.line("differences found; `docindex reconcile --fix` enqueues the repairs", style="yellow")

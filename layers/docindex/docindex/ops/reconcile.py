@@ -16,14 +16,29 @@ An object is *missing* (no document), *stale* (the document's ``etag`` is not
 the object's) or in sync; a document without an object is *orphaned*.
 
 ``fix`` repairs through the ingest queue, never behind the indexer's back:
-missing and stale objects are announced as ``created`` changes, orphans as
-``removed`` changes, all with ``event_time`` = the moment the listing page that
-covers the key was requested. The indexer's ledger then decides as for any
-change: a real event newer than that observation wins (an object uploaded just
-after the listing passed its key is not deleted; a file changed again is not
-overwritten by an older view), and the document version (the ledger
-generation) keeps a concurrent write from being lost. Deleting orphans directly
-in OpenSearch would bypass both.
+missing and stale objects are announced as ``created`` changes dated by S3's
+clock when it listed them (a created change reads the object when applied, so
+whatever happened since, the document ends with what S3 holds); orphans as
+``removed`` changes, but only once a ``HeadObject`` confirms the object is gone,
+dated by S3's clock at that confirmation minus ``REMOVAL_MARGIN`` — never this
+machine's clock. The indexer's ledger then decides as for any change: a real
+event newer than that observation wins (an object uploaded just after the
+listing passed its key is not deleted, even when EventBridge announces it in
+whole seconds; a file changed again is not overwritten by an older view), and
+the document version (the ledger generation) keeps a concurrent write from
+being lost. Deleting orphans directly in OpenSearch would bypass both.
+
+Why the margin is enough: S3 reads are strongly consistent, so an object
+absent at the HEAD was created, if ever, after the HEAD reached S3. The HEAD
+is accepted only when its round trip took under ``HEAD_CONFIRM_SECONDS``
+(0.5 s), so it reached S3 less than half a second before S3 answered, whose
+``Date`` is that answer's second; any creation after it carries an S3 time (in
+milliseconds, or truncated to the second by EventBridge) of at least
+``Date - 1 s``, a second later than the removal's ``Date - 2 s`` (the slack is
+for clock differences inside S3). A slower confirmation is not trusted: the
+orphan is left for a later run. The price: an orphan whose object was created
+less than 2 s before the confirmation loses to its own create and waits for the
+next run.
 """
 
 from __future__ import annotations
@@ -34,12 +49,16 @@ import threading
 import time
 from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass, field
+from datetime import timedelta
 from enum import StrEnum
 from typing import IO, Any, TypeVar
 
-from docindex.core.changes import Action, ObjectChange
+from botocore.exceptions import ClientError
+
+from docindex.core.aws import http_status
+from docindex.core.changes import Action, ObjectChange, normalize_time
 from docindex.core.exceptions import ReconcileError
-from docindex.ops.backfill.sources import ListingPage, list_pages
+from docindex.ops.backfill.sources import ListingPage, list_pages, s3_clock
 from docindex.ops.enqueue import BATCH_SIZE, BacklogGuard, ChangeSender, RateLimiter
 
 T = TypeVar("T")
@@ -217,6 +236,10 @@ class ReconcileReport:
     fixed: bool = False
     enqueued_created: int = 0
     enqueued_removed: int = 0
+    # Orphans --fix did not remove: the object exists again (HEAD found it), or S3 could not
+    # confirm its absence quickly enough (no Date header, a HEAD slower than HEAD_CONFIRM_SECONDS).
+    orphans_reappeared: int = 0
+    orphans_unconfirmed: int = 0
     seconds: float = 0.0
     samples: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     queue_url: str | None = None
@@ -254,6 +277,8 @@ class ReconcileReport:
             "fixed": self.fixed,
             "enqueued_created": self.enqueued_created,
             "enqueued_removed": self.enqueued_removed,
+            "orphans_reappeared": self.orphans_reappeared,
+            "orphans_unconfirmed": self.orphans_unconfirmed,
             "queue_url": self.queue_url,
             "seconds": round(self.seconds, 3),
             "keys_per_second": round(self.rate, 1),
@@ -262,6 +287,11 @@ class ReconcileReport:
 
 
 ProgressCallback = Callable[[int, int, int], None]  # objects, documents, differences
+
+# An orphan's removal is dated this long before S3's answer to the HEAD that confirmed it gone,
+# and only a HEAD answered within HEAD_CONFIRM_SECONDS is trusted (module docstring).
+REMOVAL_MARGIN = timedelta(seconds=2)
+HEAD_CONFIRM_SECONDS = 0.5
 
 
 class Reconciler:
@@ -348,18 +378,41 @@ class Reconciler:
             self.report_file.write(json.dumps(difference.to_dict(), ensure_ascii=False) + "\n")
         if self.sender is None:
             return
+        event_time = difference.observed_at
+        if kind is Kind.ORPHANED:
+            gone_at = self._confirm_gone(report, difference.key)
+            if gone_at is None:
+                return
+            event_time = gone_at
         self._fixes.append(
             ObjectChange(
                 bucket=self.bucket,
                 key=difference.key,
                 action=Action.REMOVED if kind is Kind.ORPHANED else Action.CREATED,
-                event_time=difference.observed_at,
+                event_time=event_time,
                 etag=difference.s3_etag,
                 size=difference.size,
             )
         )
         if len(self._fixes) == BATCH_SIZE:
             self._flush(report)
+
+    def _confirm_gone(self, report: ReconcileReport, key: str) -> str | None:
+        """When the removal of an orphan may be dated (see the module docstring), or None: keep it."""
+        started = time.monotonic()
+        try:
+            self.s3.head_object(Bucket=self.bucket, Key=key)
+        except ClientError as exc:
+            if http_status(exc) != 404:
+                raise
+            answered = s3_clock(exc.response)
+        else:
+            report.orphans_reappeared += 1
+            return None
+        if answered is None or time.monotonic() - started > HEAD_CONFIRM_SECONDS:
+            report.orphans_unconfirmed += 1
+            return None
+        return normalize_time(answered - REMOVAL_MARGIN)
 
     def _flush(self, report: ReconcileReport) -> None:
         if not self._fixes or self.sender is None:

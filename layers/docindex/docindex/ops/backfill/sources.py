@@ -13,6 +13,7 @@ import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import unquote_plus, urlparse
@@ -40,6 +41,25 @@ def now_iso() -> str:
     return normalize_time(datetime.now(UTC))
 
 
+def s3_clock(response: dict[str, Any]) -> datetime | None:
+    """When S3 answered, by S3's clock: the response's ``Date`` header (whole seconds), if any.
+
+    Observations compared with S3's own event times (notification ``eventTime``,
+    EventBridge ``time``) are stamped with S3's clock, never this machine's: an
+    operator's laptop running an hour ahead would otherwise date a repair after
+    every real change of that hour, and the ledger would let it win.
+    """
+    headers = response.get("ResponseMetadata", {}).get("HTTPHeaders", {})
+    text = headers.get("date")
+    if not text:
+        return None
+    try:
+        answered = parsedate_to_datetime(str(text))
+    except (TypeError, ValueError):
+        return None
+    return answered if answered.tzinfo else answered.replace(tzinfo=UTC)
+
+
 def _etag(value: str | None) -> str | None:
     return (value or "").strip().strip('"') or None
 
@@ -63,9 +83,13 @@ def list_pages(
 ) -> Iterator[ListingPage]:
     """Stream a bucket's listing page by page, in S3's key order (UTF-8 binary).
 
-    ``observed_at`` is taken *before* each request: an object written before
-    that moment is in the page (S3 lists strongly consistently), so the time
-    is a safe lower bound for "the object was there" and for "it was not".
+    ``observed_at`` is S3's clock when it answered (the ``Date`` header, whole
+    seconds; this machine's clock, taken before the request, only when S3 sent
+    none). The page holds every object written before S3 listed it (S3 lists
+    strongly consistently). A repair dated so is a ``created`` change, which
+    reads the object when it is applied: whichever real change comes before or
+    after it, the document ends with what S3 holds. Removals are dated by
+    their own confirmation instead (``Reconciler``: a HEAD, S3's clock).
     """
     params: dict[str, Any] = {"Bucket": bucket, "MaxKeys": page_size}
     if prefix:
@@ -73,8 +97,10 @@ def list_pages(
     if start_after:
         params["StartAfter"] = start_after
     while True:
-        observed_at = clock()
+        before = clock()
         response = s3.list_objects_v2(**params)
+        answered = s3_clock(response)
+        observed_at = normalize_time(answered) if answered else before
         objects = tuple(
             ListedObject(
                 key=item["Key"],
