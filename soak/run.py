@@ -64,7 +64,7 @@ from soak.judge import (
 from soak.mover import LocalMessageMover
 from soak.sandbox import SABOTAGE_ENV, WRITE_DELAY_ENV, WRITE_DELAYED, KillSwitch, Poller, PollerStats, Sandbox
 from soak.workerproc import WorkerProcess
-from soak.workload import Workload
+from soak.workload import RACE_FOLDER, Workload
 
 KiB = 1024
 CREDENTIALS = {"AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local"}  # nosec B105 - moto's, never AWS's
@@ -91,6 +91,7 @@ class SoakConfig:
     s3: S3FaultRates = field(default_factory=S3FaultRates)
     delivery: DeliveryFaults = field(default_factory=DeliveryFaults)
     backfill: bool = True
+    reconcile_fix: bool = True  # `docindex reconcile --fix` at three quarters of the storm
     poison: bool = True  # poison messages on both queues (each needs maxReceiveCount receives, twice)
     sabotage: str | None = None  # "duplicates": prove the judge catches duplicate writes
     state_dir: Path = Path(".docindex/soak")
@@ -135,6 +136,7 @@ class SoakConfig:
             "s3_faults": dict(self.s3.__dict__),
             "delivery_faults": dict(self.delivery.__dict__),
             "backfill": self.backfill,
+            "reconcile_fix": self.reconcile_fix,
             "poison": self.poison,
             "sabotage": self.sabotage,
             "resync_objects": self.resync_objects,
@@ -181,6 +183,8 @@ class Soak:
         self.writes = WriteLog()
         self.sends = SendLog()
         self.counts = FaultCounts()
+        self._ops: Proxy | None = None
+        self._reconcile: subprocess.Popen[str] | None = None
         # The indexer's GetObject requests by /bucket/key (the re-sync phase's judge reads them).
         self.lambda_gets: Counter[str] = Counter()
         self._gets_lock = threading.Lock()
@@ -232,9 +236,14 @@ class Soak:
         self._timed("load", lambda: workload.initial_load(config.documents))
         echo(f"  loaded {config.documents} documents in {self.phases['load']} s")
         backfill_start = (lambda: self._start_backfill(stack)) if config.backfill else None
-        self._timed("storm", lambda: workload.storm(config.storm_operations, halfway=backfill_start))
+        reconcile_start = (lambda: self._start_reconcile_fix(stack)) if config.reconcile_fix else None
+        self._timed(
+            "storm",
+            lambda: workload.storm(config.storm_operations, halfway=backfill_start, three_quarters=reconcile_start),
+        )
         echo(f"  storm of {config.storm_operations} operations in {self.phases['storm']} s")
         backfill = self._timed("backfill_wait", self._finish_backfill)
+        reconcile_fix = self._timed("reconcile_fix_wait", self._finish_reconcile_fix)
         self._timed("drain_with_faults", lambda: self._drain(stack, "with faults"))
 
         # The faults stop; then one redrive run of both DLQs.
@@ -250,6 +259,7 @@ class Soak:
         redrive = self._timed("redrive", lambda: self._redrive(stack, mover))
         self._timed("drain_after_redrive", lambda: self._drain(stack, "after the redrive"))
         resync = self._timed("resync", lambda: self._resync(stack, workload))
+        self._timed("race", lambda: self._race(stack, workload))
         self._stop_pipeline()
 
         result = self._timed("judge", lambda: self._judge(stack, workload, ingest_poison, ocr_poison))
@@ -262,6 +272,7 @@ class Soak:
             )
         result["resync"] = resync.to_dict()
         result.update(self._figures(workload=workload, dead=dead, mover=mover, redrive=redrive, backfill=backfill))
+        result["reconcile_fix_mid_storm"] = reconcile_fix
         return result
 
     # -- setup
@@ -343,7 +354,8 @@ class Soak:
         if config.write_delay_probability > 0:
             low, high = config.write_delay_seconds
             env[WRITE_DELAY_ENV] = (
-                f"{config.write_delay_probability}:{low}:{high}:{config.seed}:{config.gc_deletes_seconds}"
+                f"{config.write_delay_probability}:{low}:{high}:{config.seed}:{config.gc_deletes_seconds}:"
+                f"/{RACE_FOLDER}/"
             )
         return env
 
@@ -462,12 +474,53 @@ class Soak:
             self.sends.add(SentMessage(stack.env["OCR_QUEUE_URL"], body, "poison"))
         return ingest, ocr
 
-    def _start_backfill(self, stack: Stack) -> None:
-        # The operator's side: backfill's messages are recorded on their way to SQS.
-        ops = self._proxy(
-            stack.moto,
-            AwsFaults(client="ops", switch=self.switch, rates=None, seed=0, sends=self.sends, counts=self.counts),
+    def _ops_proxy(self, stack: Stack) -> Proxy:
+        """The operator's side: the messages its commands send are recorded on their way to SQS."""
+        if self._ops is None:
+            self._ops = self._proxy(
+                stack.moto,
+                AwsFaults(client="ops", switch=self.switch, rates=None, seed=0, sends=self.sends, counts=self.counts),
+            )
+        return self._ops
+
+    def _start_reconcile_fix(self, stack: Stack) -> None:
+        env = {
+            **os.environ,
+            **self._common_env(stack),
+            "AWS_ENDPOINT_URL_SQS": self._ops_proxy(stack).url,
+            "POWERTOOLS_LOG_LEVEL": "ERROR",
+        }
+        argv = [sys.executable, "-m", "docindex.cli", "reconcile", "--env-file", str(self.dir / "soak.env")]
+        argv += ["--fix", "--json", "--no-progress"]
+        self._reconcile = subprocess.Popen(  # noqa: S603  # our own CLI, fixed argv  # nosec B603
+            argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
         )
+        self.echo("  reconcile --fix started (three quarters into the storm)")
+
+    def _finish_reconcile_fix(self) -> dict[str, Any]:
+        process = self._reconcile
+        if process is None:
+            return {}
+        out, err = process.communicate(timeout=self.config.drain_timeout)
+        self._reconcile = None
+        if process.returncode not in (0, 1):  # 1: differences found (and enqueued)
+            raise SoakError(f"docindex reconcile --fix failed ({process.returncode}): {err[-2000:]}")
+        data: dict[str, Any] = json.loads(out)
+        keys = [
+            *("missing", "stale", "orphaned", "enqueued_created", "enqueued_removed"),
+            *("orphans_reappeared", "orphans_unconfirmed"),
+        ]
+        result = {k: data.get(k) for k in keys}
+        self.echo(f"  reconcile --fix mid-storm: {result}")
+        return result
+
+    def _race(self, stack: Stack, workload: Workload) -> None:
+        """Short-lived files on a quiet pipeline, their writes held until their deletes overtake them."""
+        workload.race_phase(self.config.resync_objects)
+        self._drain(stack, "after the short-lived files")
+
+    def _start_backfill(self, stack: Stack) -> None:
+        ops = self._ops_proxy(stack)
         env = {
             **os.environ,
             **self._common_env(stack),
@@ -622,6 +675,8 @@ class Soak:
             steps.append(self.delivery.close)
         if self._backfill is not None:
             steps.append(self._backfill.kill)
+        if self._reconcile is not None:
+            steps.append(self._reconcile.kill)
         steps += [proxy.stop for proxy in self._proxies]
         steps += [functools.partial(stop, info) for info in self._servers]
         for step in steps:

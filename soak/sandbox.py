@@ -38,9 +38,11 @@ from typing import Any
 from devkit.local.runner import collect_emf, delete_succeeded, lambda_event, receive_batch, reported_failures
 
 SABOTAGE_ENV = "DOCINDEX_SOAK_SABOTAGE"
-# "PROBABILITY:LOW:HIGH:SEED:GC": hold that share of the indexer's document writes between their claim
-# and their write for LOW..HIGH seconds, or, when the change is overtaken meanwhile (a delete or a newer
-# change claimed in the ledger), until GC seconds after that: past the delete's tombstone (gc_deletes).
+# "PROBABILITY:LOW:HIGH:SEED:GC:MARKER": hold that share of the indexer's document writes between their
+# claim and their write for LOW..HIGH seconds, or, when the change is overtaken meanwhile (a delete or a
+# newer change claimed in the ledger), until GC seconds after that: past the delete's tombstone
+# (gc_deletes). Writes of keys containing MARKER (the workload's short-lived files) are always held, as
+# long as the invocation's time allows.
 WRITE_DELAY_ENV = "DOCINDEX_SOAK_WRITE_DELAY"
 WRITE_DELAYED = "soak fault: document write delayed"
 
@@ -53,7 +55,7 @@ def _delay_writes(indexer: Any, spec: str) -> None:
     delete follows: it watches the ledger and lets the held write go only
     after the overtaking change was claimed and its tombstone has expired.
     """
-    probability, low, high, seed, gc = spec.split(":")
+    probability, low, high, seed, gc, marker = spec.split(":", 5)
     draw = random.Random(f"{seed}:{os.getpid()}")  # noqa: S311  # fault odds, not crypto  # nosec B311
     lock = threading.Lock()
     write = indexer._write
@@ -61,6 +63,8 @@ def _delay_writes(indexer: Any, spec: str) -> None:
     def delayed(change: Any, claim: Any, run: Any, doc: Any) -> Any:
         with lock:
             hold = draw.uniform(float(low), float(high)) if draw.random() < float(probability) else 0.0
+        if marker and marker in change.key:
+            hold = max(0.0, run.time_left() - float(gc) - 1.5)
         if not hold:
             return write(change, claim, run, doc)
         started = time.monotonic()

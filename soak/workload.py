@@ -77,6 +77,8 @@ KINDS: dict[str, tuple[float, str]] = {
     "empty": (0.5, "txt"),
     "lying_type": (1, "docx"),
 }
+# The folder of short-lived files (``flash``): the soak's write-delay fault always holds their writes.
+RACE_FOLDER = "一時 tmp"
 # Kinds an overwrite picks from: documents people edit.
 EDIT_KINDS = ("pdf", "docx", "xlsx", "pptx", "html", "txt", "csv", "md", "scan_png", "scan_jpeg", "large_text")
 
@@ -440,13 +442,21 @@ class Workload:
         "same_instant": 4,
     }
 
-    def storm(self, operations: int, *, halfway: Callable[[], None] | None = None) -> None:
+    def storm(
+        self,
+        operations: int,
+        *,
+        halfway: Callable[[], None] | None = None,
+        three_quarters: Callable[[], None] | None = None,
+    ) -> None:
         """Overwrites, deletes, re-creates, renames and bursts on the existing keys."""
         names, odds = list(self.storm_odds), list(self.storm_odds.values())
         for n in range(operations):
             self._run_due()
             if halfway is not None and n == operations // 2:
                 halfway()
+            if three_quarters is not None and n == 3 * operations // 4:
+                three_quarters()
             present = self.present_keys()
             deleted = [k for k, s in self.objects.items() if not s.present]
             op = self.rng.choices(names, odds)[0]
@@ -482,7 +492,7 @@ class Workload:
         back-off, a paused process), the delete is claimed and applied.
         """
         kind = self.rng.choice(EDIT_KINDS)
-        target = self._new_key(kind, key.rpartition("/")[0])
+        target = self._new_key(kind, f"{key.rpartition('/')[0]}/{RACE_FOLDER}")
         self.put(target, kind)
         self.objects[target].doomed = True
         self._deferred.append((time.monotonic() + 10.0, target))
@@ -509,6 +519,14 @@ class Workload:
         if target in self.objects and self.objects[target].present:
             target = self._new_key(self.objects[source].kind, f"{folder}/{subfolder}")
         return target
+
+    def race_phase(self, files: int) -> None:
+        """``files`` short-lived files on a quiet pipeline: each deleted as soon as the indexer has read it."""
+        present = sorted(self.present_keys())
+        for key in self.rng.sample(present, min(files, len(present))):
+            self.stats.op("final_flash")
+            self._storm_flash(key)
+        self._run_due(all_of_them=True)
 
     def resync_phase(self, objects: int) -> ResyncPlan:
         """After the drain, on complete documents: ``objects`` re-uploads, copies and renames each.

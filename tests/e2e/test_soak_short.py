@@ -64,6 +64,10 @@ def test_short_soak_ends_in_step_under_every_fault(tmp_path: Path) -> None:
     assert (resync["resynced"], resync["copied"], resync["renamed"]) == (2, 2, 2)
     assert (resync["unchanged_body_reads"], resync["extracted"], resync["ocr_jobs"]) == (0, [], [])
     assert run["changes"]["operations"]["resync"] > 0
+    # ... `docindex reconcile --fix` ran during the storm, and the short-lived files of the last phase
+    # had their writes held until their deletes overtook them
+    assert run["reconcile_fix_mid_storm"]["enqueued_created"] is not None
+    assert run["changes"]["operations"]["final_flash"] == 2
 
 
 def test_the_judge_catches_an_indexer_that_writes_duplicates(tmp_path: Path) -> None:
