@@ -384,6 +384,58 @@ def measure_extraction(spec: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def children_cpu_seconds() -> float:
+    """CPU seconds of this process's children: the live ones (from /proc) and those already reaped."""
+    me, tick, total = str(os.getpid()), os.sysconf("SC_CLK_TCK"), 0.0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if fields[1] == me:  # ppid; utime and stime are fields 14 and 15 of stat(5)
+            total += (int(fields[11]) + int(fields[12])) / tick
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return total + usage.ru_utime + usage.ru_stime
+
+
+def measure_isolation_cost(spec: dict[str, Any]) -> dict[str, Any]:
+    """The extractors over bytes in memory, serial: in this process, then through the isolated child pool.
+
+    The pool is the indexer's (``EXTRACTION_ISOLATION``, the default): PDFs and
+    spreadsheets go to warm child processes bounded in memory and time, the rest
+    stay in process. CPU counts the children's too.
+    """
+    from docindex.extract import ExtractionLimits, extract
+    from docindex.extract.isolation import ExtractionPool
+    from docindex.index.documents import file_name_parts
+
+    root = Path(spec["corpus_root"])
+    limits = ExtractionLimits()
+    warm = [(d, (root / d["path"]).read_bytes()) for d in spec["warmup"]]
+    docs = [(d, (root / d["path"]).read_bytes()) for d in spec["docs"]]
+    out: dict[str, Any] = {}
+    for mode in ("in_process", "isolated"):
+        pool = ExtractionPool.for_function(1536, 1, share=0.5) if mode == "isolated" else None
+        try:
+            for doc, data in warm:
+                extract(data, file_name_parts(doc["key"])[0], limits, pool=pool)
+            cpu0 = cpu_seconds() + children_cpu_seconds()
+            started = time.perf_counter()
+            errors = 0
+            for doc, data in docs:
+                errors += bool(extract(data, file_name_parts(doc["key"])[0], limits, pool=pool).error)
+            out[mode] = {
+                "wall": time.perf_counter() - started,
+                "cpu": cpu_seconds() + children_cpu_seconds() - cpu0,
+                "errors": errors,
+            }
+        finally:
+            if pool is not None:
+                pool.close()
+    out["docs"] = len(docs)
+    return out
+
+
 def measure_extraction_threads(spec: dict[str, Any]) -> dict[str, Any]:
     """The same, with the indexer's thread count: what threads add inside one process."""
     from concurrent.futures import ThreadPoolExecutor
@@ -943,6 +995,7 @@ def _ocr_worker(ocr: Any, root: Path, scans: list[dict[str, Any]]) -> dict[str, 
 MEASUREMENTS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "extraction": measure_extraction,
     "extraction_threads": measure_extraction_threads,
+    "isolation_cost": measure_isolation_cost,
     "docindex": measure_docindex,
     "profile": lambda spec: measure_docindex(spec, profile=True),
     "memory": lambda spec: measure_docindex(spec, memory=True),

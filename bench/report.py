@@ -179,6 +179,7 @@ def summarise(results: dict[str, Any]) -> dict[str, Any]:
         out["docindex_latency"] = latency_rows[0]
     out["ratios"] = _ratios(tp)
     out.update(_extraction(runs, corpus, tp))
+    out.update(isolation_figures(runs.get("isolation_cost")))
     best_run = _median_run(_rounds(runs, out.get("docindex_best", "")))
     if best_run:
         out["stages"] = _stages(best_run, docs)
@@ -243,6 +244,23 @@ def _extraction(runs: dict[str, Any], corpus: dict[str, Any], tp: dict[str, Any]
     if threads:
         out["extraction_threads_docs_per_s"] = corpus["docs"] / threads["wall"]
     return out
+
+
+def isolation_figures(run: dict[str, Any] | None) -> dict[str, Any]:
+    """What isolated extraction costs on the normal corpus: docs/s and CPU per document, and their ratios."""
+    if not run or not run.get("docs"):
+        return {}
+    docs = run["docs"]
+    plain, isolated = run["in_process"], run["isolated"]
+    figures = {
+        "docs_per_s_in_process": docs / plain["wall"],
+        "docs_per_s_isolated": docs / isolated["wall"],
+        "cpu_ms_per_doc_in_process": plain["cpu"] * 1000 / docs,
+        "cpu_ms_per_doc_isolated": isolated["cpu"] * 1000 / docs,
+    }
+    figures["throughput_ratio"] = figures["docs_per_s_isolated"] / figures["docs_per_s_in_process"]
+    figures["cpu_ratio"] = figures["cpu_ms_per_doc_isolated"] / figures["cpu_ms_per_doc_in_process"]
+    return {"extraction_isolation": figures}
 
 
 def _other_figures(runs: dict[str, Any], corpus: dict[str, Any]) -> dict[str, Any]:
@@ -531,6 +549,14 @@ def _render_figures(summary: dict[str, Any], corpus: dict[str, Any]) -> list[str
     if "extraction_threads_docs_per_s" in summary:
         lines.append(
             f"- extraction with 8 threads in one process: {summary['extraction_threads_docs_per_s']:.1f} docs/s"
+        )
+    iso = summary.get("extraction_isolation")
+    if iso:
+        lines.append(
+            f"- extraction isolated in bounded child processes (the default) vs in process, serial: "
+            f"{iso['docs_per_s_isolated']:.1f} vs {iso['docs_per_s_in_process']:.1f} docs/s "
+            f"(x{iso['throughput_ratio']:.2f}), {iso['cpu_ms_per_doc_isolated']:.1f} vs "
+            f"{iso['cpu_ms_per_doc_in_process']:.1f} ms CPU per document (x{iso['cpu_ratio']:.2f}, children included)"
         )
     if "extraction_by_kind_ms_per_doc" in summary:
         parts = ", ".join(f"{k} {v:.1f}" for k, v in summary["extraction_by_kind_ms_per_doc"].items())

@@ -182,7 +182,10 @@ def run_measurement(
     return result
 
 
-MEASUREMENTS = ("docindex", "baseline", "extraction", "isolation", "servers", "profile", "memory", "cold", "ocr")
+MEASUREMENTS = (
+    *("docindex", "baseline", "extraction", "isolation", "isolation_cost"),
+    *("servers", "profile", "memory", "cold", "ocr"),
+)
 # The tuned row: the same code with more records in flight (bigger _bulk requests).
 TUNED_CONCURRENCY = 32
 
@@ -316,6 +319,8 @@ def _single_plan(
     subset = min(len(base["docs"]), 60)
     specs: dict[str, dict[str, Any]] = {
         "extraction": {**base, "measure": "extraction_threads", "threads": 8},
+        # Extraction in bounded child processes (the default) against in process, serial.
+        "isolation_cost": {**base, "measure": "isolation_cost"},
         "servers": {**base, "measure": "servers", "docs": base["docs"][:subset], "bodies": base["bodies"][:subset]},
         # cProfile in every thread, on the index without Japanese analysis: docindex's own CPU.
         "profile": {
