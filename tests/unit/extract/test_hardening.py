@@ -204,3 +204,56 @@ def test_a_real_10_000_slide_deck_is_read_not_refused_as_a_zip_bomb() -> None:
     assert result.page_count == 10_000
     assert "slide9999" in result.text
     assert result.truncated is False
+
+
+# --------------------------------------------------------------------------- PDF: declared bombs
+
+
+def _pdf_with_stream(dictionary: bytes, payload: bytes) -> bytes:
+    """A minimal PDF whose page content is one stream with ``dictionary`` (no xref: PDFium rebuilds it)."""
+    return (
+        b"%PDF-1.7\n1 0 obj << /Type /Catalog /Pages 2 0 R >> endobj\n"
+        b"2 0 obj << /Type /Pages /Kids [3 0 R] /Count 1 >> endobj\n"
+        b"3 0 obj << /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] /Contents 4 0 R >> endobj\n"
+        b"4 0 obj << "
+        + dictionary
+        + b" /Length "
+        + str(len(payload)).encode()
+        + b" >>\nstream\n"
+        + payload
+        + b"\nendstream endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n"
+    )
+
+
+def test_a_pdf_stream_compressed_twice_over_is_refused_before_inflating(limits: ExtractionLimits) -> None:
+    import zlib
+
+    # 64 MiB of zeros deflated twice is a few hundred bytes: the classic nested-compression bomb
+    payload = zlib.compress(zlib.compress(b"\0" * (64 * 1024 * 1024), 9), 9)
+    assert len(payload) < 2_000
+    bomb = _pdf_with_stream(b"/Filter [/FlateDecode /FlateDecode]", payload)
+    started = time.monotonic()
+    result = extract(bomb, "bomb.pdf", limits)
+    assert result.error == "zip_bomb"
+    assert "decompressed 2 times over" in (result.error_detail or "")
+    assert time.monotonic() - started < 5  # refused from the declaration, nothing inflated
+
+
+def test_a_pdf_stream_declaring_a_huge_decoded_length_is_refused(limits: ExtractionLimits) -> None:
+    import zlib
+
+    declared = limits.max_zip_uncompressed_bytes + 1
+    bomb = _pdf_with_stream(b"/Filter /FlateDecode /DL " + str(declared).encode(), zlib.compress(b"BT ET"))
+    result = extract(bomb, "declared.pdf", limits)
+    assert result.error == "zip_bomb"
+    assert "/DL" in (result.error_detail or "")
+
+
+def test_a_single_flate_stream_is_read(limits: ExtractionLimits) -> None:
+    import zlib
+
+    # The same construction with one Flate stage and a text operator: an ordinary page
+    content = zlib.compress(b"BT /F1 12 Tf 20 100 Td (hello declared) Tj ET")
+    page = _pdf_with_stream(b"/Filter [/FlateDecode]", content)
+    result = extract(page, "ordinary.pdf", limits)
+    assert result.error != "zip_bomb"

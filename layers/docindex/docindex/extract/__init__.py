@@ -20,7 +20,9 @@ Error codes:
   more than ``max_zip_ratio``:1, or too many members: rejected from the zip
   directory before anything is inflated. Members are then read against a
   byte budget and never past their declared size (a member whose data does
-  not match its declared size fails its CRC check: ``corrupt``).
+  not match its declared size fails its CRC check: ``corrupt``). Also a PDF
+  whose stream dictionaries declare a bomb (a filter chain that decompresses
+  twice, a ``/DL`` above ``max_zip_uncompressed_bytes``), before PDFium reads it.
 - ``too_large``: a spreadsheet sheet spanning more than
   ``spreadsheet.MAX_SHEET_CELLS`` cells (or more than its extraction
   process's memory can hold), or text beyond the output bound.

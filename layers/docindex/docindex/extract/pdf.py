@@ -15,6 +15,13 @@ scanned page, which makes the OCR trigger simple.
   only a user password (needed to open it at all) gives ``encrypted``.
 - More than ``max_pages`` pages: the first ``max_pages`` are extracted and the
   document is marked ``truncated`` (no error); ``page_count`` is the real count.
+- Refused before PDFium inflates anything (``zip_bomb``), from what the
+  file declares: a stream whose filter chain decompresses more than once
+  (``/Filter [/FlateDecode /FlateDecode]``: each Flate stage multiplies the
+  size by up to ~1,000, and no producer needs two), or a stream declaring a
+  decoded length (``/DL``) above ``max_zip_uncompressed_bytes``. A single
+  Flate stage that inflates too far is stopped by the memory bound of the
+  isolated child process instead (``memory``).
 - Scanned: when the pages read average fewer than ``ocr_min_chars_per_page``
   non-blank characters, or more than half of them have fewer than that
   (typed cover page + scanned body), ``ocr_reason`` is ``scanned_pdf``.
@@ -22,6 +29,7 @@ scanned page, which makes the OCR trigger simple.
 
 from __future__ import annotations
 
+import re
 import threading
 from typing import Any
 
@@ -31,12 +39,36 @@ from docindex.extract.context import ExtractionContext
 
 _PDFIUM_LOCK = threading.Lock()
 
+# Filters that decompress (ISO 32000-1 7.4, with the abbreviations of inline images).
+_INFLATING = frozenset({b"FlateDecode", b"Fl", b"LZWDecode", b"LZW", b"RunLengthDecode", b"RL"})
+_FILTER = re.compile(rb"/Filter\s*(\[[^\]]{0,1024}\]|/[A-Za-z0-9]+)")
+_FILTER_NAME = re.compile(rb"/([A-Za-z0-9]+)")
+_DECODED_LENGTH = re.compile(rb"/DL\s+(\d{1,20})")
+
+
+def refuse_declared_bombs(data: bytes, max_inflated: int) -> None:
+    """Raise ``zip_bomb`` for a PDF whose stream dictionaries declare a decompression bomb.
+
+    A scan of the raw bytes (stream dictionaries are never inside compressed
+    object streams, ISO 32000-1 7.5.7), linear in the file's size.
+    """
+    for match in _FILTER.finditer(data):
+        names = _FILTER_NAME.findall(match.group(1))
+        inflating = sum(name in _INFLATING for name in names)
+        if inflating > 1:
+            chain = " ".join(name.decode("ascii") for name in names)
+            raise ExtractionError("zip_bomb", f"a stream is decompressed {inflating} times over (/Filter [{chain}])")
+    for match in _DECODED_LENGTH.finditer(data):
+        if int(match.group(1)) > max_inflated:
+            raise ExtractionError("zip_bomb", f"a stream declares {int(match.group(1)):,} decoded bytes (/DL)")
+
 
 def extract_pdf(data: bytes, ftype: FileType, ctx: ExtractionContext) -> None:
     """Text, title and page count of a PDF into ``ctx``."""
     import pypdfium2 as pdfium
     import pypdfium2.raw as pdfium_c
 
+    refuse_declared_bombs(data, ctx.limits.max_zip_uncompressed_bytes)
     with _PDFIUM_LOCK:
         try:
             pdf = pdfium.PdfDocument(data)
