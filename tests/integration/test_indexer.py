@@ -263,3 +263,25 @@ def test_a_file_changed_right_after_the_backfill_read_it_gets_its_new_content(st
     assert doc is not None
     assert doc["_source"]["etag"] == etag
     assert "第2版" in doc["_source"]["content"]
+
+
+def test_parts_left_out_are_on_the_document_and_counted(stack: Stack, indexer) -> None:
+    from docindex.core.observability import metrics
+    from tests.unit.extract.test_spreadsheet import _three_sheets
+
+    metrics.clear_metrics()
+    # Given a workbook with an ordinary sheet, a sheet carrying a DOCTYPE and a sheet too large to read
+    key = "経理/売上集計.xlsx"
+    put(stack, key, _three_sheets())
+    # When the indexer indexes it
+    assert invoke(indexer, sqs_event(s3_notification(stack.bucket, key, sequencer=SEQ1))) == set()
+    # Then the ordinary sheet is searchable and the document says what was left out, and why
+    doc = stack.doc(key)
+    assert doc is not None
+    source = doc["_source"]
+    assert "ノートPC" in source["content"]
+    assert source.get("extraction_error") is None
+    assert source["content_truncated"] is True
+    assert [entry.split(":")[0] for entry in source["content_dropped"]] == ["sheet '危険'", "sheet '巨大'"]
+    # ... and the metric counts the two parts
+    assert sum(metrics.metric_set.get("ContentPartsDropped", {}).get("Value", [])) == 2

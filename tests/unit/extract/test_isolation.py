@@ -136,3 +136,14 @@ def test_jobs_wait_for_memory_so_their_grants_never_exceed_the_budget() -> None:
         pool.close()
     assert results == [None] * 6
     assert pool.max_running == 2
+
+
+def test_parts_left_out_in_a_child_are_named_as_in_process(pool: ExtractionPool) -> None:
+    from tests.unit.extract.test_spreadsheet import _three_sheets
+
+    data = _three_sheets()
+    in_process = extract(data, "売上集計.xlsx", LIMITS)
+    isolated = extract(data, "売上集計.xlsx", LIMITS, pool=pool)
+    assert isolated.dropped == in_process.dropped
+    assert len(isolated.dropped) == 2
+    assert isolated.truncated

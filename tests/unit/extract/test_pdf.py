@@ -83,3 +83,16 @@ def test_deadline_keeps_the_pages_read(limits: ExtractionLimits) -> None:
     doc = extract(make_pdf(pages), "a.pdf", limits, deadline=Deadline(0))
     # The deadline is checked between pages: the first page is always read.
     assert (doc.error, doc.truncated, doc.page_count, doc.text) == ("timeout", True, 5, pages[0])
+
+
+def test_pages_beyond_max_pages_are_named_as_left_out() -> None:
+    import dataclasses
+
+    from devkit.samples import make_pdf
+    from docindex.extract import ExtractionLimits, extract
+
+    limits = dataclasses.replace(ExtractionLimits(), max_pages=2)
+    doc = extract(make_pdf(["一頁", "二頁", "三頁", "四頁"]), "four.pdf", limits)
+    assert doc.page_count == 4
+    assert doc.truncated
+    assert doc.dropped == ("pages 3-4: more than MAX_PAGES (2)",)

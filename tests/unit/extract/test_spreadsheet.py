@@ -142,3 +142,53 @@ def test_sparse_sheet_is_refused_before_calamine_allocates_it(reference: str) ->
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False)
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.strip() == "too_large"
+
+
+# --------------------------------------------------------------------------- parts left out are named
+
+
+def _with_sheets_rewritten(data: bytes, rewrites: dict[str, bytes]) -> bytes:
+    import io
+    import zipfile
+
+    src, buf = zipfile.ZipFile(io.BytesIO(data)), io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as out:
+        for name in src.namelist():
+            out.writestr(name, rewrites.get(name, src.read(name)))
+    return buf.getvalue()
+
+
+def _three_sheets() -> bytes:
+    """売上 (ordinary), 危険 (a DOCTYPE with an entity), 巨大 (cells at A1 and XFD1048576)."""
+    data = make_xlsx({"売上": [["商品", "金額"], ["ノートPC", 150000]], "危険": [["x"]], "巨大": [["y"]]})
+    doctype = b'<?xml version="1.0" encoding="UTF-8"?><!DOCTYPE worksheet [<!ENTITY boom "boom">]>' + _sheet(
+        b'<row r="1"><c r="A1" t="inlineStr"><is><t>&boom;</t></is></c></row>'
+    )
+    huge = _sheet(
+        b'<row r="1"><c r="A1" t="inlineStr"><is><t>far</t></is></c></row>'
+        b'<row r="1048576"><c r="XFD1048576"><v>1</v></c></row>'
+    )
+    return _with_sheets_rewritten(data, {"xl/worksheets/sheet2.xml": doctype, "xl/worksheets/sheet3.xml": huge})
+
+
+def test_a_sheet_that_cannot_be_read_safely_is_left_out_and_named(limits: ExtractionLimits) -> None:
+    doc = extract(_three_sheets(), "売上集計.xlsx", limits)
+    # The ordinary sheet is read, the workbook is not refused
+    assert doc.error is None
+    assert "ノートPC\t150000" in doc.text
+    assert "boom" not in doc.text
+    assert "far" not in doc.text
+    # and what was left out is on the document, with why
+    assert doc.truncated
+    assert len(doc.dropped) == 2
+    assert doc.dropped[0].startswith("sheet '危険': has a DOCTYPE")
+    assert doc.dropped[1].startswith("sheet '巨大': spans")
+
+
+def test_a_workbook_whose_every_sheet_is_refused_is_refused() -> None:
+    data = _with_sheets_rewritten(
+        make_xlsx({"only": [["x"]]}),
+        {"xl/worksheets/sheet1.xml": b'<?xml version="1.0"?><!DOCTYPE w [<!ENTITY a "b">]>' + _sheet(b"")},
+    )
+    doc = extract(data, "dtd.xlsx", ExtractionLimits())
+    assert doc.error == "corrupt"

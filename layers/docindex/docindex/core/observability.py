@@ -33,6 +33,8 @@ class Metric:
     TEST_EVENTS_IGNORED = "TestEventsIgnored"
     OCR_JOBS_QUEUED = "OcrJobsQueued"
     EXTRACTION_FAILURES = "ExtractionFailures"
+    # Parts of a file left out of its text (a sheet, pages, a member, an attachment): content_dropped.
+    CONTENT_PARTS_DROPPED = "ContentPartsDropped"
     RECORDS_FAILED = "RecordsFailed"
     CHANGES_QUARANTINED = "ChangesQuarantined"
     POISON_MESSAGES = "PoisonMessages"

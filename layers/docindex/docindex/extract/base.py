@@ -82,3 +82,6 @@ class ExtractedDocument:
     encoding: str | None = None
     # A short human-readable explanation of ``error`` for logs; never indexed.
     error_detail: str | None = None
+    # What was left out of ``text`` and why ("sheet '集計': DOCTYPE"), at most MAX_DROPPED entries:
+    # indexed as ``content_dropped`` with ``content_truncated`` (nothing is cut silently).
+    dropped: tuple[str, ...] = ()

@@ -18,6 +18,11 @@ if TYPE_CHECKING:
     from docindex.extract.isolation import JobBounds
 
 
+# At most this many dropped parts are named on a document, each in at most MAX_DROP_CHARS characters.
+MAX_DROPPED = 20
+MAX_DROP_CHARS = 200
+
+
 class TextBuffer:
     """Collects text up to ``max_chars``; remembers whether anything was cut off."""
 
@@ -78,6 +83,16 @@ class ExtractionContext:
     # Set in an extraction process (extract/isolation.py): the memory and time
     # this job may use, for refusals the format allows up front.
     bounds: JobBounds | None = None
+    # Parts left out, "what: why" (``drop``); the document is then marked truncated.
+    dropped: list[str] = field(default_factory=list)
+
+    def drop(self, what: str, why: str) -> None:
+        """Record a part left out of the text (a sheet, pages, a member, an attachment) and why."""
+        self.incomplete = True
+        if len(self.dropped) < MAX_DROPPED:
+            self.dropped.append(f"{what}: {why}"[:MAX_DROP_CHARS])
+        elif len(self.dropped) == MAX_DROPPED:
+            self.dropped.append("more parts left out")
 
     def __post_init__(self) -> None:
         self.text = TextBuffer(self.limits.max_chars)

@@ -124,6 +124,10 @@ def extract(
 
     text = clean_text(ctx.text.getvalue())
     title = clean_text(ctx.title or "") or None
+    if ctx.text.truncated:
+        ctx.drop(f"text after {ctx.text.max_chars:,} characters", "MAX_CONTENT_CHARS")
+    elif error == "timeout" and text:
+        ctx.drop("the rest of the document", "the extraction's time ran out")
     truncated = ctx.text.truncated or ctx.incomplete or error == "timeout"
     if error is None and not text and ctx.ocr_reason is None:
         error, detail = "empty", "no text in the document"
@@ -138,6 +142,7 @@ def extract(
         ocr_reason=ctx.ocr_reason,
         encoding=ctx.encoding,
         error_detail=detail,
+        dropped=tuple(ctx.dropped),
     )
 
 

@@ -29,7 +29,7 @@ header, the request followed by the file's bytes::
 
     -> {"kind", "mime", "encrypted", "limits": {...}, "seconds", "memory"} + data
     <- {"error", "detail", "text", "truncated", "title", "page_count", "ocr_reason",
-        "encoding", "incomplete", "peak_rss", "retire"}
+        "encoding", "incomplete", "dropped", "peak_rss", "retire"}
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ import subprocess  # our own interpreter running our own module, fixed argv  # n
 import sys
 import threading
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import IO
 
 from docindex.extract.base import ExtractionLimits, FileType
@@ -190,6 +190,7 @@ class _Result:
     ocr_reason: str | None = None
     encoding: str | None = None
     incomplete: bool = False
+    dropped: list[str] = field(default_factory=list)
     peak_rss: int = 0
     retire: bool = False
 
@@ -202,6 +203,7 @@ class _Result:
         ctx.ocr_reason = self.ocr_reason
         ctx.encoding = self.encoding
         ctx.incomplete = self.incomplete
+        ctx.dropped = list(self.dropped)
 
 
 class _Child:
@@ -435,6 +437,7 @@ def _serve(requests: IO[bytes], answers: IO[bytes]) -> None:
             "ocr_reason": ctx.ocr_reason,
             "encoding": ctx.encoding,
             "incomplete": ctx.incomplete,
+            "dropped": ctx.dropped,
             "peak_rss": _peak_rss(),
             # After running out of memory the heap is not worth keeping.
             "retire": error == "memory",

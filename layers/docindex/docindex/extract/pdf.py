@@ -90,7 +90,7 @@ def _read_pages(pdf: Any, ctx: ExtractionContext) -> None:
     ctx.title = _clean_title(pdf.get_metadata_value("Title"))
     to_read = min(page_count, ctx.limits.max_pages)
     if page_count > to_read:
-        ctx.incomplete = True
+        ctx.drop(f"pages {to_read + 1:,}-{page_count:,}", f"more than MAX_PAGES ({to_read:,})")
 
     threshold = ctx.limits.ocr_min_chars_per_page
     seen = sparse = chars = broken = 0

@@ -120,7 +120,7 @@ def extract_ppt(data: bytes, ftype: FileType, ctx: ExtractionContext) -> None:
     ctx.page_count = len(slides)
     for index, parts in enumerate(slides):
         if index >= ctx.limits.max_pages:
-            ctx.incomplete = True
+            ctx.drop(f"slides {index + 1:,}-{len(slides):,}", f"more than MAX_PAGES ({ctx.limits.max_pages:,})")
             return
         if index % 50 == 0:
             ctx.check_deadline()

@@ -36,8 +36,9 @@ def extract_pptx(data: bytes, ftype: FileType, ctx: ExtractionContext) -> None:
         slides = slide_order(zf, presentation)
         ctx.page_count = len(slides)
         if len(slides) > ctx.limits.max_pages:
+            limit = ctx.limits.max_pages
+            ctx.drop(f"slides {limit + 1:,}-{len(slides):,}", f"more than MAX_PAGES ({limit:,})")
             slides = slides[: ctx.limits.max_pages]
-            ctx.incomplete = True
         for index, slide in enumerate(slides):
             if index:
                 ctx.check_deadline()

@@ -11,7 +11,11 @@ cells in A1 and XFD1048576 asks for 512 GiB. So before calamine sees an
 XLSX, each worksheet's extent is bounded from its row and cell references
 (regular expressions, ~15 ms per MB of sheet XML; an exact lxml pass only
 when that bound is too big) and a sheet spanning more than
-``MAX_SHEET_CELLS`` cells is refused as ``too_large``. Legacy XLS is
+``MAX_SHEET_CELLS`` cells is left out (``content_dropped`` names it and
+why), as is a sheet carrying a DOCTYPE (not valid OOXML: XXE or entity
+expansion) or one calamine cannot read; the other sheets are read. Only
+when no sheet is left is the workbook refused (``too_large``, ``corrupt``).
+Legacy XLS is
 bounded by the format itself (65536 x 256 cells, ~0.5 GB at worst). XLSB
 and ODS are not accepted for the same reason: their extents cannot be
 checked cheaply.
@@ -27,7 +31,7 @@ from typing import Any
 from docindex.core.exceptions import ExtractionError
 from docindex.extract.base import FileType
 from docindex.extract.context import ExtractionContext
-from docindex.extract.ooxml import core_title, main_part, relationships, release
+from docindex.extract.ooxml import core_title, main_part, parse_part, relationships, release
 from docindex.extract.safezip import SafeZip
 
 # ~32 bytes per cell in calamine: 10M cells is ~320 MB, the most a Lambda
@@ -49,18 +53,53 @@ _CELL_REF = re.compile(r"([A-Za-z]+)(\d+)")
 
 def extract_spreadsheet(data: bytes, ftype: FileType, ctx: ExtractionContext) -> None:
     """All sheets' cell text (and the XLSX title) into ``ctx``."""
+    left_out: set[str] = set()
     if ftype.kind == "xlsx":
         with SafeZip(data, ctx.limits) as zf:
             ctx.title = core_title(zf)
-            for part in _worksheet_parts(zf):
-                _count_cells(zf, part, ctx)
-                area = sheet_area(zf.read(part))
-                if area > MAX_SHEET_CELLS:
-                    raise ExtractionError("too_large", f"{part} spans {area} cells (limit {MAX_SHEET_CELLS})")
-                _check_fits(part, area, ctx)
+            sheets = _sheet_parts(zf)
+            refusals: list[ExtractionError] = []
+            for name, part in sheets:
+                try:
+                    _check_sheet(zf, part, ctx)
+                except ExtractionError as exc:
+                    if exc.code not in ("too_large", "corrupt"):
+                        raise
+                    refusals.append(exc)
+                    left_out.add(name)
+                    ctx.drop(f"sheet '{name}'", exc.detail or exc.code)
+            if sheets and len(left_out) == len(sheets):
+                raise refusals[0]
     elif ftype.kind != "xls":
         raise ExtractionError("unsupported", f"{ftype.kind} workbooks are not read")
-    _read_workbook(data, ctx)
+    _read_workbook(data, ctx, left_out)
+
+
+def _check_sheet(zf: SafeZip, part: str, ctx: ExtractionContext) -> None:
+    """Raise ``corrupt`` or ``too_large`` for a worksheet calamine must not be given."""
+    with zf.open(part) as stream:
+        head = stream.read(4096)
+    if b"<!DOCTYPE" in head.upper():
+        raise ExtractionError("corrupt", "has a DOCTYPE (not valid OOXML; XXE or entity expansion)")
+    _count_cells(zf, part, ctx)
+    area = sheet_area(zf.read(part))
+    if area > MAX_SHEET_CELLS:
+        raise ExtractionError("too_large", f"spans {area:,} cells (limit {MAX_SHEET_CELLS:,})")
+    _check_fits(part, area, ctx)
+
+
+def _sheet_parts(zf: SafeZip) -> list[tuple[str, str]]:
+    """(sheet name, worksheet part) in workbook order, for the sheets calamine reads."""
+    workbook = main_part(zf, "xl/workbook.xml")
+    targets = {rid: target for rid, kind, target in relationships(zf, workbook) if kind == "worksheet"}
+    sheets = []
+    for element in parse_part(zf, workbook).iter():
+        if isinstance(element.tag, str) and element.tag.rpartition("}")[2] == "sheet":
+            rid = next((value for key, value in element.attrib.items() if key.endswith("}id")), None)
+            target = targets.get(rid or "")
+            if target and zf.has(target):
+                sheets.append((element.get("name") or target, target))
+    return sheets
 
 
 def _count_cells(zf: SafeZip, part: str, ctx: ExtractionContext) -> None:
@@ -110,13 +149,6 @@ def _check_fits(part: str, area: int, ctx: ExtractionContext) -> None:
             f"{part} spans {area} cells: ~{area * BYTES_PER_CELL >> 20} MiB, more than the"
             f" {ctx.bounds.memory_bytes >> 20} MiB this extraction may use",
         )
-
-
-def _worksheet_parts(zf: SafeZip) -> list[str]:
-    workbook = main_part(zf, "xl/workbook.xml")
-    parts = {target for _, kind, target in relationships(zf, workbook) if kind == "worksheet" and zf.has(target)}
-    parts.update(n for n in zf.names() if n.startswith("xl/worksheets/") and n.endswith(".xml"))
-    return sorted(parts)
 
 
 def _column_number(letters: bytes | str) -> int:
@@ -187,8 +219,8 @@ def _exact_area(xml: bytes) -> int:
     return (bottom - top + 1) * (right - left + 1) if bottom else 0
 
 
-def _read_workbook(data: bytes, ctx: ExtractionContext) -> None:
-    from python_calamine import CalamineError, CalamineWorkbook, PasswordError
+def _read_workbook(data: bytes, ctx: ExtractionContext, left_out: set[str] | frozenset[str] = frozenset()) -> None:
+    from python_calamine import CalamineError, CalamineWorkbook, PasswordError, SheetTypeEnum
 
     try:
         workbook = CalamineWorkbook.from_filelike(io.BytesIO(data))
@@ -197,7 +229,11 @@ def _read_workbook(data: bytes, ctx: ExtractionContext) -> None:
     except (CalamineError, ValueError, OSError) as exc:
         raise ExtractionError("corrupt", str(exc)) from None
     with workbook:
+        # Chart, dialog and macro sheets hold no cells: not reading them leaves nothing out.
+        worksheets = {m.name for m in workbook.sheets_metadata if m.typ == SheetTypeEnum.WorkSheet}
         for index, name in enumerate(workbook.sheet_names):
+            if name in left_out:
+                continue
             if index:
                 ctx.check_deadline()
                 if not ctx.text.append("\n"):
@@ -213,6 +249,8 @@ def _read_workbook(data: bytes, ctx: ExtractionContext) -> None:
                 # should not cost the others.
                 if "password" in str(exc).lower():
                     raise ExtractionError("encrypted", str(exc)) from None
+                if name in worksheets:
+                    ctx.drop(f"sheet '{name}'", f"unreadable: {exc}")
                 continue
             if not _read_rows(sheet, ctx):
                 return

@@ -58,7 +58,7 @@ class ExtractionErrorCode(StrEnum):
 
 
 # Fields only extraction (the indexer's or the OCR worker's) contributes.
-CONTENT_FIELDS = ("content", "title", "page_count", "content_truncated", "extraction_error")
+CONTENT_FIELDS = ("content", "title", "page_count", "content_truncated", "content_dropped", "extraction_error")
 
 
 def now_iso() -> str:
@@ -104,6 +104,8 @@ class IndexDocument:
     content: str | None = None
     page_count: int | None = None
     content_truncated: bool | None = None
+    # What was left out of the text and why ("sheet '集計': DOCTYPE", "pages 5001-6000: MAX_PAGES").
+    content_dropped: tuple[str, ...] | None = None
     extraction_error: str | None = None
     # Lowercase hex SHA-256 of the object's bytes: identical copies share it (search --collapse)
     # and it keys the extraction/OCR result cache.
@@ -175,6 +177,7 @@ class IndexDocument:
             page_count=extracted.page_count,
             truncated=extracted.truncated,
             error=extracted.error,
+            dropped=extracted.dropped,
         )
 
     @classmethod
@@ -183,7 +186,7 @@ class IndexDocument:
         known = {name: source[name] for name in cls.__dataclass_fields__ if name in source}
         if "ocr_status" in known:
             known["ocr_status"] = OcrStatus(known["ocr_status"])
-        for name in ("allow_principals", "deny_principals"):
+        for name in ("allow_principals", "deny_principals", "content_dropped"):
             if name in known:
                 known[name] = tuple(known[name] or ())
         known["folders"] = folder_prefixes(str(source.get("key", "")))
@@ -207,14 +210,19 @@ class IndexDocument:
         page_count: int | None,
         truncated: bool,
         error: str | None,
+        dropped: tuple[str, ...] | list[str] = (),
     ) -> IndexDocument:
-        """This document with extraction's fields replaced (empty ones are left out)."""
+        """This document with extraction's fields replaced (empty ones are left out).
+
+        ``dropped``: what was left out of the text and why (``content_dropped``).
+        """
         return replace(
             self,
             content=text or None,
             title=title or None,
             page_count=page_count,
-            content_truncated=True if truncated else None,
+            content_truncated=True if truncated or dropped else None,
+            content_dropped=tuple(dropped) or None,
             extraction_error=str(error) if error else None,
         )
 

@@ -178,6 +178,7 @@ MAPPINGS: dict[str, Any] = {
             "fields": {"bigram": {"type": "text", "analyzer": "docindex_bigram"}},
         },
         "content_truncated": {"type": "boolean"},
+        "content_dropped": {"type": "keyword"},
         "page_count": {"type": "integer"},
         "ocr_status": {"type": "keyword"},
         "ocr_reason": {"type": "keyword"},
@@ -266,7 +267,7 @@ def ensure_index(client: OpenSearch, name: str) -> str:
 
 
 # Fields added after INDEX_VERSION 1 was deployed: put on an existing index (adding fields is always allowed).
-ADDED_FIELDS = ("folders", "allow_principals", "deny_principals", "content_sha256")
+ADDED_FIELDS = ("folders", "allow_principals", "deny_principals", "content_sha256", "content_dropped")
 
 
 def ensure_added_fields(client: OpenSearch, name: str) -> None:

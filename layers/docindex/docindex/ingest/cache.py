@@ -21,7 +21,7 @@ from __future__ import annotations
 import gzip
 import json
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -54,6 +54,7 @@ class CachedContent:
     error: str | None = None
     ocr_reason: str | None = None
     extractor_version: str = EXTRACTOR_VERSION
+    dropped: list[str] = field(default_factory=list)
 
     @classmethod
     def from_extracted(cls, extracted: ExtractedDocument) -> CachedContent | None:
@@ -68,6 +69,7 @@ class CachedContent:
             page_count=extracted.page_count,
             truncated=extracted.truncated,
             error=extracted.error,
+            dropped=list(extracted.dropped),
         )
 
 

@@ -462,6 +462,9 @@ class Indexer:
                 doc=IndexDocument.extracted(change, fetched, extracted),
             )
         doc = IndexDocument.extracted(change, fetched, extracted)
+        if extracted.dropped:
+            count(Metric.CONTENT_PARTS_DROPPED, len(extracted.dropped))
+            logger.info("parts of the file left out of its text", extra={"dropped": list(extracted.dropped)})
         if extracted.error:
             count(Metric.EXTRACTION_FAILURES)
             logger.warning(
@@ -533,6 +536,7 @@ class Indexer:
             page_count=cached.page_count,
             truncated=cached.truncated,
             error=cached.error,
+            dropped=cached.dropped,
         )
         if cached.ocr_status != OcrStatus.NONE:
             doc = doc.ocr_done_from_cache(OcrStatus(cached.ocr_status), cached.ocr_reason or "image")
