@@ -54,7 +54,9 @@ def _apply(args: argparse.Namespace) -> int:
         uri = args.uri or deployment.access_map_uri
         if not uri:
             raise CommandError(
-                "no access map location: ACCESS_MAP_URI (local env file), the stack parameter AccessMapS3Uri, or --uri"
+                "no access map location: give --uri (e.g. s3://BUCKET/_docindex/access-map.json), set "
+                "ACCESS_MAP_URI, or name a stack deployed with AccessMapS3Uri (--stack NAME); for the local "
+                "run, `docindex local up` first"
             )
         client = _ops.opensearch_for(deployment)
         s3 = clients.client("s3")
@@ -120,7 +122,7 @@ def register(subparsers: Any) -> None:
     apply.add_argument("--uri", help="where to store it (default: ACCESS_MAP_URI / the stack's AccessMapS3Uri)")
     apply.add_argument(
         "--settle",
-        type=float,
+        type=_ops.bounded_float(0, 3600),
         default=0.0,
         metavar="S",
         help="wait S seconds (the writers' ACCESS_MAP_TTL_SECONDS + a margin), then re-stamp what they wrote meanwhile",

@@ -51,9 +51,31 @@ def register(subparsers: Any) -> None:
     validate.set_defaults(func=run_validate)
 
 
-def run_validate(args: argparse.Namespace) -> int:
+def _on_cluster(args: argparse.Namespace, vocabulary: Any, findings: Any) -> dict[str, Any] | None:
+    """Try the settings on the target cluster (a throwaway index); its refusals become findings."""
+    from opensearchpy.exceptions import ConnectionError as OpenSearchUnreachable
     from opensearchpy.exceptions import OpenSearchException
 
+    from docindex.index import vocabulary as vocabulary_module
+
+    try:
+        deployment, _ = _ops.resolve(argparse.Namespace(**{**vars(args), "bucket": None, "index": None}))
+        client = _ops.opensearch_for(deployment)
+        cluster: dict[str, Any] = vocabulary_module.try_on_cluster(client, vocabulary)
+    except OpenSearchUnreachable:
+        raise  # not a finding about the settings: the central handler says "cannot reach OpenSearch"
+    except (CommandError, OpenSearchException) as exc:
+        findings.errors.append(f"the cluster refused the settings: {exc}")
+        return None
+    if cluster["analysis"] == "cjk" and (vocabulary.dictionary_rules or vocabulary.dictionary_package):
+        findings.warnings.append(
+            "the cluster created the index without kuromoji: it lacks analysis-kuromoji, or it refused "
+            "the dictionary (run with -v to see its answer)"
+        )
+    return cluster
+
+
+def run_validate(args: argparse.Namespace) -> int:
     from docindex.index import vocabulary as vocabulary_module
 
     try:
@@ -64,17 +86,7 @@ def run_validate(args: argparse.Namespace) -> int:
     findings = vocabulary_module.check(vocabulary)
     cluster: dict[str, Any] | None = None
     if findings.ok and (args.stack or args.env_file or args.opensearch_endpoint):
-        try:
-            deployment, _ = _ops.resolve(argparse.Namespace(**{**vars(args), "bucket": None, "index": None}))
-            client = _ops.opensearch_for(deployment)
-            cluster = vocabulary_module.try_on_cluster(client, vocabulary)
-            if cluster["analysis"] == "cjk" and (vocabulary.dictionary_rules or vocabulary.dictionary_package):
-                findings.warnings.append(
-                    "the cluster created the index without kuromoji: it lacks analysis-kuromoji, or it refused "
-                    "the dictionary (run with -v to see its answer)"
-                )
-        except (CommandError, OpenSearchException) as exc:
-            findings.errors.append(f"the cluster refused the settings: {exc}")
+        cluster = _on_cluster(args, vocabulary, findings)
     if args.json:
         _ops.emit_json(
             {

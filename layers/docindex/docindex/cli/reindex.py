@@ -49,7 +49,7 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--settle",
-        type=float,
+        type=_ops.bounded_float(0, 3600),
         default=None,
         metavar="SECONDS",
         help="wait after the switch for writes already sent to the old index (default 45)",
@@ -60,12 +60,15 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from opensearchpy.exceptions import ConnectionError as OpenSearchUnreachable
     from opensearchpy.exceptions import OpenSearchException
 
     from docindex.index.vocabulary import VocabularyError
 
     try:
         return _run(args)
+    except OpenSearchUnreachable:
+        raise  # the central handler says "cannot reach OpenSearch" with the fix
     except (CommandError, ReindexError, VocabularyError, OpenSearchException) as exc:
         print(f"docindex reindex: {exc}", file=sys.stderr)
         return _ops.EXIT_FAIL
