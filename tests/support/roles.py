@@ -188,6 +188,26 @@ class RoleClient:
 
         return call
 
+    def get_paginator(self, name: str) -> Any:
+        """A paginator whose calls the role must grant, like the client's own methods."""
+        paginator = self._client.get_paginator(name)
+        operation = self._client.meta.method_to_api_mapping[name]
+        outer = self
+
+        class Paginator:
+            def paginate(self, **params: Any) -> Any:
+                call = {k: v for k, v in params.items() if k != "PaginationConfig"}
+                action = iam_action(outer._service, operation, call)
+                grants = outer._role.authorize(action, _resource_names(outer._service, call))
+                if not grants:
+                    outer.denied.append(action)
+                    outer._role.denied.append(action)
+                    raise access_denied(action, operation)
+                outer._role.use(grants)
+                return paginator.paginate(**params)
+
+        return Paginator()
+
     def _read_object(self, method: Any, operation: str, params: dict[str, Any]) -> Any:
         try:
             return method(**params)

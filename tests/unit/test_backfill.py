@@ -242,6 +242,23 @@ def test_sender_gives_up_on_sender_faults() -> None:
     assert json.loads(message_body(change("鍵"), "reconcile"))["key"] == "鍵"
 
 
+def test_sender_does_not_retry_on_top_of_botocore() -> None:
+    from botocore.exceptions import ClientError
+
+    # botocore's retry config already spent its attempts on a throttled call: a second layer of
+    # retries here would multiply them (5 x 5), so what reaches the sender is final
+    class Throttled:
+        calls = 0
+
+        def send_message_batch(self, QueueUrl: str, Entries: list[dict[str, str]]) -> dict[str, Any]:
+            Throttled.calls += 1
+            raise ClientError({"Error": {"Code": "ThrottlingException", "Message": "slow down"}}, "SendMessageBatch")
+
+    with pytest.raises(EnqueueError, match="ThrottlingException"):
+        ChangeSender(Throttled(), "q", sleep=lambda _: None).send([change("k")], reason="backfill")
+    assert Throttled.calls == 1
+
+
 def manifest(**overrides: Any) -> str:
     data = {
         "sourceBucket": "docs",

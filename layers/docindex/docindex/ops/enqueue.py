@@ -16,7 +16,6 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from docindex.core.aws import error_code
 from docindex.core.changes import ObjectChange
 from docindex.core.exceptions import EnqueueError
 
@@ -64,18 +63,13 @@ class ChangeSender:
                     QueueUrl=self.queue_url,
                     Entries=[{"Id": i, "MessageBody": body} for i, body in pending.items()],
                 )
-            except ClientError as exc:
-                # botocore already retried throttling and 5xx; a client error is final.
-                code = error_code(exc)
-                if code not in ("RequestThrottled", "ThrottlingException", "ServiceUnavailable", "InternalError"):
-                    raise EnqueueError(
-                        f"SendMessageBatch failed: {exc}", sent=sent, failed=sorted(pending, key=int)
-                    ) from exc
-                last_error = str(exc)
-                continue
-            except BotoCoreError as exc:
-                last_error = f"{type(exc).__name__}: {exc}"
-                continue
+            except (ClientError, BotoCoreError) as exc:
+                # botocore already retried throttling, 5xx and dropped connections (core/clients.py's
+                # retry config); what reaches here is final. Only the entries SQS answers as failed
+                # inside a successful call are retried below: botocore cannot see those.
+                raise EnqueueError(
+                    f"SendMessageBatch failed: {exc}", sent=sent, failed=sorted(pending, key=int)
+                ) from exc
             for ok in response.get("Successful", []):
                 if pending.pop(ok["Id"], None) is not None:
                     sent += 1

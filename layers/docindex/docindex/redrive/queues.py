@@ -56,13 +56,8 @@ def describe_queue(sqs: Any, ref: str) -> QueueInfo:
 def source_queues(sqs: Any, dlq: QueueInfo) -> list[QueueInfo]:
     """The queues that name ``dlq`` as their dead-letter queue, sorted by ARN; ``not_a_dlq`` if none."""
     urls: list[str] = []
-    kwargs: dict[str, Any] = {"QueueUrl": dlq.url}
-    while True:
-        page = sqs.list_dead_letter_source_queues(**kwargs)
+    for page in sqs.get_paginator("list_dead_letter_source_queues").paginate(QueueUrl=dlq.url):
         urls.extend(page.get("queueUrls", []))
-        if not page.get("NextToken"):
-            break
-        kwargs["NextToken"] = page["NextToken"]
     if not urls:
         raise DlqError(
             "not_a_dlq",

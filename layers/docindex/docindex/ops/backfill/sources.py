@@ -91,14 +91,17 @@ def list_pages(
     after it, the document ends with what S3 holds. Removals are dated by
     their own confirmation instead (``Reconciler``: a HEAD, S3's clock).
     """
-    params: dict[str, Any] = {"Bucket": bucket, "MaxKeys": page_size}
+    params: dict[str, Any] = {"Bucket": bucket, "PaginationConfig": {"PageSize": page_size}}
     if prefix:
         params["Prefix"] = prefix
     if start_after:
         params["StartAfter"] = start_after
+    pages = iter(s3.get_paginator("list_objects_v2").paginate(**params))
     while True:
         before = clock()
-        response = s3.list_objects_v2(**params)
+        response = next(pages, None)
+        if response is None:
+            return
         answered = s3_clock(response)
         observed_at = normalize_time(answered) if answered else before
         objects = tuple(
@@ -112,11 +115,6 @@ def list_pages(
             for item in response.get("Contents", [])
         )
         yield ListingPage(observed_at, objects)
-        token = response.get("NextContinuationToken")
-        if not response.get("IsTruncated") or not token:
-            return
-        params["ContinuationToken"] = token
-        params.pop("StartAfter", None)
 
 
 class ObjectSource(Protocol):

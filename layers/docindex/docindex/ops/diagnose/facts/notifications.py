@@ -108,13 +108,8 @@ def notification_facts(reader: Reader) -> NotificationFacts:
 def _rules_to(reader: Reader, queue_arn: str, bucket: str) -> list[RuleTarget]:
     events = reader.client("events")
     names: list[str] = []
-    params: dict[str, Any] = {"TargetArn": queue_arn}
-    while True:
-        page = events.list_rule_names_by_target(**params)
+    for page in events.get_paginator("list_rule_names_by_target").paginate(TargetArn=queue_arn):
         names += page.get("RuleNames", [])
-        if not page.get("NextToken"):
-            break
-        params["NextToken"] = page["NextToken"]
     found = []
     for name in names:
         rule = events.describe_rule(Name=name)
