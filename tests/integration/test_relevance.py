@@ -4,10 +4,10 @@ The query set is tests/support/relevance.py (also measured by ``make bench``).
 osmem-server applies kuromoji, the user dictionary, cjk_width, bigrams and
 the search analyzer, but neither ``mapping`` char filters nor
 ``synonym_graph`` filters when indexing and searching (it warns and ignores
-them; its ``_analyze`` API applies both). So: the synonym queries are
-searched on a cluster that applies synonyms, and checked through ``_analyze``
-of the index's search analyzer here; normalization is checked through
-``_analyze`` too, and through search for what the query side does.
+them; its ``_analyze`` API applies both). The query side applies both too
+(``normalize`` and the vocabulary's synonyms as query variants), so every
+query of the set is searched here; the index's own analyzers are checked
+through ``_analyze``.
 """
 
 from __future__ import annotations
@@ -38,9 +38,10 @@ def loaded(opensearch: Any) -> Any:
 
 
 def test_every_query_finds_its_file_in_the_top_3(loaded: Any) -> None:
-    synonyms = _applies_synonyms(loaded, "docs")
-    queries = tuple(q for q in relevance.QUERIES if q.needs != "synonyms" or synonyms)
-    outcomes = relevance.run(loaded, "docs", queries)
+    # (the emulator's search applies no synonym_graph: the synonym queries are found through the
+    # query side's variants alone)
+    assert not _applies_synonyms(loaded, "docs")
+    outcomes = relevance.run(loaded, "docs", relevance.QUERIES)
     missed = [(o.query.text, o.query.kind, o.rank) for o in outcomes if not o.in_top3]
     assert missed == []
     assert len(outcomes) >= 18
@@ -85,3 +86,31 @@ def test_words_rank_above_characters(loaded: Any) -> None:
     hits = search(loaded, "docs", "守契")
     assert [h["key"] for h in hits] == ["営業部/サーバー保守契約 2026.docx"]
     assert "守契" in hits[0]["snippet"].replace("[", "").replace("]", "")  # characters highlighted without a word
+
+
+def test_the_word_tier_is_what_puts_word_matches_first(loaded: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from docindex.index import search as search_module
+
+    # One file has the word 京都 once, deep in a long text; the other says 東京都 over and over in
+    # a short one, in its title too: by BM25 alone its characters (bigrams) outscore the word
+    filler = "。".join(f"会議{n}の議事録を確認した" for n in range(60))
+    loaded.index(index="docs", id="word", body={"key": "出張/京都.txt", "content": f"{filler}。京都に出張した。"})
+    loaded.index(
+        index="docs",
+        id="chars",
+        body={"key": "総務/都庁.txt", "title": "東京都 東京都", "content": "東京都 " * 40},
+    )
+    loaded.indices.refresh(index="docs")
+
+    def order() -> list[str]:
+        return [
+            h["key"]
+            for h in search_module.search(loaded, "docs", "京都")
+            if h["key"] in ("出張/京都.txt", "総務/都庁.txt")
+        ]
+
+    # With the tier the word match ranks first
+    assert order() == ["出張/京都.txt", "総務/都庁.txt"]
+    # and the tier is what does it: without it the character matches would come first
+    monkeypatch.setattr(search_module, "WORD_MATCH_TIER", 0.0)
+    assert order() == ["総務/都庁.txt", "出張/京都.txt"]

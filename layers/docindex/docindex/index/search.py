@@ -185,7 +185,7 @@ def search(
     # The index's char filter normalizes width and form on the cluster; doing the same here
     # makes the query independent of whether the cluster (or an emulator) applies it.
     query = normalize(query)
-    must = query_clause(query)
+    must = synonym_clause(query)
     if operators:
         parsed = parse_query(query)
         if parsed.has_operators:
@@ -235,6 +235,20 @@ def search(
 # Added to the score of every document whose words match: above any score of a document
 # matched only by characters (bigrams) or file-name fragments, whatever their BM25 figures.
 WORD_MATCH_TIER = 1000.0
+
+
+def synonym_clause(query: str) -> dict[str, Any]:
+    """:func:`query_clause` for the query as typed or written with the vocabulary's synonyms.
+
+    Each form scores on its own; the query as typed is one of them, so its exact matches keep
+    their rank (``docindex.index.vocabulary.query_variants``).
+    """
+    from docindex.index.vocabulary import query_variants
+
+    variants = query_variants(query)
+    if len(variants) == 1:
+        return query_clause(query)
+    return {"bool": {"should": [query_clause(v) for v in variants], "minimum_should_match": 1}}
 
 
 def query_clause(query: str) -> dict[str, Any]:

@@ -10,8 +10,10 @@ mapping (``docindex.index.mapping``) turns it into analysis settings.
 from __future__ import annotations
 
 import csv
+import functools
 import re
 import tomllib
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -208,3 +210,86 @@ def try_on_cluster(client: Any, vocabulary: Vocabulary) -> dict[str, Any]:
         return {"analysis": analysis, "tokens": tokens}
     finally:
         client.indices.delete(index=name, ignore=[404])
+
+
+# -- the synonyms on the query side ------------------------------------------------------------
+
+# At most this many forms of one query are searched (the query as typed included).
+MAX_QUERY_VARIANTS = 8
+_ASCII_TERM = re.compile(r"^[0-9a-z][0-9a-z .&+-]*$")
+
+
+def synonym_rules(vocabulary: Vocabulary) -> list[tuple[str, tuple[str, ...]]]:
+    """(term, what it may also be written as) for every term of the synonym sets, normalized and lowercased.
+
+    ``a, b, c`` makes each of the three stand for the other two; ``a, b => c`` makes ``a`` and
+    ``b`` stand for ``c`` (one way), as the cluster's ``synonym_graph`` reads Solr rules.
+    """
+    rules: list[tuple[str, tuple[str, ...]]] = []
+    for line in vocabulary.synonym_sets:
+        sides = line.split("=>")
+        if len(sides) > 2:
+            continue
+        terms = [_normalized(t.strip()).lower() for t in sides[0].split(",") if t.strip()]
+        if len(sides) == 2:
+            targets = tuple(_normalized(t.strip()).lower() for t in sides[1].split(",") if t.strip())
+            rules += [(term, targets) for term in terms if targets]
+        else:
+            rules += [(term, tuple(t for t in terms if t != term)) for term in terms if len(terms) > 1]
+    # Longest terms first: 見積書 is replaced before a shorter term inside it.
+    return sorted(rules, key=lambda rule: -len(rule[0]))
+
+
+@functools.lru_cache(maxsize=1)
+def _shipped_rules() -> tuple[tuple[str, tuple[str, ...]], ...]:
+    return tuple(synonym_rules(load()))
+
+
+def query_variants(query: str, rules: Iterable[tuple[str, tuple[str, ...]]] | None = None) -> list[str]:
+    """The query as typed, then the same query with synonym-set terms written the other ways.
+
+    The cluster applies the same synonyms in its search analyzer; doing it here as well makes
+    them hold on any engine (the local emulator ignores ``synonym_graph``), and only ever
+    replaces a term by another *term of the vocabulary file*: what the user typed stays text
+    for ``multi_match`` / ``simple_query_string``, never query syntax. ASCII terms match whole
+    words (``pc`` is not inside ``epcot``), Japanese terms anywhere (no spaces between words).
+    """
+    base = query.lower()
+    variants = [base]
+    ordered = list(rules if rules is not None else _shipped_rules())
+    vocabulary_terms = {t for term, others in ordered for t in (term, *others)}
+    for term, others in ordered:
+        longer = [t for t in vocabulary_terms if len(t) > len(term) and term in t]
+        for current in list(variants):
+            for start in _occurrences(current, term):
+                if _inside_longer(current, start, term, longer):
+                    continue  # 稟議 inside 稟議書 (or 代表 inside 代表取締役) is part of a longer term
+                for other in others:
+                    variant = current[:start] + other + current[start + len(term) :]
+                    if variant not in variants:
+                        variants.append(variant)
+                    if len(variants) >= MAX_QUERY_VARIANTS:
+                        return variants
+                break  # the first occurrence of a term is enough
+    return variants
+
+
+def _inside_longer(text: str, start: int, term: str, longer: list[str]) -> bool:
+    end = start + len(term)
+    for other in longer:
+        found = text.find(other)
+        while found >= 0:
+            if found <= start and end <= found + len(other):
+                return True
+            found = text.find(other, found + 1)
+    return False
+
+
+def _occurrences(text: str, term: str) -> Iterator[int]:
+    start = text.find(term)
+    while start >= 0:
+        end = start + len(term)
+        whole_word = (start == 0 or not text[start - 1].isalnum()) and (end == len(text) or not text[end].isalnum())
+        if not _ASCII_TERM.match(term) or whole_word:
+            yield start
+        start = text.find(term, start + 1)

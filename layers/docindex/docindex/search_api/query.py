@@ -94,7 +94,22 @@ def child_folders_pattern(prefix: str) -> str:
 
 
 def text_query(q: str) -> dict[str, Any]:
-    """Every word in the text fields, or the whole query as file-name fragments."""
+    """Every word in the text fields, or the whole query as file-name fragments; synonyms too.
+
+    The query is width-normalized as the index's analyzers do, and also searched as written
+    with the vocabulary's synonym terms (``docindex.index.vocabulary.query_variants``):
+    the replacements are vocabulary terms, never user-supplied syntax.
+    """
+    from docindex.index.mapping import normalize
+    from docindex.index.vocabulary import query_variants
+
+    variants = query_variants(normalize(q))
+    if len(variants) == 1:
+        return _text_clause(q)
+    return {"bool": {"should": [_text_clause(v) for v in variants], "minimum_should_match": 1}}
+
+
+def _text_clause(q: str) -> dict[str, Any]:
     return {
         "bool": {
             "should": [
