@@ -68,6 +68,18 @@ class HelpFormatter(argparse.HelpFormatter):
         return "\n".join(lines)
 
 
+def exclude_globs() -> tuple[str, ...]:
+    """The keys never indexed, as the indexer reads them: ``EXCLUDE_KEYS`` if set here, else its default.
+
+    When the indexer function's ``EXCLUDE_KEYS`` was changed from the default, export the same
+    value for backfill and reconcile.
+    """
+    from docindex.core.settings import DEFAULT_EXCLUDE_KEYS
+
+    text = os.environ.get("EXCLUDE_KEYS", DEFAULT_EXCLUDE_KEYS)
+    return tuple(g.strip().lower() for g in text.split(",") if g.strip())
+
+
 def bounded_int(low: int, high: int | None = None) -> Any:
     """An argparse type: a whole number in ``low..high``, else one clear line (exit 2)."""
 

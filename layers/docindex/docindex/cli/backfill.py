@@ -174,6 +174,7 @@ def run(args: argparse.Namespace) -> int:
             concurrency=max(1, args.concurrency),
             limit=args.limit,
             on_progress=progress,
+            exclude_globs=_ops.exclude_globs(),
         ).run()
 
     if args.json:

@@ -149,6 +149,7 @@ def run(args: argparse.Namespace) -> int:
             sample_size=max(0, args.samples),
             report_file=report_file,
             on_progress=progress,
+            exclude_globs=_ops.exclude_globs(),
         )
         report = reconciler.run()
     pending = _stuck_pending(args, deployment, clients, opensearch)

@@ -56,7 +56,7 @@ from typing import IO, Any, TypeVar
 from botocore.exceptions import ClientError
 
 from docindex.core.aws import http_status
-from docindex.core.changes import Action, ObjectChange, normalize_time
+from docindex.core.changes import Action, ObjectChange, is_excluded, normalize_time
 from docindex.core.exceptions import ReconcileError
 from docindex.ops.backfill.sources import ListingPage, list_pages, s3_clock
 from docindex.ops.enqueue import BATCH_SIZE, BacklogGuard, ChangeSender, RateLimiter
@@ -240,6 +240,9 @@ class ReconcileReport:
     # confirm its absence quickly enough (no Date header, a HEAD slower than HEAD_CONFIRM_SECONDS).
     orphans_reappeared: int = 0
     orphans_unconfirmed: int = 0
+    # Keys matching EXCLUDE_KEYS (lock files, thumbnails, folder markers): never indexed, so neither
+    # missing nor counted as objects; a document of one (indexed before the rule) is not orphaned.
+    excluded: int = 0
     seconds: float = 0.0
     samples: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     queue_url: str | None = None
@@ -279,6 +282,7 @@ class ReconcileReport:
             "enqueued_removed": self.enqueued_removed,
             "orphans_reappeared": self.orphans_reappeared,
             "orphans_unconfirmed": self.orphans_unconfirmed,
+            "excluded": self.excluded,
             "queue_url": self.queue_url,
             "seconds": round(self.seconds, 3),
             "keys_per_second": round(self.rate, 1),
@@ -312,7 +316,9 @@ class Reconciler:
         sample_size: int = 10,
         report_file: IO[str] | None = None,
         on_progress: ProgressCallback | None = None,
+        exclude_globs: tuple[str, ...] | None = None,
     ) -> None:
+        self.exclude_globs = exclude_globs
         self.s3 = s3
         self.opensearch = opensearch
         self.bucket = bucket
@@ -370,6 +376,11 @@ class Reconciler:
 
     def _record(self, report: ReconcileReport, difference: Difference) -> None:
         kind = difference.kind
+        if is_excluded(difference.key, globs=self.exclude_globs):
+            report.excluded += 1
+            if kind is Kind.MISSING:
+                report.objects -= 1  # not an object the index is to hold
+            return
         setattr(report, kind.value, getattr(report, kind.value) + 1)
         samples = report.samples.setdefault(kind.value, [])
         if len(samples) < self.sample_size:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from docindex.core.changes import Action, ObjectChange
+from docindex.core.changes import Action, ObjectChange, is_excluded
 from docindex.core.exceptions import EnqueueError
 from docindex.ops.backfill.checkpoint import BatchRange, Checkpoint
 from docindex.ops.backfill.sources import ListedObject, ObjectSource, now_iso
@@ -30,6 +30,7 @@ class BackfillResult:
     listed: int  # objects read from the source in this invocation
     enqueued: int  # messages sent in this invocation
     skipped: int  # objects already sent by an earlier invocation of this run
+    excluded: int  # objects whose key matches EXCLUDE_KEYS: never sent (the indexer would skip them)
     total_enqueued: int
     seconds: float
     backlog_wait_seconds: float = 0.0
@@ -75,8 +76,10 @@ class Backfill:
         reason: str = "backfill",
         on_progress: ProgressCallback | None = None,
         sample_size: int = 3,
+        exclude_globs: tuple[str, ...] | None = None,
     ) -> None:
         self.source = source
+        self.exclude_globs = exclude_globs
         self.sender = sender
         self.checkpoint = checkpoint
         self.rate = rate or RateLimiter(None)
@@ -89,6 +92,7 @@ class Backfill:
         self._listed = 0
         self._enqueued = 0
         self._skipped = 0
+        self._excluded = 0
         self._open: OrderedDict[int, _Batch] = OrderedDict()
         self._done: set[int] = set()
         self._failure: BaseException | None = None
@@ -104,6 +108,9 @@ class Backfill:
             self._listed += 1
             if self.checkpoint.already_sent(obj.position):
                 self._skipped += 1
+                continue
+            if is_excluded(obj.key, globs=self.exclude_globs):
+                self._excluded += 1
                 continue
             pending.append(obj)
             if len(pending) == BATCH_SIZE:
@@ -171,6 +178,7 @@ class Backfill:
             listed=self._listed,
             enqueued=self._enqueued,
             skipped=self._skipped,
+            excluded=self._excluded,
             total_enqueued=self.checkpoint.enqueued if self.sender else self._enqueued,
             seconds=time.monotonic() - started,
             backlog_wait_seconds=self.backlog.waited_seconds if self.backlog else 0.0,
