@@ -34,6 +34,7 @@ CORPUS = {
     "メール/添付.msg": ("apache-tika/testMSG_att_doc.msg", ["test-unicode.doc", "pj1.txt"]),
     "資料/資料.zip": ("shiryou_cp932.zip", ["議事録/稟議書.doc", "社員名簿.ods", "設置場所は第二会議室"]),
     "記事/ゾルゲ.rtf": ("apache-tika/testRTFJapanese.rtf", ["国内最大のスパイ事件"]),
+    "経理/集計.xlsb": ("apache-tika/testEXCEL.xlsb", ["This is an example spreadsheet created with Microsoft Excel"]),
 }
 
 

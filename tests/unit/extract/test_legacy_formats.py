@@ -321,15 +321,46 @@ def test_encrypted_zip_members_are_listed_by_name(limits: ExtractionLimits) -> N
     assert doc.text == "給与明細.xlsx"
 
 
+def test_an_excel_binary_workbook_is_read(limits: ExtractionLimits) -> None:
+    doc = extract(real("apache-tika/testEXCEL.xlsb"), "集計.xlsb", limits)
+    assert doc.error is None
+    assert doc.kind == "xlsb"
+    assert "This is an example spreadsheet created with Microsoft Excel 2007 Beta 2." in doc.text
+
+
+def test_a_damaged_binary_workbook_is_corrupt_and_a_bomb_is_refused(limits: ExtractionLimits) -> None:
+    import io
+    import zipfile
+
+    data = real("apache-tika/testEXCEL.xlsb")
+    # every record stream cut in half
+    src, cut = zipfile.ZipFile(io.BytesIO(data)), io.BytesIO()
+    with zipfile.ZipFile(cut, "w") as out:
+        for name in src.namelist():
+            part = src.read(name)
+            out.writestr(name, part[: len(part) // 2] if name.endswith(".bin") else part)
+    damaged = extract(cut.getvalue(), "cut.xlsb", limits)
+    assert damaged.error in ("corrupt", None)  # what is left readable is read; nothing raises
+    # a member inflating 2,000:1 is refused from the zip directory before pyxlsb2 sees it
+    bomb = io.BytesIO()
+    with (
+        zipfile.ZipFile(io.BytesIO(data)) as original,
+        zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as out,
+    ):
+        for name in original.namelist():
+            out.writestr(name, original.read(name))
+        out.writestr("xl/worksheets/sheet9.bin", b"\0" * (64 * 1024 * 1024))
+    assert extract(bomb.getvalue(), "bomb.xlsb", limits).error == "zip_bomb"
+
+
 def test_a_rust_panic_in_a_library_is_the_documents_failure_not_the_batchs(limits: ExtractionLimits) -> None:
     from docindex.extract.base import Deadline, FileType
     from docindex.extract.context import ExtractionContext
     from docindex.extract.dispatch import _run
     from docindex.extract.spreadsheet import _read_workbook
 
-    # Given a binary workbook written by Excel on which calamine panics (why XLSB stays unsupported)
+    # Given a binary workbook written by Excel on which calamine panics (why XLSB is read by pyxlsb2)
     data = real("apache-tika/testEXCEL.xlsb")
-    assert extract(data, "a.xlsb", limits).error == "unsupported"
     ctx = ExtractionContext(limits, Deadline(10))
     # When calamine reads it anyway
     error, detail = _run(lambda d, _f, c: _read_workbook(d, c), data, FileType("xlsb", "x"), ctx)

@@ -35,6 +35,7 @@ _EXTRACTORS: dict[str, tuple[str, str]] = {
     "pptx": ("docindex.extract.pptx", "extract_pptx"),
     "xlsx": ("docindex.extract.spreadsheet", "extract_spreadsheet"),
     "xls": ("docindex.extract.spreadsheet", "extract_spreadsheet"),
+    "xlsb": ("docindex.extract.xlsb", "extract_xlsb"),
     "html": ("docindex.extract.html", "extract_html"),
     "text": ("docindex.extract.text", "extract_text"),
     "doc": ("docindex.extract.doc", "extract_doc"),

@@ -54,7 +54,7 @@ from docindex.extract.context import ExtractionContext
 
 MiB = 1024 * 1024
 # Formats whose parsers run native code that cannot be bounded from outside.
-ISOLATED_KINDS = frozenset({"pdf", "xlsx", "xls"})
+ISOLATED_KINDS = frozenset({"pdf", "xlsx", "xls", "xlsb"})
 # Time the parent gives a child past its deadline before killing it: the
 # cooperative stop (between pages, rows) normally comes first.
 KILL_GRACE_SECONDS = 2.0
