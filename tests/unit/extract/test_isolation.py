@@ -147,3 +147,48 @@ def test_parts_left_out_in_a_child_are_named_as_in_process(pool: ExtractionPool)
     assert isolated.dropped == in_process.dropped
     assert len(isolated.dropped) == 2
     assert isolated.truncated
+
+
+REAL = Path(__file__).resolve().parents[2] / "fixtures" / "real"
+LEGACY = [
+    "ringi.doc",
+    "gijiroku.ppt",
+    "apache-tika/testMSG_att_doc.msg",
+    "ringi.rtf",
+    "uchiawase.eml",
+    "shiryou_cp932.zip",
+]
+
+
+@pytest.mark.parametrize("name", LEGACY)
+def test_legacy_and_container_formats_are_read_in_a_child_as_in_process(pool: ExtractionPool, name: str) -> None:
+    data = (REAL / name).read_bytes()
+    assert pool.isolates(extract(data, name, LIMITS).kind)
+    in_process = extract(data, name, LIMITS)
+    isolated = extract(data, name, LIMITS, pool=pool)
+    assert (isolated.error, isolated.text, isolated.title) == (in_process.error, in_process.text, in_process.title)
+    assert isolated.text
+
+
+def test_a_legacy_reader_that_exhausts_its_memory_costs_only_its_document(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A reader that keeps allocating (what a file declaring huge nested structures does to a
+    # pure-Python parser): the child's RTF reader is replaced by one that never stops growing.
+    (tmp_path / "sitecustomize.py").write_text(
+        "import docindex.extract.rtf as rtf\n"
+        "def greedy(*args, **kwargs):\n    held = []\n    while True:\n        held.append(bytearray(64 << 20))\n"
+        "rtf.extract_rtf = greedy\n",
+        encoding="utf-8",
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    pool = ExtractionPool.for_function(1536, 2, share=0.5)
+    try:
+        greedy = extract((REAL / "ringi.rtf").read_bytes(), "稟議書.rtf", LIMITS, pool=pool)
+        after = extract((REAL / "ringi.doc").read_bytes(), "稟議書.doc", LIMITS, pool=pool)
+    finally:
+        pool.close()
+    # Then that document ends with `memory` (its child died at its grant), and the next is read
+    assert greedy.error == "memory"
+    assert after.error is None
+    assert "会議室用プロジェクター" in after.text

@@ -53,8 +53,10 @@ from docindex.extract.base import ExtractionLimits, FileType
 from docindex.extract.context import ExtractionContext
 
 MiB = 1024 * 1024
-# Formats whose parsers run native code that cannot be bounded from outside.
-ISOLATED_KINDS = frozenset({"pdf", "xlsx", "xls", "xlsb"})
+# Formats whose parsers run native code that cannot be bounded from outside, and the readers of
+# legacy and container formats (OLE2 .doc/.ppt/.msg, RTF, mail, zip archives) whose memory follows
+# what the file declares and nests: a pathological one costs its child, not the invocation.
+ISOLATED_KINDS = frozenset({"pdf", "xlsx", "xls", "xlsb", "doc", "ppt", "msg", "rtf", "eml", "zip"})
 # Time the parent gives a child past its deadline before killing it: the
 # cooperative stop (between pages, rows) normally comes first.
 KILL_GRACE_SECONDS = 2.0
