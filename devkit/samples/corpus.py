@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import date
+from pathlib import Path
 
 from devkit.samples.office import make_docx, make_pptx, make_xlsx
 from devkit.samples.pdf import make_pdf
@@ -10,6 +11,9 @@ from devkit.samples.scans import make_scan_pdf, make_scan_png
 from devkit.samples.text import make_csv, make_html, make_text
 
 __all__ = ["sample_corpus"]
+
+# Files written by the real applications (tests/fixtures/real/README.md says where each comes from).
+REAL = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "real"
 
 
 def sample_corpus() -> list[tuple[str, bytes]]:
@@ -105,6 +109,11 @@ def sample_corpus() -> list[tuple[str, bytes]]:
             "スキャン/契約書 署名済み.pdf",
             make_scan_pdf([["業務委託契約書", "甲と乙は以下のとおり契約を締結する。"]], dpi=200, title="契約書"),
         ),
+        # What an old Japanese file server keeps: Word 97-2003, an Outlook message, a zip with
+        # Shift_JIS member names (written by LibreOffice, Outlook and Info-ZIP).
+        ("総務部/稟議書/稟議書 会議室プロジェクター.doc", (REAL / "ringi.doc").read_bytes()),
+        ("メール/台湾拠点 格式測試.msg", (REAL / "apache-tika" / "testMSG_chinese.msg").read_bytes()),
+        ("総務部/資料 一式.zip", (REAL / "shiryou_cp932.zip").read_bytes()),
         (
             "English/Quarterly Revenue Report.docx",
             make_docx(

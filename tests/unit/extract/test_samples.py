@@ -133,11 +133,20 @@ def test_corpus_keys_and_searchable_words(limits: ExtractionLimits, japanese_fon
     assert len(set(keys)) == len(keys)
     assert any(" " in key for key in keys)
     extensions = {key.rsplit(".", 1)[-1] for key in keys}
-    assert {"pdf", "docx", "xlsx", "pptx", "html", "txt", "md", "csv", "png"} <= extensions
+    assert {"pdf", "docx", "xlsx", "pptx", "html", "txt", "md", "csv", "png", "doc", "msg", "zip"} <= extensions
     docs = {key: extract(data, key, limits) for key, data in corpus}
     assert all(doc.error is None for doc in docs.values()), {k: d.error for k, d in docs.items() if d.error}
     everything = unicodedata.normalize("NFKC", "\n".join(d.text for d in docs.values())).lower()
-    for word in ("四半期売上報告", "quarterly revenue", "東京都", "会議議事録", "見積書", "髙橋"):
+    for word in (
+        "四半期売上報告",
+        "quarterly revenue",
+        "東京都",
+        "会議議事録",
+        "見積書",
+        "髙橋",
+        "会議室用プロジェクター",
+        "格式測試",
+    ):
         assert word in everything, word
     ocr = sorted(doc.ocr_reason for doc in docs.values() if doc.ocr_reason)
     assert ocr == ["image", "scanned_pdf"]
