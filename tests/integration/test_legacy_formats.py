@@ -71,6 +71,16 @@ def test_real_application_files_are_searchable_by_content(stack: Stack, indexer:
     assert stack.doc("総務部/稟議書.doc")["_source"]["content_type"] == "application/msword"
     mail = stack.doc("メール/見積書.eml")["_source"]
     assert mail["title"] == "①髙橋さんへ：見積書の件"
+    # And the files' own properties are fields: who wrote and last saved them, and when
+    ringi = stack.doc("総務部/稟議書.doc")["_source"]
+    assert (ringi["author"], ringi["last_saved_by"]) == ("山田太郎", "佐藤花子")
+    workbook = stack.doc("経理/集計.xlsb")["_source"]
+    assert (workbook["created"], workbook["modified"]) == ("2006-03-30T19:39:22Z", "2006-07-13T13:48:56Z")
+    stack.opensearch.indices.refresh(index=stack.index)
+    by_author = stack.opensearch.search(index=stack.index, body={"query": {"term": {"author": "山田太郎"}}})
+    assert {"総務部/稟議書.doc", "総務部/稟議書.odt"} <= {h["_source"]["key"] for h in by_author["hits"]["hits"]}
+    since = stack.opensearch.search(index=stack.index, body={"query": {"range": {"created": {"gte": "2011-01-01"}}}})
+    assert "メール/格式測試.msg" in {h["_source"]["key"] for h in since["hits"]["hits"]}
     # And a search in Japanese finds the .doc by a word of its text box
     stack.opensearch.indices.refresh(index=stack.index)
     hits = stack.opensearch.search(index=stack.index, body={"query": {"match_phrase": {"content": "第二会議室"}}})

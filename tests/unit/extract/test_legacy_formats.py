@@ -368,3 +368,31 @@ def test_a_rust_panic_in_a_library_is_the_documents_failure_not_the_batchs(limit
     assert error == "extractor_failed"
     assert detail is not None
     assert detail.startswith("PanicException")
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("ringi.doc", ("山田太郎", "佐藤花子", None, None)),
+        ("ringi.odt", ("山田太郎", "佐藤花子", None, None)),
+        ("gijiroku.ppt", (None, "鈴木一郎", None, None)),
+        ("uchiawase.eml", ("山田 太郎 <yamada@example.co.jp>", None, "2023-11-14T22:13:20Z", None)),
+        ("apache-tika/testMSG_chinese.msg", ("Tests Chang@FT (張毓倫)", None, "2011-03-29T08:52:48Z", None)),
+        (
+            "apache-tika/testEXCEL.xlsb",
+            ("Microsoft", "Christiaan Fluit", "2006-03-30T19:39:22Z", "2006-07-13T13:48:56Z"),
+        ),
+    ],
+)
+def test_document_properties_are_read(limits: ExtractionLimits, name: str, expected: tuple[str | None, ...]) -> None:
+    # author, last saved by, created, modified: what each application wrote into the file
+    doc = extract(real(name), name, limits)
+    assert (doc.author, doc.last_saved_by, doc.created, doc.modified) == expected
+
+
+def test_pdf_dates_are_read_with_their_offset() -> None:
+    from docindex.extract.pdf import pdf_date
+
+    assert pdf_date("D:20240401091530+09'00'").isoformat() == "2024-04-01T09:15:30+09:00"
+    assert pdf_date("D:2024").isoformat() == "2024-01-01T00:00:00+00:00"
+    assert pdf_date("not a date") is None

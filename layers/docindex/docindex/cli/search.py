@@ -30,6 +30,8 @@ HIT_FIELDS = (
     "last_modified",
     "indexed_at",
     "title",
+    "author",
+    "modified",
     "page_count",
     "ocr_status",
     "extraction_error",

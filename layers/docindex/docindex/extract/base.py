@@ -85,3 +85,8 @@ class ExtractedDocument:
     # What was left out of ``text`` and why ("sheet '集計': DOCTYPE"), at most MAX_DROPPED entries:
     # indexed as ``content_dropped`` with ``content_truncated`` (nothing is cut silently).
     dropped: tuple[str, ...] = ()
+    # Document properties where the format records them (ISO 8601 UTC for the dates).
+    author: str | None = None
+    last_saved_by: str | None = None
+    created: str | None = None
+    modified: str | None = None

@@ -9,7 +9,8 @@ the page count to index.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
 
 from docindex.core.exceptions import ExtractionError
 from docindex.extract.base import Deadline, ExtractionLimits
@@ -21,6 +22,12 @@ if TYPE_CHECKING:
 # At most this many dropped parts are named on a document, each in at most MAX_DROP_CHARS characters.
 MAX_DROPPED = 20
 MAX_DROP_CHARS = 200
+
+
+def _aware(value: Any) -> datetime | None:
+    if not isinstance(value, datetime) or not 1900 < value.year < 2200:
+        return None
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
 
 
 class TextBuffer:
@@ -70,8 +77,18 @@ class ExtractionContext:
     deadline: Deadline
     text: TextBuffer = field(init=False)
     title: str | None = None
-    # Who wrote the document, where the format records it (logged; not yet an index field).
+    # What the format records about the document: who wrote it, who saved it last, when it was
+    # created and last modified (index fields author, last_saved_by, created, modified).
     author: str | None = None
+    last_saved_by: str | None = None
+    created: datetime | None = None
+    modified: datetime | None = None
+
+    def set_dates(self, created: Any, modified: Any) -> None:
+        """Record creation / modification times given as datetimes (naive ones are taken as UTC)."""
+        self.created = _aware(created) or self.created
+        self.modified = _aware(modified) or self.modified
+
     # Nesting depth: 0 for the file itself, 1 for an archive member or attachment, ...
     depth: int = 0
     page_count: int | None = None

@@ -6,7 +6,7 @@ import importlib
 import re
 from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from docindex.core.exceptions import ExtractionError
 from docindex.extract.base import Deadline, ExtractedDocument, ExtractionLimits, FileType
@@ -144,7 +144,20 @@ def extract(
         encoding=ctx.encoding,
         error_detail=detail,
         dropped=tuple(ctx.dropped),
+        author=_person(ctx.author),
+        last_saved_by=_person(ctx.last_saved_by),
+        created=_iso(ctx.created),
+        modified=_iso(ctx.modified),
     )
+
+
+def _person(value: str | None) -> str | None:
+    text = clean_text(value or "")[:256].strip()
+    return text or None
+
+
+def _iso(value: Any) -> str | None:
+    return value.strftime("%Y-%m-%dT%H:%M:%SZ") if value is not None else None
 
 
 def extract_nested(data: bytes, name: str, ctx: ExtractionContext) -> ExtractedDocument | None:

@@ -77,6 +77,8 @@ def extract_doc(data: bytes, ftype: FileType, ctx: ExtractionContext) -> None:
         meta = ole.summary()
         ctx.title = meta.get("title")
         ctx.author = meta.get("author")
+        ctx.last_saved_by = meta.get("last_saved_by")
+        ctx.set_dates(meta.get("create_time"), meta.get("last_saved_time"))
         word = ole.read("WordDocument")
         if len(word) < 0x200:
             raise ExtractionError("corrupt", f"WordDocument stream of {len(word)} bytes is shorter than a FIB")

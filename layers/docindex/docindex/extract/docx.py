@@ -16,9 +16,9 @@ from docindex.extract.context import ExtractionContext
 from docindex.extract.ooxml import (
     DRAWINGML,
     WORDPROCESSINGML,
-    core_title,
     main_part,
     numbered,
+    read_core,
     relationships,
     walk_text,
 )
@@ -39,7 +39,7 @@ _FALLBACK_PATTERNS = {
 def extract_docx(data: bytes, ftype: FileType, ctx: ExtractionContext) -> None:
     """Text and title of a WordprocessingML package into ``ctx``."""
     with SafeZip(data, ctx.limits) as zf:
-        ctx.title = core_title(zf)
+        read_core(zf, ctx)
         body = main_part(zf, "word/document.xml")
         if not walk_text(zf.open(body), WORDPROCESSINGML, ctx, body):
             return

@@ -29,7 +29,8 @@ header, the request followed by the file's bytes::
 
     -> {"kind", "mime", "encrypted", "limits": {...}, "seconds", "memory"} + data
     <- {"error", "detail", "text", "truncated", "title", "page_count", "ocr_reason",
-        "encoding", "incomplete", "dropped", "peak_rss", "retire"}
+        "encoding", "incomplete", "dropped", "author", "last_saved_by", "created", "modified",
+        "peak_rss", "retire"}
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ import sys
 import threading
 import time
 from dataclasses import asdict, dataclass, field
+from datetime import datetime
 from typing import IO
 
 from docindex.extract.base import ExtractionLimits, FileType
@@ -193,6 +195,10 @@ class _Result:
     encoding: str | None = None
     incomplete: bool = False
     dropped: list[str] = field(default_factory=list)
+    author: str | None = None
+    last_saved_by: str | None = None
+    created: str | None = None
+    modified: str | None = None
     peak_rss: int = 0
     retire: bool = False
 
@@ -206,6 +212,15 @@ class _Result:
         ctx.encoding = self.encoding
         ctx.incomplete = self.incomplete
         ctx.dropped = list(self.dropped)
+        ctx.author, ctx.last_saved_by = self.author, self.last_saved_by
+        ctx.set_dates(_parse_time(self.created), _parse_time(self.modified))
+
+
+def _parse_time(text: str | None) -> datetime | None:
+    try:
+        return datetime.fromisoformat(text) if text else None
+    except ValueError:
+        return None
 
 
 class _Child:
@@ -440,6 +455,10 @@ def _serve(requests: IO[bytes], answers: IO[bytes]) -> None:
             "encoding": ctx.encoding,
             "incomplete": ctx.incomplete,
             "dropped": ctx.dropped,
+            "author": ctx.author,
+            "last_saved_by": ctx.last_saved_by,
+            "created": ctx.created.isoformat() if ctx.created else None,
+            "modified": ctx.modified.isoformat() if ctx.modified else None,
             "peak_rss": _peak_rss(),
             # After running out of memory the heap is not worth keeping.
             "retire": error == "memory",

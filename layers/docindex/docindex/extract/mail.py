@@ -23,6 +23,7 @@ from email.errors import MessageError
 from email.header import decode_header
 from email.message import EmailMessage, Message
 from email.parser import BytesParser
+from typing import Any
 
 from docindex.core.exceptions import ExtractionError
 from docindex.extract.base import FileType
@@ -45,6 +46,7 @@ def extract_mail(data: bytes, ftype: FileType, ctx: ExtractionContext) -> None:
     headers = {name: header_text(message, name) for name in _SHOWN_HEADERS}
     ctx.title = headers["Subject"] or None
     ctx.author = headers["From"] or None
+    ctx.set_dates(_sent(headers["Date"]), None)
     lines = [f"{name}: {value}" for name, value in headers.items() if value]
     if not ctx.text.append("\n".join(lines) + "\n\n"):
         return
@@ -189,3 +191,12 @@ def _attachment(part: Message, ctx: ExtractionContext) -> bool:
     if child is not None and child.text:
         return ctx.text.append(child.text + "\n")
     return not ctx.text.full
+
+
+def _sent(value: str | None) -> Any:
+    from email.utils import parsedate_to_datetime
+
+    try:
+        return parsedate_to_datetime(value) if value else None
+    except (TypeError, ValueError, IndexError):
+        return None

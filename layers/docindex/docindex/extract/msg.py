@@ -109,6 +109,7 @@ def _read_message(message: _Message, ctx: ExtractionContext, *, depth: int, top:
     if top:
         ctx.title = subject or None
         ctx.author = sender or None
+        ctx.set_dates(when, None)
     lines = [
         f"From: {sender}" if sender else "",
         f"To: {message.string(DISPLAY_TO).strip()}",

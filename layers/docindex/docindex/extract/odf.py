@@ -148,3 +148,15 @@ def _meta(zf: SafeZip, ctx: ExtractionContext) -> None:
         author = root.find(f".//{{{_DC}}}creator")
     ctx.title = (title.text or "").strip() or None if title is not None else None
     ctx.author = (author.text or "").strip() or None if author is not None else None
+    saver = root.find(f".//{{{_DC}}}creator")
+    ctx.last_saved_by = (saver.text or "").strip() or None if saver is not None else None
+    ctx.set_dates(_odf_time(root.find(f".//{{{_META}}}creation-date")), _odf_time(root.find(f".//{{{_DC}}}date")))
+
+
+def _odf_time(node: Any) -> Any:
+    from datetime import datetime
+
+    try:
+        return datetime.fromisoformat((node.text or "").strip().replace("Z", "+00:00")) if node is not None else None
+    except ValueError:
+        return None

@@ -173,18 +173,54 @@ def main_part(zf: SafeZip, default: str) -> str:
 
 def core_title(zf: SafeZip) -> str | None:
     """``dc:title`` from the core properties, if set."""
+    return core_properties(zf).get("title")
+
+
+_CORE_FIELDS = {
+    "title": "{http://purl.org/dc/elements/1.1/}title",
+    "author": "{http://purl.org/dc/elements/1.1/}creator",
+    "last_saved_by": "{http://schemas.openxmlformats.org/package/2006/metadata/core-properties}lastModifiedBy",
+    "created": "{http://purl.org/dc/terms/}created",
+    "modified": "{http://purl.org/dc/terms/}modified",
+}
+
+
+def core_properties(zf: SafeZip) -> dict[str, str]:
+    """Title, author, last saved by, created and modified from ``docProps/core.xml`` (what is set)."""
     name = next((t for _, k, t in relationships(zf, "") if k == "core-properties"), "docProps/core.xml")
     if not zf.has(name):
-        return None
+        return {}
     try:
         root = parse_part(zf, name)
     except ExtractionError as exc:
         if exc.code != "corrupt":
             raise
-        return None  # broken metadata must not cost us the content
-    node = root.find(_DC_TITLE)
-    title = (node.text or "").strip() if node is not None else ""
-    return title or None
+        return {}  # broken metadata must not cost us the content
+    found = {}
+    for key, tag in _CORE_FIELDS.items():
+        node = root.find(tag)
+        text = (node.text or "").strip() if node is not None else ""
+        if text:
+            found[key] = text
+    return found
+
+
+def read_core(zf: SafeZip, ctx: ExtractionContext) -> None:
+    """The core properties into ``ctx``: title, author, last saved by, created, modified."""
+    from datetime import datetime
+
+    props = core_properties(zf)
+    ctx.title = props.get("title")
+    ctx.author = props.get("author")
+    ctx.last_saved_by = props.get("last_saved_by")
+
+    def when(key: str) -> datetime | None:
+        try:
+            return datetime.fromisoformat(props[key].replace("Z", "+00:00")) if key in props else None
+        except ValueError:
+            return None
+
+    ctx.set_dates(when("created"), when("modified"))
 
 
 def numbered(names: Iterable[str], pattern: str) -> list[str]:

@@ -88,6 +88,8 @@ def _read_pages(pdf: Any, ctx: ExtractionContext) -> None:
     page_count = len(pdf)
     ctx.page_count = page_count
     ctx.title = _clean_title(pdf.get_metadata_value("Title"))
+    ctx.author = _clean_title(pdf.get_metadata_value("Author"))
+    ctx.set_dates(pdf_date(pdf.get_metadata_value("CreationDate")), pdf_date(pdf.get_metadata_value("ModDate")))
     to_read = min(page_count, ctx.limits.max_pages)
     if page_count > to_read:
         ctx.drop(f"pages {to_read + 1:,}-{page_count:,}", f"more than MAX_PAGES ({to_read:,})")
@@ -138,3 +140,26 @@ def _clean_title(value: str | None) -> str | None:
         return None
     title = value.replace("\x00", "").strip()
     return title or None
+
+
+_PDF_DATE = re.compile(r"D:(\d{4})(\d{2})?(\d{2})?(\d{2})?(\d{2})?(\d{2})?([Zz+-])?(\d{2})?'?(\d{2})?")
+
+
+def pdf_date(value: str | None) -> Any:
+    """A PDF date string (``D:YYYYMMDDHHmmSSOHH'mm'``, ISO 32000-1 7.9.4) as an aware datetime, or None."""
+    from datetime import UTC, datetime, timedelta, timezone
+
+    match = _PDF_DATE.match((value or "").strip())
+    if not match:
+        return None
+    year, month, day, hour, minute, second, sign, off_h, off_m = match.groups()
+    try:
+        zone = UTC
+        if sign in ("+", "-"):
+            offset = timedelta(hours=int(off_h or 0), minutes=int(off_m or 0))
+            zone = timezone(offset if sign == "+" else -offset)
+        return datetime(
+            int(year), int(month or 1), int(day or 1), int(hour or 0), int(minute or 0), int(second or 0), tzinfo=zone
+        )
+    except ValueError:
+        return None

@@ -104,6 +104,8 @@ def extract_ppt(data: bytes, ftype: FileType, ctx: ExtractionContext) -> None:
         meta = ole.summary()
         ctx.title = meta.get("title")
         ctx.author = meta.get("author")
+        ctx.last_saved_by = meta.get("last_saved_by")
+        ctx.set_dates(meta.get("create_time"), meta.get("last_saved_time"))
         stream = ole.read("PowerPoint Document")
         current = ole.read("Current User", 4096) if ole.has("Current User") else b""
     budget = _Budget()

@@ -15,10 +15,10 @@ from docindex.extract.base import FileType
 from docindex.extract.context import ExtractionContext
 from docindex.extract.ooxml import (
     DRAWINGML,
-    core_title,
     main_part,
     numbered,
     parse_part,
+    read_core,
     relationships,
     walk_text,
 )
@@ -31,7 +31,7 @@ _R_ID_STRICT = "{http://purl.oclc.org/ooxml/officeDocument/relationships}id"
 def extract_pptx(data: bytes, ftype: FileType, ctx: ExtractionContext) -> None:
     """Text of every slide and notes page, title and slide count into ``ctx``."""
     with SafeZip(data, ctx.limits) as zf:
-        ctx.title = core_title(zf)
+        read_core(zf, ctx)
         presentation = main_part(zf, "ppt/presentation.xml")
         slides = slide_order(zf, presentation)
         ctx.page_count = len(slides)

@@ -31,7 +31,7 @@ from typing import Any
 from docindex.core.exceptions import ExtractionError
 from docindex.extract.base import FileType
 from docindex.extract.context import ExtractionContext
-from docindex.extract.ooxml import core_title, main_part, parse_part, relationships, release
+from docindex.extract.ooxml import main_part, parse_part, read_core, relationships, release
 from docindex.extract.safezip import SafeZip
 
 # ~32 bytes per cell in calamine: 10M cells is ~320 MB, the most a Lambda
@@ -56,7 +56,7 @@ def extract_spreadsheet(data: bytes, ftype: FileType, ctx: ExtractionContext) ->
     left_out: set[str] = set()
     if ftype.kind == "xlsx":
         with SafeZip(data, ctx.limits) as zf:
-            ctx.title = core_title(zf)
+            read_core(zf, ctx)
             sheets = _sheet_parts(zf)
             refusals: list[ExtractionError] = []
             for name, part in sheets:

@@ -20,7 +20,7 @@ from typing import Any
 from docindex.core.exceptions import ExtractionError
 from docindex.extract.base import FileType
 from docindex.extract.context import ExtractionContext
-from docindex.extract.ooxml import core_title
+from docindex.extract.ooxml import read_core
 from docindex.extract.safezip import SafeZip
 
 _ROWS_PER_CHECK = 1000
@@ -29,7 +29,7 @@ _ROWS_PER_CHECK = 1000
 def extract_xlsb(data: bytes, ftype: FileType, ctx: ExtractionContext) -> None:
     """Every sheet's name and non-empty rows (cells tab-separated) into ``ctx``."""
     with SafeZip(data, ctx.limits) as zf:  # refuses bombs from the directory before anything inflates
-        ctx.title = core_title(zf)
+        read_core(zf, ctx)
     from pyxlsb2 import open_workbook
 
     try:

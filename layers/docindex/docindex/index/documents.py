@@ -58,7 +58,10 @@ class ExtractionErrorCode(StrEnum):
 
 
 # Fields only extraction (the indexer's or the OCR worker's) contributes.
-CONTENT_FIELDS = ("content", "title", "page_count", "content_truncated", "content_dropped", "extraction_error")
+CONTENT_FIELDS = (
+    *("content", "title", "page_count", "content_truncated", "content_dropped", "extraction_error"),
+    *("author", "last_saved_by", "created", "modified"),
+)
 
 
 def now_iso() -> str:
@@ -106,6 +109,11 @@ class IndexDocument:
     content_truncated: bool | None = None
     # What was left out of the text and why ("sheet '集計': DOCTYPE", "pages 5001-6000: MAX_PAGES").
     content_dropped: tuple[str, ...] | None = None
+    # What the file's own properties say: who wrote it, who saved it last, created, modified.
+    author: str | None = None
+    last_saved_by: str | None = None
+    created: str | None = None
+    modified: str | None = None
     extraction_error: str | None = None
     # Lowercase hex SHA-256 of the object's bytes: identical copies share it (search --collapse)
     # and it keys the extraction/OCR result cache.
@@ -178,6 +186,11 @@ class IndexDocument:
             truncated=extracted.truncated,
             error=extracted.error,
             dropped=extracted.dropped,
+        ).with_properties(
+            author=extracted.author,
+            last_saved_by=extracted.last_saved_by,
+            created=extracted.created,
+            modified=extracted.modified,
         )
 
     @classmethod
@@ -225,6 +238,12 @@ class IndexDocument:
             content_dropped=tuple(dropped) or None,
             extraction_error=str(error) if error else None,
         )
+
+    def with_properties(
+        self, *, author: str | None, last_saved_by: str | None, created: str | None, modified: str | None
+    ) -> IndexDocument:
+        """The file's own properties (who wrote and last saved it, when), where its format records them."""
+        return replace(self, author=author, last_saved_by=last_saved_by, created=created, modified=modified)
 
     def pending_ocr(self, reason: str) -> IndexDocument:
         """Indexed now by name (and any text already found); the OCR worker brings the rest."""

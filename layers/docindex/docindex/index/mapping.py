@@ -179,6 +179,10 @@ MAPPINGS: dict[str, Any] = {
         },
         "content_truncated": {"type": "boolean"},
         "content_dropped": {"type": "keyword"},
+        "author": {"type": "keyword", "ignore_above": 256},
+        "last_saved_by": {"type": "keyword", "ignore_above": 256},
+        "created": {"type": "date"},
+        "modified": {"type": "date"},
         "page_count": {"type": "integer"},
         "ocr_status": {"type": "keyword"},
         "ocr_reason": {"type": "keyword"},
@@ -267,7 +271,10 @@ def ensure_index(client: OpenSearch, name: str) -> str:
 
 
 # Fields added after INDEX_VERSION 1 was deployed: put on an existing index (adding fields is always allowed).
-ADDED_FIELDS = ("folders", "allow_principals", "deny_principals", "content_sha256", "content_dropped")
+ADDED_FIELDS = (
+    *("folders", "allow_principals", "deny_principals", "content_sha256", "content_dropped"),
+    *("author", "last_saved_by", "created", "modified"),
+)
 
 
 def ensure_added_fields(client: OpenSearch, name: str) -> None:

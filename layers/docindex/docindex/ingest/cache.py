@@ -55,6 +55,10 @@ class CachedContent:
     ocr_reason: str | None = None
     extractor_version: str = EXTRACTOR_VERSION
     dropped: list[str] = field(default_factory=list)
+    author: str | None = None
+    last_saved_by: str | None = None
+    created: str | None = None
+    modified: str | None = None
 
     @classmethod
     def from_extracted(cls, extracted: ExtractedDocument) -> CachedContent | None:
@@ -70,6 +74,10 @@ class CachedContent:
             truncated=extracted.truncated,
             error=extracted.error,
             dropped=list(extracted.dropped),
+            author=extracted.author,
+            last_saved_by=extracted.last_saved_by,
+            created=extracted.created,
+            modified=extracted.modified,
         )
 
 

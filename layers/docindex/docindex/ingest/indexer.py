@@ -530,13 +530,22 @@ class Indexer:
         self, change: ObjectChange, claim: Claim, run: _BatchRun, fetched: FetchedObject, cached: CachedContent
     ) -> dict[str, Any]:
         """Content seen before (a rename, a move, a copy): indexed from the cache, no extraction, no OCR."""
-        doc = IndexDocument.for_change(change, fetched, content_type=cached.content_type).with_content(
-            text=cached.text,
-            title=cached.title,
-            page_count=cached.page_count,
-            truncated=cached.truncated,
-            error=cached.error,
-            dropped=cached.dropped,
+        doc = (
+            IndexDocument.for_change(change, fetched, content_type=cached.content_type)
+            .with_content(
+                text=cached.text,
+                title=cached.title,
+                page_count=cached.page_count,
+                truncated=cached.truncated,
+                error=cached.error,
+                dropped=cached.dropped,
+            )
+            .with_properties(
+                author=cached.author,
+                last_saved_by=cached.last_saved_by,
+                created=cached.created,
+                modified=cached.modified,
+            )
         )
         if cached.ocr_status != OcrStatus.NONE:
             doc = doc.ocr_done_from_cache(OcrStatus(cached.ocr_status), cached.ocr_reason or "image")
