@@ -1,0 +1,122 @@
+"""The search page in a real browser: sign in, search in Japanese, see only what the access map allows.
+
+Debian's ``chromium`` driven by its ``chromedriver`` through Selenium (headless; nothing downloads a
+browser). The page is served by the local gateway of ``docindex local up`` (the same search
+function as on AWS, behind a stand-in for API Gateway's JWT authorizer and the Hosted UI's sign-in
+form, against moto's Cognito user pool); the files were indexed by the real indexer with an access
+map: 営業部 for the sales user, 人事部 (not inherited) for the HR user, 共有 for everyone.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.support.search_api import ACCESS_MAP, FILES, PASSWORD
+
+pytestmark = pytest.mark.e2e
+
+SALES = {"営業部/見積/2024_見積書_A社.txt", "営業部/提案/提案書_B社.md", "共有/規程/就業規則.txt"}
+HR = {"人事部/評価/2024_人事評価_山田.txt", "人事部/給与/給与テーブル.csv", "共有/規程/就業規則.txt"}
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    """A local stack serving the search page, two users and the files indexed with the access map."""
+    import boto3
+    from opensearchpy import OpenSearch
+
+    from devkit.local.servers import start_moto, start_osmem, stop
+    from devkit.local.session import local_down, local_up
+    from devkit.local.signin import ensure_user
+    from docindex.core.settings import Settings
+    from docindex.ingest.indexer import Indexer
+    from tests.integration.conftest import invoke, sqs_event
+
+    state = tmp_path_factory.mktemp("search-page")
+    moto, osmem = start_moto(state, exit_with_parent=True), start_osmem(state)
+    try:
+        env = local_up(
+            state_dir=state, aws_endpoint=moto.url, opensearch_endpoint=osmem.url, prefix="page", serve_api=True
+        )
+        session = boto3.Session(region_name=env["AWS_REGION"], aws_access_key_id="local", aws_secret_access_key="local")
+
+        def client(name: str) -> Any:
+            return session.client(name, endpoint_url=moto.url)
+
+        cognito = client("cognito-idp")
+        ensure_user(cognito, env["COGNITO_USER_POOL_ID"], "sales", PASSWORD, ["営業部"])
+        ensure_user(cognito, env["COGNITO_USER_POOL_ID"], "hr", PASSWORD, ["人事部"])
+        access_map = state / "access-map.json"
+        access_map.write_text(json.dumps(ACCESS_MAP, ensure_ascii=False), encoding="utf-8")
+        settings = Settings.from_env(
+            {**env, "ACCESS_MAP_URI": str(access_map), "ACCESS_MAP_TTL_SECONDS": "0", "OPENSEARCH_AUTH": "none"}
+        )
+        opensearch = OpenSearch(hosts=[osmem.url], timeout=60)
+        indexer = Indexer(
+            settings, s3=client("s3"), sqs=client("sqs"), dynamodb=client("dynamodb"), opensearch=opensearch
+        )
+        bodies = []
+        for key, text in FILES.items():
+            client("s3").put_object(Bucket=env["DOCINDEX_BUCKET"], Key=key, Body=text.encode())
+            bodies.append({"docindex": "change", "bucket": env["DOCINDEX_BUCKET"], "key": key, "action": "created"})
+        assert invoke(indexer, sqs_event(*bodies)) == set()
+        opensearch.indices.refresh(index=env["OPENSEARCH_INDEX"])
+        yield env
+    finally:
+        local_down(state)
+        stop(osmem)
+        stop(moto)
+
+
+@pytest.fixture
+def browser() -> Iterator[Any]:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(shutil.which("chromium"))
+    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--lang=ja"):
+        options.add_argument(argument)
+    driver = webdriver.Chrome(options=options, service=Service(executable_path=str(shutil.which("chromedriver"))))
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def sign_in_and_search(driver: Any, url: str, user: str, query: str) -> set[str]:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    wait = WebDriverWait(driver, 30)
+    driver.get(url)
+    wait.until(ec.element_to_be_clickable((By.ID, "signin"))).click()
+    # the sign-in form (the Hosted UI's stand-in)
+    wait.until(ec.visibility_of_element_located((By.ID, "username"))).send_keys(user)
+    driver.find_element(By.ID, "password").send_keys(PASSWORD)
+    driver.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
+    # back on the page, signed in: search
+    box = wait.until(ec.visibility_of_element_located((By.ID, "q")))
+    box.send_keys(query, Keys.ENTER)
+    wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#results li") or "0" in d.find_element(By.ID, "status").text)
+    text = driver.find_element(By.ID, "results").text
+    return {key for key in FILES if key.rsplit("/", 1)[-1] in text}
+
+
+def test_each_user_sees_only_their_departments_files_in_the_page(page: dict[str, str], browser: Any) -> None:
+    # When the sales user signs in through the page and searches 売上
+    sales = sign_in_and_search(browser, page["SEARCH_PAGE_URL"], "sales", "売上")
+    # Then the page lists their department's files and the shared one, none of HR's
+    assert sales == SALES
+
+
+def test_another_department_gets_other_results_for_the_same_query(page: dict[str, str], browser: Any) -> None:
+    hr = sign_in_and_search(browser, page["SEARCH_PAGE_URL"], "hr", "売上")
+    assert hr == HR
