@@ -109,6 +109,9 @@ def sample_corpus() -> list[tuple[str, bytes]]:
             "スキャン/契約書 署名済み.pdf",
             make_scan_pdf([["業務委託契約書", "甲と乙は以下のとおり契約を締結する。"]], dpi=200, title="契約書"),
         ),
+        # Two departments' own folders: the demo's access map lets only their members read them.
+        ("営業部/顧客/髙橋商事 訪問記録.txt", make_text("訪問記録\n髙橋商事様 新製品のご提案 次回は見積書を持参\n")),
+        ("人事部/評価/2024年度 人事評価 髙橋.txt", make_text("人事評価 2024年度\n髙橋 一郎 評価：A 売上目標を達成\n")),
         # What an old Japanese file server keeps: Word 97-2003, an Outlook message, a zip with
         # Shift_JIS member names (written by LibreOffice, Outlook and Info-ZIP).
         ("総務部/稟議書/稟議書 会議室プロジェクター.doc", (REAL / "ringi.doc").read_bytes()),

@@ -19,7 +19,7 @@ def test_demo_indexes_samples_and_finds_japanese_and_english(tmp_path: Path) -> 
     out = result.stdout
     assert result.returncode == 0, out + result.stderr
     # every sample indexed, the redelivered notifications recognised as duplicates
-    assert "DocumentsIndexed       11" in out
+    assert "DocumentsIndexed       16" in out
     assert "DuplicatesSkipped      3" in out
     # Japanese (kuromoji, CP932 髙) and English hits with highlighted snippets
     assert "営業部/2024年度 報告/四半期売上報告 Q3.pdf" in out
@@ -33,3 +33,13 @@ def test_demo_indexes_samples_and_finds_japanese_and_english(tmp_path: Path) -> 
     assert "OcrJobsCompleted       2" in out
     assert "ご[請求]金額" in out
     assert "stopped moto" in out
+    # two employees search the same word through the search API: each sees their own department's file
+    sales = out.split("eigyo (営業部) searches")[1].split("jinji (人事部) searches")[0]
+    hr = out.split("jinji (人事部) searches")[1].split("Search page:")[0]
+    assert "営業部/顧客/髙橋商事 訪問記録.txt" in sales
+    assert "人事部/評価/2024年度 人事評価 髙橋.txt" not in sales
+    assert "人事部/評価/2024年度 人事評価 髙橋.txt" in hr
+    assert "営業部/顧客/髙橋商事 訪問記録.txt" not in hr
+    assert "総務部/古い文書/社員名簿 メモ.txt" in sales
+    assert "総務部/古い文書/社員名簿 メモ.txt" in hr
+    assert "Search page: http://127.0.0.1:" in out

@@ -17,6 +17,18 @@ DEMO_QUERIES = (
     *("会議室用プロジェクター", "第二会議室", "格式測試"),
 )
 DUPLICATES = 3
+# Who may read what in the demo (docs/search-api.md): everything is shared except two departments'
+# folders, and two employees of those departments sign in to the search page.
+DEMO_ACCESS_MAP = {
+    "rules": [
+        {"prefix": "", "allow": {"everyone": True}},
+        {"prefix": "営業部/", "inherit": False, "allow": {"groups": ["営業部"]}},
+        {"prefix": "人事部/", "inherit": False, "allow": {"groups": ["人事部"]}},
+    ]
+}
+DEMO_USERS = {"eigyo": "営業部", "jinji": "人事部"}
+DEMO_PASSWORD = "Demo-Passw0rd!"  # noqa: S105  # nosec B105 - a local emulator user pool, never AWS
+EMPLOYEE_QUERY = "髙橋"
 
 
 def _upload(env: dict[str, str]) -> int:
@@ -71,6 +83,48 @@ def _index_summary(env: dict[str, str]) -> dict[str, Any]:
     }
 
 
+def _employees(env: dict[str, str], env_file: Path, state_dir: Path) -> None:
+    """The access map every write is stamped with, and two employees in the local user pool."""
+    import boto3
+
+    from devkit.local.signin import ensure_user
+    from docindex.ops.envfile import write_env_file
+
+    access_map = state_dir / "access-map.json"
+    access_map.write_text(json.dumps(DEMO_ACCESS_MAP, ensure_ascii=False, indent=1), encoding="utf-8")
+    env["ACCESS_MAP_URI"] = str(access_map.resolve())
+    write_env_file(env_file, {k: v for k, v in env.items() if k != "SEARCH_PAGE_URL"})
+    cognito = boto3.client("cognito-idp", endpoint_url=env["AWS_ENDPOINT_URL"], region_name=env["AWS_REGION"])
+    for user, group in DEMO_USERS.items():
+        ensure_user(cognito, env["COGNITO_USER_POOL_ID"], user, DEMO_PASSWORD, [group])
+
+
+def _employee_search(env: dict[str, str]) -> None:
+    """The same query through the search API as each employee: the access map decides what they see."""
+    import urllib.parse
+    import urllib.request
+
+    import boto3
+
+    from devkit.local.signin import sign_in
+
+    page = env["SEARCH_PAGE_URL"]
+    cognito = boto3.client("cognito-idp", endpoint_url=env["AWS_ENDPOINT_URL"], region_name=env["AWS_REGION"])
+    print(f"6. Employees search through the search API (access map: {env['ACCESS_MAP_URI']})")
+    for user, group in DEMO_USERS.items():
+        token = sign_in(cognito, env["COGNITO_USER_POOL_ID"], env["COGNITO_CLIENT_ID"], user, DEMO_PASSWORD)
+        request = urllib.request.Request(  # noqa: S310  # the local gateway, http://127.0.0.1
+            f"{page}search?{urllib.parse.urlencode({'q': EMPLOYEE_QUERY})}",
+            headers={"Authorization": f"Bearer {token['access_token']}"},
+        )
+        with urllib.request.urlopen(request, timeout=30) as response:  # noqa: S310  # nosec B310
+            result = json.loads(response.read())
+        print(f"\n   {user} ({group}) searches {EMPLOYEE_QUERY!r}: {result['total']} documents")
+        for hit in result["hits"]:
+            print(f"     {hit['path']}")
+    print(f"\n   Search page: {page}  (sign in as {' or '.join(DEMO_USERS)}, password {DEMO_PASSWORD}; local only)")
+
+
 def _demo(args: argparse.Namespace) -> int:
     from docindex.core.clients import opensearch_client
     from docindex.core.settings import Settings
@@ -78,11 +132,12 @@ def _demo(args: argparse.Namespace) -> int:
 
     session = local_session()
     print("1. Starting the local stack: moto server (S3, SQS, DynamoDB) + osmem-server (OpenSearch)")
-    env = session.local_up(state_dir=args.state_dir)
+    env = session.local_up(state_dir=args.state_dir, serve_api=True)
     from docindex.ops.envfile import apply_env_file
 
     # The demo's own S3/SQS clients use the same endpoint and credentials as the handlers.
     apply_env_file(session.default_env_file(args.state_dir))
+    _employees(env, session.default_env_file(args.state_dir), args.state_dir)
     print(f"   bucket s3://{env['DOCINDEX_BUCKET']} → {env['INGEST_QUEUE_URL']}")
     uploaded = _upload(env)
     print(f"2. Uploaded {uploaded} sample documents (PDF, DOCX, XLSX, PPTX, HTML, CP932 text, CSV, scans)")
@@ -117,6 +172,7 @@ def _demo(args: argparse.Namespace) -> int:
             print(f"     {hit['key']}{status}")
             if hit.get("snippet"):
                 print(f"       … {' '.join(hit['snippet'].split())[:110]} …")
+    _employee_search(env)
     if args.stop:
         for info in session.local_down(args.state_dir):
             print(f"stopped {info.name} ({info.url})")
