@@ -24,6 +24,22 @@ EVENTS_DIR = REPO_ROOT / "events"
 REGION = "us-east-1"
 
 
+@pytest.fixture(autouse=True)
+def _isolated_environment() -> Iterator[None]:
+    """Each test gets the process environment back as it found it.
+
+    The CLI, run in-process by many tests (``main([...])``), fills ``os.environ`` from an env
+    file, as a CLI process should. Without this, one test's ``OPENSEARCH_ENDPOINT`` (a per-test
+    osmem clone, closed when that test ends) outlives it: a later ``docindex local run`` started
+    as a subprocess inherits it, keeps it over its own env file (an exported variable wins) and
+    gets "connection refused".
+    """
+    saved = dict(os.environ)
+    yield
+    os.environ.clear()
+    os.environ.update(saved)
+
+
 def load_event(name: str) -> dict[str, Any]:
     """A sample event from events/ (the files `sam local invoke -e` uses)."""
     return json.loads((EVENTS_DIR / name).read_text())
