@@ -18,8 +18,11 @@ from devkit.samples.hostile import _deflated_zip, _pdf_objects
 from devkit.samples.office import make_xlsx
 
 __all__ = [
+    "make_ccitt_bomb_pdf",
+    "make_image_bomb_pdf",
     "make_many_fonts_pdf",
     "make_pdf_stream_bomb",
+    "make_png_bomb",
     "make_xlsx_many_cells",
     "make_xlsx_shared_strings_bomb",
 ]
@@ -171,3 +174,67 @@ def make_xlsx_shared_strings_bomb(inflated_mb: int = 1024, *, honest: bool = Tru
     if not honest:
         size = MiB
     return _xlsx_with_sheet([("xl/sharedStrings.xml", data, crc, size)])
+
+
+def _image_page_pdf(image_dict: bytes, data: bytes, width_pt: float, height_pt: float) -> bytes:
+    """A one-page PDF whose page is one image drawn over the whole page (a scanner's output)."""
+    content = b"q %.2f 0 0 %.2f 0 0 cm /Im1 Do Q" % (width_pt, height_pt)
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Count 1 /Kids [3 0 R] >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 %.2f %.2f] /Resources << /XObject << /Im1 5 0 R >> >>"
+        b" /Contents 4 0 R >>" % (width_pt, height_pt),
+        b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream",
+        image_dict[:-2] + b" /Length %d >>\nstream\n" % len(data) + data + b"\nendstream",
+    ]
+    return _pdf_objects(objects)
+
+
+def make_image_bomb_pdf(dpi: int = 2400, page_inches: tuple[float, float] = (8.27, 11.69)) -> bytes:
+    """A one-page "scan" PDF holding one RGB image at ``dpi`` (A4 at 2,400 dpi: 557 Mpx, 1.6 GiB decoded).
+
+    The image is white (FlateDecode of 0xFF rows): about 1.6 MB on disk.
+    """
+    width, height = round(page_inches[0] * dpi), round(page_inches[1] * dpi)
+    stream, _ = _deflate_repeated(b"\xff" * (width * 3), height, zlib_wrapper=True)
+    image = (
+        b"<< /Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace /DeviceRGB"
+        b" /BitsPerComponent 8 /Filter /FlateDecode >>" % (width, height)
+    )
+    return _image_page_pdf(image, stream, page_inches[0] * 72, page_inches[1] * 72)
+
+
+def make_ccitt_bomb_pdf(width: int = 100_000, height: int = 100_000) -> bytes:
+    """A one-page PDF holding a CCITT Group 4 image declaring ``width`` x ``height`` 1-bit pixels (13 KB on disk).
+
+    An all-white Group 4 row coded against an all-white reference row is a single ``V0`` code
+    (the bit 1), so the data is ``height`` one-bits and the end-of-block code: a 100,000 x
+    100,000 page (10 gigapixels) costs 12.5 KB, and PDFium decodes it whole to render it.
+    """
+    rows = b"\xff" * (height // 8) + bytes([(0xFF << (8 - height % 8)) & 0xFF] if height % 8 else [])
+    eofb = bytes([0x00, 0x10, 0x01])  # 000000000001 000000000001
+    image = (
+        b"<< /Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace /DeviceGray /BitsPerComponent 1"
+        b" /Filter /CCITTFaxDecode /DecodeParms << /K -1 /Columns %d /Rows %d /BlackIs1 false >> >>"
+        % (width, height, width, height)
+    )
+    return _image_page_pdf(image, rows + eofb, 595.0, 842.0)
+
+
+def make_png_bomb(width: int = 17_000, height: int = 17_600, mode: str = "RGBA") -> bytes:
+    """A PNG of ``width`` x ``height`` (RGBA: 299 Mpx, 1.1 GiB decoded) of about 1.2 MB, under Pillow's guard.
+
+    Rows of one colour, deflated once and repeated (see ``_deflate_repeated``).
+    """
+    import struct
+
+    channels = {"RGBA": 4, "RGB": 3, "L": 1}[mode]
+    color_type = {"RGBA": 6, "RGB": 2, "L": 0}[mode]
+    row = b"\x00" + b"\xff" * (width * channels)  # filter type 0, white
+    data, _ = _deflate_repeated(row, height, zlib_wrapper=True)
+
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+
+    header = struct.pack(">IIBBBBB", width, height, 8, color_type, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", data) + chunk(b"IEND", b"")

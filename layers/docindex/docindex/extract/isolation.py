@@ -51,6 +51,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import IO
 
+from docindex.core.limits import limit_growth, peak_rss, unlimit
 from docindex.extract.base import ExtractionLimits, FileType
 from docindex.extract.context import ExtractionContext
 
@@ -360,36 +361,9 @@ def _read_frame(stream: IO[bytes], seconds: float, max_bytes: int) -> tuple[str,
 # --------------------------------------------------------------------------- the child
 
 
-def _address_space() -> int:
-    """This process's current virtual size (bytes)."""
-    try:
-        with open("/proc/self/statm", "rb") as handle:
-            return int(handle.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError):
-        return 0
-
-
-def _peak_rss() -> int:
-    """This process's peak resident size (bytes) since it started.
-
-    VmHWM, not ``getrusage``: Linux carries ``ru_maxrss`` across ``exec``, so
-    a child spawned by a big parent would report the parent's size.
-    """
-    try:
-        with open("/proc/self/status", "rb") as handle:
-            for line in handle:
-                if line.startswith(b"VmHWM:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-
-
 def _bound(seconds: float, memory: int) -> None:
     """Limit this process for one job: address space grows by ``memory`` at most, CPU by ``seconds`` + grace."""
-    base = _address_space()
-    if base:
-        resource.setrlimit(resource.RLIMIT_AS, (base + memory, resource.RLIM_INFINITY))
+    limit_growth(memory)
     usage = resource.getrusage(resource.RUSAGE_SELF)
     used = usage.ru_utime + usage.ru_stime
     resource.setrlimit(
@@ -398,7 +372,7 @@ def _bound(seconds: float, memory: int) -> None:
 
 
 def _unbound() -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+    unlimit()
     resource.setrlimit(resource.RLIMIT_CPU, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
 
 
@@ -459,7 +433,7 @@ def _serve(requests: IO[bytes], answers: IO[bytes]) -> None:
             "last_saved_by": ctx.last_saved_by,
             "created": ctx.created.isoformat() if ctx.created else None,
             "modified": ctx.modified.isoformat() if ctx.modified else None,
-            "peak_rss": _peak_rss(),
+            "peak_rss": peak_rss(),
             # After running out of memory the heap is not worth keeping.
             "retire": error == "memory",
         }

@@ -81,6 +81,13 @@ class LedgerEntry:
     change_key: str
     # The generation an OCR result was committed for (this entry's generation - 1).
     ocr_of: int | None = None
+    # OCR attempts of the job queued at ``ocr_failures_of`` whose pool process died or failed.
+    ocr_failures: int = 0
+    ocr_failures_of: int | None = None
+
+    def ocr_failures_for(self, generation: int) -> int:
+        """Failed OCR attempts of the job queued at ``generation`` (0 for any other job)."""
+        return self.ocr_failures if self.ocr_failures_of == generation else 0
 
 
 class OcrCommit(StrEnum):
@@ -136,6 +143,8 @@ def _entry(raw: Mapping[str, Any]) -> LedgerEntry:
         etag=text("etag"),
         change_key=text("change_key") or "",
         ocr_of=int(raw["ocr_of"]["N"]) if "ocr_of" in raw else None,
+        ocr_failures=int(raw["ocr_failures"]["N"]) if "ocr_failures" in raw else 0,
+        ocr_failures_of=int(raw["ocr_failures_of"]["N"]) if "ocr_failures_of" in raw else None,
     )
 
 
@@ -364,6 +373,45 @@ class Ledger:
             if entry.generation == generation or (entry.ocr_of == generation and entry.generation == generation + 1):
                 allowed.add((doc_id, generation))
         return allowed
+
+    def record_ocr_failure(self, doc_id: str, generation: int) -> int | None:
+        """Count one failed OCR attempt of the job queued at ``generation``; the count, or None when stale.
+
+        The worker's side of the indexer's quarantine, on the same ledger item: an attempt whose
+        pool process was killed (out of memory) or died counts here, a newer change of the object
+        (a new generation) starts from zero, and after ``WORKER_QUARANTINE_AFTER_FAILURES`` the
+        job is finished as ``failed`` instead of being tried again.
+        """
+        names = {"#generation": "generation", "#state": "state", "#n": "ocr_failures", "#of": "ocr_failures_of"}
+        values = {":generation": {"N": str(generation)}, ":present": {"S": "present"}, ":one": {"N": "1"}}
+        try:
+            response = self._ddb.update_item(
+                TableName=self._table,
+                Key=self._key(doc_id),
+                UpdateExpression="ADD #n :one",
+                ConditionExpression="#generation = :generation AND #state = :present AND #of = :generation",
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues=values,
+                ReturnValues="UPDATED_NEW",
+            )
+            return int(response["Attributes"]["ocr_failures"]["N"])
+        except ClientError as exc:
+            if not is_conditional_check_failure(exc):
+                raise TransientError(f"ledger update failed: {exc}") from exc
+        try:  # the first failure of this job (or the count belonged to an older one)
+            self._ddb.update_item(
+                TableName=self._table,
+                Key=self._key(doc_id),
+                UpdateExpression="SET #n = :one, #of = :generation",
+                ConditionExpression="#generation = :generation AND #state = :present",
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues=values,
+            )
+        except ClientError as exc:
+            if not is_conditional_check_failure(exc):
+                raise TransientError(f"ledger update failed: {exc}") from exc
+            return None
+        return 1
 
     def commit_ocr(self, doc_id: str, generation: int, *, when: str) -> OcrCommit:
         """Take the next generation for the OCR result of the job queued at ``generation``.

@@ -51,6 +51,30 @@ def _cgroup_cpu_quota(root: str = "/sys/fs/cgroup") -> float | None:
     return quota_us / period_us if quota_us > 0 and period_us > 0 else None
 
 
+def task_memory_bytes(root: str = "/sys/fs/cgroup") -> int:
+    """The memory this task may use: the cgroup's limit (an ECS task's memory), else the machine's."""
+    base = Path(root)
+    for path in (base / "memory.max", base / "memory" / "memory.limit_in_bytes"):
+        try:
+            text = path.read_text().strip()
+        except OSError:
+            continue
+        if text.isdigit() and int(text) < 1 << 50:  # cgroup v1 says "unlimited" with a huge number
+            return int(text)
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError):
+        return 4 * GiB
+
+
+# What one pixel of a page costs through OCR: the grey page (1 byte), Tesseract's copies of it
+# (grey, binarized, its working images) and a resampled copy. Measured (VmHWM above the process's
+# base, a dense Japanese A4 page): 5.9 bytes per pixel at 300 dpi, 5.1 at 600 dpi.
+BYTES_PER_OCR_PIXEL = 8
+# Never bound a pool process below this: loading the Japanese models and a normal page need it.
+MIN_PROCESS_MEMORY = 384 * MiB
+
+
 class WorkerSettings(EnvSettings):
     """The common ``Settings`` plus the worker's own; aliases are the variable names (docs/configuration.md)."""
 
@@ -72,6 +96,13 @@ class WorkerSettings(EnvSettings):
 
     # Jobs at once, and processes in the OCR pool (OCR is CPU-bound).
     concurrency: int = Field(default_factory=available_cpus, alias="WORKER_CONCURRENCY", ge=1, le=256)
+    # The task's memory (the template passes WorkerMemory); unset: the cgroup's limit, else the machine's.
+    task_memory_mib: int | None = Field(None, alias="WORKER_TASK_MEMORY_MIB", ge=512)
+    # The part of it the pool processes share; each may grow by its equal part for one page.
+    process_memory_share: float = Field(0.75, alias="WORKER_PROCESS_MEMORY_SHARE", gt=0, le=1)
+    # A job whose pool process died (killed out of memory, crashed) this many times is finished
+    # as failed (extraction_error "quarantined") instead of cycling through retries and the DLQ.
+    quarantine_after_failures: int = Field(3, alias="WORKER_QUARANTINE_AFTER_FAILURES", ge=1, le=100)
     heartbeat_seconds: float = Field(30.0, alias="WORKER_HEARTBEAT_SECONDS", ge=1, le=3600)
     # ECS sends SIGKILL stopTimeout (max 120 s) after SIGTERM: stay below it.
     shutdown_grace_seconds: float = Field(100.0, alias="WORKER_SHUTDOWN_GRACE_SECONDS", ge=0)
@@ -93,6 +124,12 @@ class WorkerSettings(EnvSettings):
         """How long each heartbeat (and the receive itself) makes a message invisible: 3 beats."""
         return min(SQS_MAX_VISIBILITY_SECONDS, max(2, math.ceil(3 * self.heartbeat_seconds)))
 
+    @property
+    def process_memory_bytes(self) -> int:
+        """How far one pool process's address space may grow for a page: its share of the task's memory."""
+        task = self.task_memory_mib * MiB if self.task_memory_mib else task_memory_bytes()
+        return max(MIN_PROCESS_MEMORY, int(task * self.process_memory_share / self.concurrency))
+
     @model_validator(mode="after")
     def _fits_sqs_limits(self) -> Self:
         if self.job_timeout_seconds + self.lease_seconds > SQS_MAX_VISIBILITY_SECONDS:
@@ -110,7 +147,8 @@ class WorkerSettings(EnvSettings):
             tessdata_dir=self.ocr_tessdata_dir,
             min_text_chars=self.common.ocr_min_chars_per_page,
             page_timeout_seconds=self.ocr_page_timeout_seconds,
-            max_pixels=self.ocr_max_pixels,
+            max_pixels=min(self.ocr_max_pixels, self.process_memory_bytes // BYTES_PER_OCR_PIXEL),
+            memory_bytes=self.process_memory_bytes,
         )
 
     @classmethod

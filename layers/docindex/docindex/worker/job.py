@@ -76,6 +76,10 @@ T = TypeVar("T")
 MiB = 1024 * 1024
 
 
+class PoolProcessLost(TransientError):
+    """A pool process died under the job (killed out of memory, a crash in native code); retried, and counted."""
+
+
 class Outcome(StrEnum):
     DONE = "done"
     FAILED = "failed"  # permanent: the document says ocr_status failed + extraction_error
@@ -289,6 +293,13 @@ class JobRunner:
         elif entry.generation != job.generation:
             return self._stale(job, f"the ledger holds generation {entry.generation}")
         self.documents.ensure(create=False)
+        failures = entry.ocr_failures_for(job.generation)
+        if failures >= self.settings.quarantine_after_failures:
+            return self._quarantine(job, doc_id, failures, lease, started)
+        return self._run(job, doc_id, lease, started)
+
+    def _run(self, job: OcrJob, doc_id: str, lease: Lease, started: float) -> dict[str, Any]:
+        """Download, read (or take from the cache) and commit: the job itself."""
         deadline = started + self.settings.job_timeout_seconds
         with tempfile.TemporaryDirectory(prefix="docindex-ocr-", dir=self.settings.tmp_dir) as tmp:
             try:
@@ -297,8 +308,34 @@ class JobRunner:
                 return self._stale(job, "the object was archived after the job was queued; its restore re-indexes it")
             if downloaded is None:
                 return self._stale(job, "the object version is gone or was replaced")
-            content = self._cached_or_computed(job, downloaded, lease, deadline)
+            try:
+                content = self._cached_or_computed(job, downloaded, lease, deadline)
+            except (PoolProcessLost, BrokenProcessPool) as exc:
+                self._count_failure(job, doc_id)
+                if isinstance(exc, BrokenProcessPool):  # the pool broke again as the job submitted to it
+                    raise PoolProcessLost(f"an OCR process died: {exc}") from exc
+                raise
         return self._commit(job, doc_id, downloaded=downloaded, content=content, lease=lease, started=started)
+
+    def _count_failure(self, job: OcrJob, doc_id: str) -> None:
+        """One more attempt of this job whose pool process died: the quarantine counts it in the ledger."""
+        count(Metric.OCR_PROCESSES_LOST)
+        failures = self.ledger.record_ocr_failure(doc_id, job.generation)
+        logger.warning(
+            "an OCR process died during the job",
+            extra={"failures": failures, "quarantine_after": self.settings.quarantine_after_failures},
+        )
+
+    def _quarantine(self, job: OcrJob, doc_id: str, failures: int, lease: Lease, started: float) -> dict[str, Any]:
+        """Finish a job that keeps killing its pool process: failed, findable by name, never tried again."""
+        count(Metric.OCR_JOBS_QUARANTINED)
+        detail = (
+            f"{failures} attempts ended with their OCR process killed or crashed (out of memory, or a native "
+            "decoder failing on this file); not tried again until the object changes"
+        )
+        logger.error("OCR job quarantined", extra={"failures": failures})
+        content = JobContent(status=OcrStatus.FAILED, error="quarantined", detail=detail)
+        return self._commit(job, doc_id, downloaded=None, content=content, lease=lease, started=started)
 
     def _stale(self, job: OcrJob, why: str) -> dict[str, Any]:
         count(Metric.OCR_JOBS_STALE)
@@ -369,7 +406,12 @@ class JobRunner:
             return content
         extracted: ExtractedDocument = self._await(
             self.pool.submit(
-                extract_file, str(downloaded.path), filename, self.limits, self.settings.max_in_memory_bytes
+                extract_file,
+                str(downloaded.path),
+                filename,
+                self.limits,
+                self.settings.max_in_memory_bytes,
+                self.options.memory_bytes,
             ),
             lease,
         )
@@ -452,7 +494,7 @@ class JobRunner:
             except (BrokenProcessPool, CancelledError) as exc:
                 if not lease.usable(0):
                     raise JobAbandoned(lease.reason or "lease ended") from None
-                raise TransientError(f"an OCR process died: {type(exc).__name__}: {exc}") from exc
+                raise PoolProcessLost(f"an OCR process died: {type(exc).__name__}: {exc}") from exc
 
     # -- commit ------------------------------------------------------------
 
@@ -461,7 +503,7 @@ class JobRunner:
         job: OcrJob,
         doc_id: str,
         *,
-        downloaded: Downloaded,
+        downloaded: Downloaded | None,
         content: JobContent,
         lease: Lease,
         started: float,
@@ -514,7 +556,7 @@ class JobRunner:
         if content.text_layer_pages:
             count(Metric.OCR_TEXT_LAYER_PAGES, content.text_layer_pages)
 
-    def _document(self, doc_id: str, job: OcrJob, downloaded: Downloaded, content: JobContent) -> IndexDocument:
+    def _document(self, doc_id: str, job: OcrJob, downloaded: Downloaded | None, content: JobContent) -> IndexDocument:
         """The pending document's fields plus the job's content (a full document: external versions need one)."""
         current = self.documents.current(doc_id)
         if current and current[0] in (job.generation, job.generation + 1):
@@ -523,13 +565,13 @@ class JobRunner:
             base = IndexDocument.for_object(
                 bucket=job.bucket,
                 key=job.key,
-                size=downloaded.size,
-                etag=downloaded.etag or job.etag,
-                version_id=downloaded.version_id or job.version_id,
+                size=downloaded.size if downloaded else job.size,
+                etag=(downloaded.etag if downloaded else None) or job.etag,
+                version_id=(downloaded.version_id if downloaded else None) or job.version_id,
                 sequencer=job.sequencer,
-                last_modified=downloaded.last_modified,
+                last_modified=downloaded.last_modified if downloaded else None,
             )
-        if downloaded.content_sha256:
+        if downloaded and downloaded.content_sha256:
             base = base.with_content_sha256(downloaded.content_sha256)
         return base.ocr_result(
             status=content.status,

@@ -35,12 +35,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from docindex.core.limits import growth_bound
+
 if TYPE_CHECKING:
     from PIL import Image
 
     from docindex.extract import ExtractedDocument, ExtractionLimits
 
 Kind = Literal["pdf", "image"]
+MiB = 1024 * 1024
 VerticalMode = Literal["auto", "always", "never"]
 
 # Where Debian/Ubuntu (tesseract-ocr-*), Alpine and Homebrew put the models.
@@ -73,6 +76,19 @@ class OcrOptions:
     page_timeout_seconds: float = 300.0
     # Bigger pages are scaled down to this many pixels before OCR (memory and time bound).
     max_pixels: int = 80_000_000
+    # How much a pool process's address space may grow for one page (or probe, or file): its
+    # share of the task's memory (``WorkerSettings.process_memory_bytes``). None: unbounded.
+    memory_bytes: int | None = None
+
+    @property
+    def decode_budget(self) -> int | None:
+        """The most bytes one page's images may take decoded: a third of the grant.
+
+        Decoding, the upright copy and the grey copy coexist, then Tesseract's own; what is
+        measured (pixels x bytes per pixel, from the file's header) against this never
+        reaches the bound in practice, and the bound catches what could not be measured.
+        """
+        return None if self.memory_bytes is None else self.memory_bytes // 3
 
 
 @dataclass(frozen=True)
@@ -220,6 +236,15 @@ def check_setup(options: OcrOptions) -> SetupReport:
 
 def probe(path: str, kind: Kind, options: OcrOptions) -> DocumentInfo:
     """Page count and title of a PDF or image file; ``error`` when it cannot be opened."""
+    try:
+        with growth_bound(options.memory_bytes):
+            return _probe(path, kind, options)
+    except MemoryError:
+        grant = (options.memory_bytes or 0) // MiB
+        return DocumentInfo(kind, error="memory", detail=f"opening it needed more than {grant} MiB")
+
+
+def _probe(path: str, kind: Kind, options: OcrOptions) -> DocumentInfo:
     if kind == "pdf":
         import pypdfium2 as pdfium
 
@@ -245,8 +270,21 @@ def process_page(path: str, kind: Kind, index: int, options: OcrOptions) -> Page
     """The text of page ``index``: from the PDF text layer when it has one, otherwise by OCR."""
     started = time.perf_counter()
     try:
-        text_or_image = _pdf_page(path, index, options) if kind == "pdf" else _image_page(path, index, options)
+        with growth_bound(options.memory_bytes):
+            return _process_page(path, kind, index, options, started)
+    except PageTooLarge as exc:
+        return PageResult(index, error="too_large", detail=str(exc)[:300])
     except MemoryError:
+        # The page needed more than the process's share of the task's memory: this page is not
+        # read, the others are (a process the allocation failure left unusable is replaced).
+        grant = (options.memory_bytes or 0) // MiB
+        return PageResult(index, error="memory", detail=f"page {index + 1} needed more than {grant} MiB")
+
+
+def _process_page(path: str, kind: Kind, index: int, options: OcrOptions, started: float) -> PageResult:
+    try:
+        text_or_image = _pdf_page(path, index, options) if kind == "pdf" else _image_page(path, index, options)
+    except (MemoryError, PageTooLarge):
         raise
     except Exception as exc:  # noqa: BLE001 - a broken page is reported, the other pages still count
         return PageResult(index, error="corrupt", detail=f"{type(exc).__name__}: {exc}"[:300])
@@ -261,11 +299,43 @@ def process_page(path: str, kind: Kind, index: int, options: OcrOptions) -> Page
         image.close()
 
 
+class PageTooLarge(Exception):
+    """A page whose images would need more memory decoded than the page may take (measured before decoding)."""
+
+
+def _check_decoded(width: int, height: int, bytes_per_pixel: int, options: OcrOptions, what: str) -> None:
+    budget = options.decode_budget
+    if budget is not None and width * height * bytes_per_pixel > budget:
+        need = width * height * bytes_per_pixel // MiB
+        raise PageTooLarge(
+            f"{what} of {width:,} x {height:,} px would need {need:,} MiB decoded; "
+            f"a page may take {budget // MiB:,} MiB"
+        )
+
+
 # Read first by ``extract_file``: more than type detection looks at (``detect.SNIFF_BYTES``).
 HEAD_BYTES = 64 * 1024
 
 
-def extract_file(path: str, filename: str, limits: ExtractionLimits, max_bytes: int) -> ExtractedDocument:
+def extract_file(
+    path: str, filename: str, limits: ExtractionLimits, max_bytes: int, memory_bytes: int | None = None
+) -> ExtractedDocument:
+    """``_extract_file`` with the process's address space bounded by ``memory_bytes`` of growth."""
+    from docindex.extract import ExtractedDocument
+
+    try:
+        with growth_bound(memory_bytes):
+            return _extract_file(path, filename, limits, max_bytes)
+    except MemoryError:
+        return ExtractedDocument(
+            kind="unknown",
+            content_type="application/octet-stream",
+            error="memory",
+            error_detail=f"the extractor needed more than {(memory_bytes or 0) // MiB} MiB",
+        )
+
+
+def _extract_file(path: str, filename: str, limits: ExtractionLimits, max_bytes: int) -> ExtractedDocument:
     """The non-OCR extractors on a file too large for the Lambda (runs in a pool process).
 
     Never more than ``max_bytes`` of the file (plus its first ``HEAD_BYTES``)
@@ -334,6 +404,7 @@ def _pdf_page(path: str, index: int, options: OcrOptions) -> str | tuple[Image.I
                 textpage.close()
             if count_chars(text) >= options.min_text_chars:
                 return text
+            _check_page_images(page, options)
             embedded = _embedded_scan(page, options)
             if embedded is not None:
                 return embedded
@@ -353,6 +424,22 @@ def _embedded_scan(page: Any, options: OcrOptions) -> tuple[Image.Image, int] | 
     except Exception:  # noqa: BLE001 - unusual image encodings: rendering always works
         return None
     return _scale_to(_ocr_ready(pil), dpi, options)
+
+
+def _check_page_images(page: Any, options: OcrOptions) -> None:
+    """Refuse the page if an image on it (in a form XObject too) would not fit decoded.
+
+    The pixel size comes from the image's dictionary, not its data: a CCITT or JBIG2 stream of a
+    few kilobytes can declare 100,000 x 100,000 pixels, and rendering the page at any scale has
+    PDFium decode the image whole. Four bytes per pixel: PDFium's bitmaps are BGRA.
+    """
+    import pypdfium2.raw as pdfium_c
+
+    if options.decode_budget is None:
+        return
+    for obj in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE], max_depth=4):
+        width, height = obj.get_px_size()
+        _check_decoded(int(width), int(height), 4, options, "an image")
 
 
 def _full_page_image(page: Any) -> tuple[Any, float] | None:
@@ -410,12 +497,42 @@ def _image_page(path: str, index: int, options: OcrOptions) -> tuple[Image.Image
             dpi = float(dpi_info[0])
         except (TypeError, ValueError, IndexError):
             dpi = 0.0
+        dpi *= _fit_decoded(image, options)
         # Phone photos are stored sideways with an EXIF orientation tag (a copy either way).
         frame = _ocr_ready(ImageOps.exif_transpose(image))
     # No (or a nonsense) resolution in the file: assume the configured one.
     if not 50 <= dpi <= 2400:
         dpi = float(options.dpi)
     return _scale_to(frame, dpi, options)
+
+
+def _bytes_per_pixel(mode: str) -> int:
+    """What Pillow keeps per pixel in memory (RGB is stored in four bytes)."""
+    if mode in ("1", "L", "P"):
+        return 1
+    if mode in ("LA", "La", "PA") or mode.startswith("I;16"):
+        return 2
+    return 4
+
+
+def _fit_decoded(image: Image.Image, options: OcrOptions) -> float:
+    """Make sure this frame fits decoded (measured from its header); the factor its resolution changed by.
+
+    A JPEG too large decoded is decoded at 1/2, 1/4 or 1/8 of its size (libjpeg scales while
+    decoding); any other image too large is refused before a byte of it is decoded.
+    """
+    budget = options.decode_budget
+    need = image.width * image.height * _bytes_per_pixel(image.mode)
+    if budget is None or need <= budget:
+        return 1.0
+    if image.format == "JPEG":
+        reduce = math.ceil(math.sqrt(need / budget))
+        width = image.width
+        image.draft("L", (max(1, image.width // reduce), max(1, image.height // reduce)))
+        if image.width * image.height * _bytes_per_pixel(image.mode) <= budget:
+            return image.width / width
+    _check_decoded(image.width, image.height, _bytes_per_pixel(image.mode), options, "an image")
+    return 1.0
 
 
 def _ocr_ready(image: Image.Image) -> Image.Image:
