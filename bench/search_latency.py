@@ -116,7 +116,7 @@ def measure(docs: int, repeat: int) -> dict[str, Any]:
                 latencies: list[float] = []
                 totals: list[int] = []
                 patch = (
-                    mock.patch("docindex.search_api.query.permission_filter", lambda _principals: {"match_all": {}})
+                    mock.patch("docindex.search_api.query.permission_filter", return_value={"match_all": {}})
                     if mode == "unfiltered"
                     else contextlib.nullcontext()
                 )
@@ -163,7 +163,8 @@ def main(argv: list[str] | None = None) -> int:
     args.results.write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     u, f = figures["unfiltered"], figures["filtered"]
     print(
-        f"search latency through the search function on {figures['documents']:,} documents, {figures['queries']} queries: "
+        f"search latency through the search function on {figures['documents']:,} documents, "
+        f"{figures['queries']} queries: "
         f"without the permission filter p50 {u['p50_ms']} ms / p95 {u['p95_ms']} ms ({u['mean_hits']} hits); "
         f"with it p50 {f['p50_ms']} ms / p95 {f['p95_ms']} ms ({f['mean_hits']} hits); "
         f"ratio p50 x{figures['filtered_vs_unfiltered_p50']}, p95 x{figures['filtered_vs_unfiltered_p95']}"
