@@ -15,6 +15,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -70,6 +71,13 @@ def pool_processes() -> list[int]:
     return found
 
 
+def source_of(stack: Stack, key: str) -> dict[str, Any]:
+    doc = stack.doc(key)
+    assert doc is not None, key
+    source: dict[str, Any] = doc["_source"]
+    return source
+
+
 def peak_mib(pid: int) -> int:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmHWM:"):
@@ -97,7 +105,7 @@ def test_an_image_bomb_ends_failed_without_being_decoded(
     assert worker.poll_once(wait_seconds=1) == 1
     seconds = time.monotonic() - started
     # Then the document is failed with the reason, findable by name, and the job is gone
-    source = stack.doc(key)["_source"]
+    source = source_of(stack, key)
     assert source["ocr_status"] == "failed", name
     assert source["extraction_error"] == "too_large"
     assert source["filename"] == Path(key).name
@@ -124,7 +132,7 @@ def test_a_page_over_the_bound_is_one_failed_page_not_a_dead_process(stack: Stac
     worker = make_worker(stack, WORKER_TASK_MEMORY_MIB="1024", WORKER_CONCURRENCY="2")
     assert worker.poll_once(wait_seconds=1) == 1
     # Then the first page is read, the second reported, and the job finished (done, with the error)
-    source = stack.doc(key)["_source"]
+    source = source_of(stack, key)
     assert source["ocr_status"] == "done"
     assert "請求書" in source["content"]
     assert source["extraction_error"] == "too_large"
@@ -172,12 +180,12 @@ def test_a_job_that_keeps_killing_its_ocr_process_is_quarantined(stack: Stack, m
             entry = ledger.get(doc_id(stack.bucket, key))
             assert entry is not None
             assert entry.ocr_failures == attempt
-            assert stack.doc(key)["_source"]["ocr_status"] == "pending"
+            assert source_of(stack, key)["ocr_status"] == "pending"
         # and a third time
         assert worker.poll_once(wait_seconds=2) == 1
     assert killer.kills >= 2
     # Then it is not tried again: failed with the reason, findable by name, the message gone
-    source = stack.doc(key)["_source"]
+    source = source_of(stack, key)
     assert source["ocr_status"] == "failed"
     assert source["extraction_error"] == "quarantined"
     assert source["filename"] == "毒.png"
@@ -196,12 +204,12 @@ def test_a_new_version_of_a_quarantined_file_is_tried_afresh(stack: Stack, make_
     with OomKiller():
         assert worker.poll_once(wait_seconds=2) == 1
     assert worker.poll_once(wait_seconds=2) == 1
-    assert stack.doc(key)["_source"]["extraction_error"] == "quarantined"
+    assert source_of(stack, key)["extraction_error"] == "quarantined"
     # When a new version is uploaded (a newer change: a new generation, a new count)
     upload_and_index(stack, key, make_scan_png(["見積書 改訂版"], dpi=200, page=(4.0, 2.0), **LAYOUT), sequencer=SEQ[2])
     assert worker.poll_once(wait_seconds=2) == 1
     # Then it is OCR'd normally
-    source = stack.doc(key)["_source"]
+    source = source_of(stack, key)
     assert source["ocr_status"] == "done"
     assert "見積書" in source["content"]
     assert "extraction_error" not in source
