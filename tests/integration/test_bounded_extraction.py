@@ -102,3 +102,42 @@ def test_a_batch_of_nine_good_files_and_one_bomb_indexes_the_nine_within_the_fun
     assert 1 <= at_once <= 8
     assert result["children_max_rss_mb"] < result["extraction_budget_mb"]
     assert result["max_rss_mb"] + at_once * result["children_max_rss_mb"] < result["memory_mb"]
+
+
+def test_four_workbooks_of_nine_point_nine_million_cells_in_one_batch_stay_within_the_functions_memory(
+    stack: Stack, tmp_path: Path
+) -> None:
+    # Given four workbooks each just under the sheet-cell limit (9.9 M cells; without the bounds one
+    # peaked at 1,388 MiB, four in one batch at 4,612 MiB for 510 s, all ending ``timeout``),
+    # different bytes each (no content cache hit between them), and two good files
+    workbooks = [
+        (f"bomb/集計 {n} cells{n}.xlsx", bombs.make_xlsx_many_cells(9_900_000, columns=columns))
+        for n, columns in enumerate((100, 90, 110, 120))
+    ]
+    assert len({body for _, body in workbooks}) == 4
+    files = [GOOD[3], *[(name, "", body) for name, body in workbooks], GOOD[5]]
+    notifications = []
+    for n, (name, _, body) in enumerate(files):
+        stack.aws.s3.put_object(Bucket=stack.bucket, Key=name, Body=body)
+        notifications.append(s3_notification(stack.bucket, name, sequencer=f"00D0{n:02d}", size=len(body)))
+
+    # When one invocation gets all six
+    result = _run_indexer(stack.settings_env(), sqs_event(*notifications), tmp_path)
+    print(f"indexer batch: {result}")
+
+    # Then no record failed and the good files are indexed with their content
+    assert result["failed"] == []
+    for name, word, _ in (GOOD[3], GOOD[5]):
+        source = (stack.doc(name) or {})["_source"]
+        assert word in source["content"], name
+    # ... each workbook ended with a reason of its own (not the batch's timeout), findable by name
+    for name, _ in workbooks:
+        source = (stack.doc(name) or {})["_source"]
+        assert source["extraction_error"] in ("too_large", "memory"), (name, source.get("extraction_error"))
+        hits = search(stack.opensearch, stack.index, name.rsplit(" ", 1)[1].split(".", maxsplit=1)[0], size=5)
+        assert name in {hit["key"] for hit in hits}
+    # ... and the function stayed within its memory: its own peak plus every extraction process
+    # that ran at once at the largest child's peak
+    at_once = result["extraction_processes_at_once"]
+    assert 1 <= at_once <= 8
+    assert result["max_rss_mb"] + at_once * result["children_max_rss_mb"] < result["memory_mb"]
