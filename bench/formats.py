@@ -35,6 +35,8 @@ _FIXTURES = (
     "apache-tika/testMSG_chinese.msg",
     "apache-tika/testMSG_att_doc.msg",
     "apache-tika/testRTFJapanese.rtf",
+    # Excel's binary workbook (Apache Tika's test file, written by Excel; LibreOffice cannot write XLSB)
+    "apache-tika/testEXCEL.xlsb",
 )
 
 
