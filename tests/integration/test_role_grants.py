@@ -192,10 +192,12 @@ def test_the_worker_task_role_grants_exactly_what_the_worker_calls(stack: Stack,
     )
     workers: list[Worker] = []
 
-    def worker() -> Worker:
+    def worker(**env: str) -> Worker:
         # A fresh worker (process) each time, its clients holding WorkerTaskRole.
         settings = WorkerSettings.from_env(
-            stack.settings_env(WORKER_CONCURRENCY="1", WORKER_HEARTBEAT_SECONDS="5", WORKER_RETRY_DELAY_SECONDS="0")
+            stack.settings_env(
+                WORKER_CONCURRENCY="1", WORKER_HEARTBEAT_SECONDS="5", WORKER_RETRY_DELAY_SECONDS="0", **env
+            )
         )
         made = Worker(
             settings,
@@ -234,12 +236,20 @@ def test_the_worker_task_role_grants_exactly_what_the_worker_calls(stack: Stack,
         assert worker().poll_once(wait_seconds=1) == 1
         ensure_index(stack.opensearch, stack.index)
         assert worker().poll_once(wait_seconds=1) == 1
+        # ... splits a two-page scan into page-range jobs and writes it when the last one lands
+        pages = [[REPORT_LINES[0]], [REPORT_LINES[1]]]
+        response = put(stack, "scans/c.pdf", samples.make_scan_pdf(pages, dpi=200, **LAYOUT))
+        assert invoke(indexer, sqs_event(created(stack, "scans/c.pdf", "0001", response))) == set()
+        splitting = worker(WORKER_RANGE_PAGES="1")
+        for _ in range(3):  # the job, then its two ranges
+            assert splitting.poll_once(wait_seconds=1) == 1
     finally:
         for made in workers:
             made.close()
 
-    # Then the job that waited for the index is done too
+    # Then the job that waited for the index is done too, and the split scan
     assert stack.doc("scans/b.png")["_source"]["ocr_status"] == "done"
+    assert stack.doc("scans/c.pdf")["_source"]["ocr_status"] == "done"
     # And nothing was refused, and every grant was needed
     assert role.denied == []
     assert unused_grants(role, LOGS_AND_TRACES) == set()

@@ -276,15 +276,16 @@ def test_the_execution_role_pulls_only_the_worker_image_repository():
         ), uri
 
 
-def test_only_the_indexer_and_the_redrive_may_send_ocr_jobs():
+def test_only_the_indexer_the_worker_and_the_redrive_may_send_ocr_jobs():
     resources = default_resources()
     policy = resources["OcrQueuePolicy"]["Properties"]["PolicyDocument"]
     statements = {s["Sid"]: s for s in as_list(policy["Statement"])}
-    only = statements["OnlyTheIndexerAndTheRedriveSendJobs"]
+    only = statements["OnlyTheIndexerTheWorkerAndTheRedriveSendJobs"]
     assert (only["Effect"], only["Principal"], only["Action"]) == ("Deny", "*", "sqs:SendMessage")
     assert ref_target(only["Resource"]) == "OcrQueue"
     admitted = {ref_target(arn) for arn in only["Condition"]["ArnNotEquals"]["aws:PrincipalArn"]}
-    assert admitted == {"IndexerRole", "RedriveRole"}
+    # The worker sends the page-range jobs of long scans (docindex.worker.ranges)
+    assert admitted == {"IndexerRole", "WorkerTaskRole", "RedriveRole"}
     # The roles that send to it are exactly those
     senders = {
         owner
@@ -852,7 +853,14 @@ def test_content_cache_is_a_private_encrypted_bounded_bucket_only_the_indexer_an
     for owner, statement in iam_statements(resources):
         if "ContentCacheBucket" in json.dumps(statement.get("Resource")):
             users.add(owner)
-            assert set(as_list(statement["Action"])) <= {"s3:GetObject", "s3:PutObject", "s3:ListBucket"}
+            actions = set(as_list(statement["Action"]))
+            if "s3:DeleteObject" in actions:
+                # only the worker deletes, and only the page-range parts it stored
+                assert owner == "WorkerTaskRole"
+                assert statement["Sid"] == "OcrPageRanges"
+                assert "/ocr-ranges/*" in json.dumps(statement["Resource"])
+                actions.discard("s3:DeleteObject")
+            assert actions <= {"s3:GetObject", "s3:PutObject", "s3:ListBucket"}
     assert users == {"IndexerRole", "WorkerTaskRole"}
 
 

@@ -61,6 +61,8 @@ class Metric:
     OCR_JOBS_DEFERRED = "OcrJobsDeferred"
     OCR_JOBS_RELEASED = "OcrJobsReleased"
     OCR_JOBS_QUARANTINED = "OcrJobsQuarantined"
+    OCR_JOBS_SPLIT = "OcrJobsSplit"
+    OCR_RANGES_COMPLETED = "OcrRangesCompleted"
     OCR_PROCESSES_LOST = "OcrProcessesLost"
     OCR_LEASES_LOST = "OcrLeasesLost"
     # The redrive's (functions/redrive): real start runs only; skips and errors also once per Reason.

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
 from docindex.core.exceptions import PoisonMessageError, TransientError
+
+_RANGE = frozenset({"first_page", "last_page", "page_count", "ranges"})
 
 
 @dataclass(frozen=True)
@@ -29,9 +31,25 @@ class OcrJob:
     sequencer: str | None = None
     size: int | None = None
     content_type: str | None = None
+    # A page-range job (a long scan split by the worker): pages [first_page, last_page) of a
+    # document of page_count pages, one of ``ranges`` jobs that together make its content.
+    first_page: int | None = None
+    last_page: int | None = None
+    page_count: int | None = None
+    ranges: int | None = None
+
+    @property
+    def is_range(self) -> bool:
+        return self.first_page is not None and self.last_page is not None and bool(self.ranges)
+
+    def page_range(self, first: int, last: int, *, page_count: int, ranges: int) -> OcrJob:
+        """This document's job for pages [first, last)."""
+        return replace(self, first_page=first, last_page=last, page_count=page_count, ranges=ranges)
 
     def to_json(self) -> str:
-        return json.dumps({"docindex": "ocr_job", **asdict(self)}, ensure_ascii=False)
+        # A whole-document job leaves the range fields out: the same body as before ranges existed.
+        fields = {name: value for name, value in asdict(self).items() if value is not None or name not in _RANGE}
+        return json.dumps({"docindex": "ocr_job", **fields}, ensure_ascii=False)
 
     @classmethod
     def from_json(cls, body: str) -> OcrJob:
@@ -59,3 +77,20 @@ class OcrQueue:
         except (ClientError, BotoCoreError) as exc:
             raise TransientError(f"SendMessage to the OCR queue failed: {exc}") from exc
         return str(response["MessageId"])
+
+    def send_all(self, jobs: list[OcrJob]) -> None:
+        """Send every job (ten per request); raises TransientError unless all were accepted.
+
+        Sending again after a failure is harmless for page-range jobs: each runs once per
+        generation and range (the worker's idempotency key), whatever the duplicates.
+        """
+        if not self._url:
+            raise TransientError("OCR_QUEUE_URL is not configured")
+        for start in range(0, len(jobs), 10):
+            entries = [{"Id": str(n), "MessageBody": job.to_json()} for n, job in enumerate(jobs[start : start + 10])]
+            try:
+                response = self._sqs.send_message_batch(QueueUrl=self._url, Entries=entries)
+            except (ClientError, BotoCoreError) as exc:
+                raise TransientError(f"SendMessageBatch to the OCR queue failed: {exc}") from exc
+            if response.get("Failed"):
+                raise TransientError(f"SendMessageBatch to the OCR queue refused {len(response['Failed'])} jobs")

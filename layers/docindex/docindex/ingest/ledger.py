@@ -413,6 +413,53 @@ class Ledger:
             return None
         return 1
 
+    def add_ocr_range(self, doc_id: str, generation: int, first_page: int) -> list[int] | None:
+        """Record that the range starting at ``first_page`` of the job at ``generation`` is stored.
+
+        A number set, so a retried or duplicated range counts once; returns the first pages of
+        the ranges of this generation recorded so far, in order (the job that sees all of them
+        assembles the document), or None when the object has changed since (the ranges are stale).
+        """
+        names = {"#generation": "generation", "#state": "state", "#r": "ocr_ranges", "#of": "ocr_ranges_of"}
+        values = {
+            ":generation": {"N": str(generation)},
+            ":present": {"S": "present"},
+            ":range": {"NS": [str(first_page)]},
+        }
+        current = "#generation = :generation AND #state = :present"
+        for _ in range(2):
+            try:
+                response = self._ddb.update_item(
+                    TableName=self._table,
+                    Key=self._key(doc_id),
+                    UpdateExpression="ADD #r :range",
+                    ConditionExpression=f"{current} AND #of = :generation",
+                    ExpressionAttributeNames=names,
+                    ExpressionAttributeValues=values,
+                    ReturnValues="UPDATED_NEW",
+                )
+                return sorted(int(first) for first in response["Attributes"]["ocr_ranges"]["NS"])
+            except ClientError as exc:
+                if not is_conditional_check_failure(exc):
+                    raise TransientError(f"ledger update failed: {exc}") from exc
+            try:  # the first range of this generation: the set starts here (unless one just did)
+                self._ddb.update_item(
+                    TableName=self._table,
+                    Key=self._key(doc_id),
+                    UpdateExpression="SET #r = :range, #of = :generation",
+                    ConditionExpression=f"{current} AND (attribute_not_exists(#of) OR #of <> :generation)",
+                    ExpressionAttributeNames=names,
+                    ExpressionAttributeValues=values,
+                )
+                return [first_page]
+            except ClientError as exc:
+                if not is_conditional_check_failure(exc):
+                    raise TransientError(f"ledger update failed: {exc}") from exc
+            entry = self.get(doc_id)
+            if entry is None or entry.state != "present" or entry.generation != generation:
+                return None
+        raise TransientError("the ledger's page ranges kept changing; retrying the job")
+
     def commit_ocr(self, doc_id: str, generation: int, *, when: str) -> OcrCommit:
         """Take the next generation for the OCR result of the job queued at ``generation``.
 

@@ -94,6 +94,9 @@ class WorkerSettings(EnvSettings):
     ocr_page_timeout_seconds: float = Field(300.0, alias="OCR_PAGE_TIMEOUT_SECONDS", gt=0)
     ocr_max_pixels: int = Field(80_000_000, alias="OCR_MAX_PIXELS", ge=1_000_000)
 
+    # A PDF or image with more pages is read as page-range jobs of this many pages that any task can
+    # take (docindex.worker.ranges); 0 reads every document whole on one task.
+    range_pages: int = Field(25, alias="WORKER_RANGE_PAGES", ge=0, le=5000)
     # Jobs at once, and processes in the OCR pool (OCR is CPU-bound).
     concurrency: int = Field(default_factory=available_cpus, alias="WORKER_CONCURRENCY", ge=1, le=256)
     # The task's memory (the template passes WorkerMemory); unset: the cgroup's limit, else the machine's.

@@ -50,7 +50,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from docindex.access.source import AccessMapSource
 from docindex.core.aws import is_conditional_check_failure
 from docindex.core.changes import doc_id as make_doc_id
-from docindex.core.exceptions import JobAbandoned, ObjectArchivedError, TransientError
+from docindex.core.exceptions import JobAbandoned, ObjectArchivedError, PoisonMessageError, TransientError
 from docindex.core.observability import Metric, MetricUnit, count, logger, measure
 from docindex.core.storage import get_object, s3_sha256
 from docindex.extract import ExtractionLimits, detect_type
@@ -58,8 +58,10 @@ from docindex.index.bulk import WriteOutcome
 from docindex.index.documents import IndexDocument, OcrStatus, file_name_parts, now_iso
 from docindex.index.store import DocumentStore
 from docindex.ingest.cache import CACHEABLE_ERRORS, CachedContent, ContentCache
+from docindex.ingest.handoff import OcrQueue
 from docindex.ingest.ledger import Ledger, OcrCommit
 from docindex.worker.ocr import DocumentInfo, PageResult, extract_file, probe, process_page
+from docindex.worker.ranges import RangePart, RangeStore, page_ranges
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.idempotency.persistence.datarecord import DataRecord
@@ -80,7 +82,17 @@ class PoolProcessLost(TransientError):
     """A pool process died under the job (killed out of memory, a crash in native code); retried, and counted."""
 
 
+@dataclass(frozen=True)
+class Split:
+    """A document long enough to be read as page-range jobs."""
+
+    page_count: int
+    wanted: int
+
+
 class Outcome(StrEnum):
+    SPLIT = "split"  # queued as page-range jobs
+    RANGE_STORED = "range_stored"  # one range read and stored; other ranges still to land
     DONE = "done"
     FAILED = "failed"  # permanent: the document says ocr_status failed + extraction_error
     STALE = "stale"  # the object changed or was deleted after the job was queued
@@ -219,6 +231,7 @@ class JobRunner:
         dynamodb: Any,
         opensearch: OpenSearch,
         pool: OcrPool,
+        sqs: Any = None,
     ) -> None:
         self.settings = settings
         self.common = settings.common
@@ -232,13 +245,17 @@ class JobRunner:
         self.limits = ExtractionLimits.from_settings(settings.common)
         self.ledger = Ledger(dynamodb, settings.common.ledger_table_name)
         self.cache = ContentCache(s3, settings.common.content_cache_bucket, settings.common.content_cache_prefix)
+        self.ranges = RangeStore(s3, settings.common.content_cache_bucket)
+        # Where page-range jobs go (the queue this worker consumes); None: long documents are read whole.
+        self.ocr_queue = OcrQueue(sqs, settings.queue_url) if sqs is not None else None
         # A job commits only with at least one heartbeat interval of lease left.
         self.commit_margin = min(settings.heartbeat_seconds, 5.0)
         self.persistence = RenewableDynamoDBPersistence(
             table_name=settings.common.idempotency_table, boto3_client=dynamodb
         )
         self.idempotency_config = IdempotencyConfig(
-            event_key_jmespath="join('#', [bucket, key, to_string(generation)])",
+            # A page-range job is its own job: one run per generation and first page.
+            event_key_jmespath="join('#', [bucket, key, to_string(generation), to_string(first_page)])",
             expires_after_seconds=settings.common.idempotency_ttl_seconds,
             raise_on_no_idempotency_key=True,
             response_hook=self._on_duplicate,
@@ -309,13 +326,66 @@ class JobRunner:
             if downloaded is None:
                 return self._stale(job, "the object version is gone or was replaced")
             try:
+                if job.is_range:
+                    return self._run_range(job, doc_id, downloaded, lease, deadline=deadline, started=started)
                 content = self._cached_or_computed(job, downloaded, lease, deadline)
             except (PoolProcessLost, BrokenProcessPool) as exc:
                 self._count_failure(job, doc_id)
                 if isinstance(exc, BrokenProcessPool):  # the pool broke again as the job submitted to it
                     raise PoolProcessLost(f"an OCR process died: {exc}") from exc
                 raise
+        if isinstance(content, Split):
+            return self._split(job, content)
         return self._commit(job, doc_id, downloaded=downloaded, content=content, lease=lease, started=started)
+
+    # -- page ranges (docindex.worker.ranges) --------------------------------
+
+    def _split(self, job: OcrJob, split: Split) -> dict[str, Any]:
+        """Hand the pages to range jobs any task can take; this job is done when they are queued."""
+        if self.ocr_queue is None:  # _splits checked it
+            raise TransientError("no OCR queue to send page-range jobs to")
+        ranges = page_ranges(split.wanted, self.settings.range_pages)
+        jobs = [job.page_range(first, last, page_count=split.page_count, ranges=len(ranges)) for first, last in ranges]
+        self.ocr_queue.send_all(jobs)
+        count(Metric.OCR_JOBS_SPLIT)
+        logger.info("long document split into page-range jobs", extra={"pages": split.wanted, "ranges": len(ranges)})
+        return {"outcome": Outcome.SPLIT.value, "pages": split.wanted, "ranges": len(ranges)}
+
+    def _run_range(
+        self, job: OcrJob, doc_id: str, downloaded: Downloaded, lease: Lease, *, deadline: float, started: float
+    ) -> dict[str, Any]:
+        """Read this range, store it, and write the document if it was the last range to land."""
+        if job.first_page is None or job.last_page is None or not job.ranges:
+            raise PoisonMessageError("a page-range job without its range")
+        filename, _ = file_name_parts(job.key)
+        with downloaded.path.open("rb") as handle:
+            ftype = detect_type(handle.read(64 * 1024), filename)
+        kind: Any = ftype.kind
+        part = self._read_pages(str(downloaded.path), kind, (job.first_page, job.last_page), lease, deadline)
+        self.ranges.put(doc_id, job.generation, part)
+        landed = self.ledger.add_ocr_range(doc_id, job.generation, job.first_page)
+        if landed is None:
+            return self._stale(job, "the object changed while its pages were read")
+        count(Metric.OCR_RANGES_COMPLETED)
+        if len(landed) < job.ranges:
+            self._record_part_metrics(part)
+            return {
+                "outcome": Outcome.RANGE_STORED.value,
+                "pages": f"{job.first_page + 1}-{job.last_page}",
+                "ranges_landed": len(landed),
+                "ranges": job.ranges,
+            }
+        # The last range: every part, in page order, becomes the document.
+        parts = [
+            part if first == job.first_page else self.ranges.get(doc_id, job.generation, first) for first in landed
+        ]
+        info: DocumentInfo = self._await(self.pool.submit(probe, str(downloaded.path), kind, self.options), lease)
+        content = self._assemble(parts, page_count=job.page_count or info.page_count, title=info.title)
+        content.content_type = ftype.mime
+        self.cache.put(downloaded.content_sha256, content.cache_entry(job.reason))
+        result = self._commit(job, doc_id, downloaded=downloaded, content=content, lease=lease, started=started)
+        self.ranges.delete(doc_id, job.generation, landed)
+        return {**result, "ranges": job.ranges}
 
     def _count_failure(self, job: OcrJob, doc_id: str) -> None:
         """One more attempt of this job whose pool process died: the quarantine counts it in the ledger."""
@@ -383,17 +453,20 @@ class JobRunner:
 
     # -- content -----------------------------------------------------------
 
-    def _cached_or_computed(self, job: OcrJob, downloaded: Downloaded, lease: Lease, deadline: float) -> JobContent:
+    def _cached_or_computed(
+        self, job: OcrJob, downloaded: Downloaded, lease: Lease, deadline: float
+    ) -> JobContent | Split:
         """The same bytes recognised before (a renamed or copied scan): the cached text, no pages run."""
         entry = self.cache.get(downloaded.content_sha256)
         if entry is not None and entry.ocr_status == OcrStatus.DONE:
             logger.info("content seen before: OCR result taken from the cache")
             return JobContent.from_cache(entry)
         content = self._content(job, downloaded, lease, deadline)
-        self.cache.put(downloaded.content_sha256, content.cache_entry(job.reason))
+        if isinstance(content, JobContent):
+            self.cache.put(downloaded.content_sha256, content.cache_entry(job.reason))
         return content
 
-    def _content(self, job: OcrJob, downloaded: Downloaded, lease: Lease, deadline: float) -> JobContent:
+    def _content(self, job: OcrJob, downloaded: Downloaded, lease: Lease, deadline: float) -> JobContent | Split:
         filename, _ = file_name_parts(job.key)
         if downloaded.size > self.settings.max_object_bytes:
             return JobContent(status=OcrStatus.FAILED, error="too_large", detail=f"{downloaded.size} bytes")
@@ -401,8 +474,9 @@ class JobRunner:
             head = handle.read(64 * 1024)
         ftype = detect_type(head, filename)
         if ftype.kind in ("pdf", "image"):
-            content = self._pages(str(downloaded.path), cast("Any", ftype.kind), lease, deadline)
-            content.content_type = ftype.mime
+            content = self._pages(str(downloaded.path), cast("Any", ftype.kind), lease, deadline, split=True)
+            if isinstance(content, JobContent):
+                content.content_type = ftype.mime
             return content
         extracted: ExtractedDocument = self._await(
             self.pool.submit(
@@ -426,61 +500,89 @@ class JobRunner:
             detail=extracted.error_detail or "",
         )
 
-    def _pages(self, path: str, kind: Any, lease: Lease, deadline: float) -> JobContent:
-        """Every page in order, at most ``pool.processes`` in flight: bounded memory for any page count."""
+    def _pages(self, path: str, kind: Any, lease: Lease, deadline: float, *, split: bool) -> JobContent | Split:
+        """Every page in order (or, with ``split``, page-range jobs for a long document)."""
         info: DocumentInfo = self._await(self.pool.submit(probe, path, kind, self.options), lease)
         if info.error:
             return JobContent(status=OcrStatus.FAILED, error=info.error, detail=info.detail)
-        content = JobContent(status=OcrStatus.DONE, title=info.title, page_count=info.page_count)
         wanted = min(info.page_count, self.common.max_pages)
-        content.truncated = wanted < info.page_count
-        parts: list[str] = []
+        if split and self._splits(wanted):
+            return Split(page_count=info.page_count, wanted=wanted)
+        part = self._read_pages(path, kind, (0, wanted), lease, deadline)
+        return self._assemble([part], page_count=info.page_count, title=info.title)
+
+    def _splits(self, pages: int) -> bool:
+        size = self.settings.range_pages
+        return bool(size) and pages > size and self.ranges.enabled and self.ocr_queue is not None
+
+    def _read_pages(self, path: str, kind: Any, pages: tuple[int, int], lease: Lease, deadline: float) -> RangePart:
+        """Pages [first, last) in order, at most ``pool.processes`` in flight: bounded memory for any count."""
+        first, last = pages
+        part = RangePart(first_page=first, last_page=last)
         chars = 0
-        errors: list[PageResult] = []
         in_flight: deque[Future[PageResult]] = deque()
-        next_page = 0
+        next_page = first
         try:
-            while next_page < wanted or in_flight:
-                while next_page < wanted and len(in_flight) < self.pool.processes:
+            while next_page < last or in_flight:
+                while next_page < last and len(in_flight) < self.pool.processes:
                     in_flight.append(self.pool.submit(process_page, path, kind, next_page, self.options))
                     next_page += 1
                 page = self._await(in_flight.popleft(), lease)
-                self._tally(content, page, errors)
+                self._tally(part, page)
                 if page.text:
-                    parts.append(page.text)
+                    part.texts.append(page.text)
                     chars += len(page.text) + 2
                 if chars >= self.common.max_content_chars:
-                    content.truncated = True
+                    part.truncated = True
                     break
                 if time.monotonic() >= deadline:
-                    content.truncated = True
-                    content.error = "timeout"
-                    content.detail = f"stopped after page {page.index + 1} of {info.page_count}"
+                    part.truncated = True
+                    part.stopped_after = page.index + 1
                     break
         finally:
             for future in in_flight:
                 future.cancel()
-        content.text = "\n\n".join(parts)[: self.common.max_content_chars]
+        return part
+
+    def _assemble(self, parts: list[RangePart], *, page_count: int, title: str | None) -> JobContent:
+        """The document's content from its parts in page order (one part for a job that was not split)."""
+        parts = sorted(parts, key=lambda part: part.first_page)
+        wanted = max((part.last_page for part in parts), default=0)
+        content = JobContent(status=OcrStatus.DONE, title=title, page_count=page_count)
+        text = "\n\n".join(t for part in parts for t in part.texts)
+        content.text = text[: self.common.max_content_chars]
+        content.truncated = (
+            wanted < page_count or len(text) > len(content.text) or any(part.truncated for part in parts)
+        )
+        errors = [error for part in parts for error in part.errors]
+        for part in parts:
+            content.ocr_pages += part.ocr_pages
+            content.text_layer_pages += part.text_layer_pages
+            content.ocr_seconds += part.ocr_seconds
+            content.vertical_pages += part.vertical_pages
+            content.confidences.extend(part.confidences)
+            if part.stopped_after is not None and content.error is None:
+                content.error = "timeout"
+                content.detail = f"stopped after page {part.stopped_after} of {page_count}"
         if errors and content.error is None:
-            content.error = errors[0].error
-            content.detail = errors[0].detail
+            content.error, content.detail = errors[0]
             if len(errors) >= wanted:
                 content.status = OcrStatus.FAILED
         return content
 
     @staticmethod
-    def _tally(content: JobContent, page: PageResult, errors: list[PageResult]) -> None:
+    def _tally(part: RangePart, page: PageResult) -> None:
         if page.error:
-            errors.append(page)
+            part.errors.append((page.error, page.detail))
             logger.warning("page not read", extra={"page": page.index + 1, "error": page.error, "detail": page.detail})
         elif page.source == "ocr":
-            content.ocr_pages += 1
-            content.ocr_seconds += page.seconds
-            content.vertical_pages += int(page.vertical)
+            part.ocr_pages += 1
+            part.ocr_seconds += page.seconds
+            part.vertical_pages += int(page.vertical)
             if page.confidence is not None:
-                content.confidences.append(page.confidence)
+                part.confidences.append(page.confidence)
         elif page.source == "text_layer":
-            content.text_layer_pages += 1
+            part.text_layer_pages += 1
 
     def _await(self, future: Future[T], lease: Lease) -> T:
         """The future's result, giving up as soon as the lease is lost or released."""
@@ -547,6 +649,12 @@ class JobRunner:
             result["extraction_error"] = content.error
             result["detail"] = content.detail
         return result
+
+    @staticmethod
+    def _record_part_metrics(part: RangePart) -> None:
+        """Pages of a range that did not write the document (the one that does counts the whole job)."""
+        if part.ocr_pages:
+            count(Metric.OCR_PAGES_PROCESSED, part.ocr_pages)
 
     def _record_metrics(self, content: JobContent) -> None:
         count(Metric.OCR_JOBS_COMPLETED if content.status is OcrStatus.DONE else Metric.OCR_JOBS_FAILED)

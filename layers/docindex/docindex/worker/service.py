@@ -61,7 +61,7 @@ class Worker:
         self.queue_url = settings.queue_url
         self._owns_pool = pool is None
         self.pool = pool or OcrPool(settings.concurrency)
-        self.runner = JobRunner(settings, s3=s3, dynamodb=dynamodb, opensearch=opensearch, pool=self.pool)
+        self.runner = JobRunner(settings, s3=s3, dynamodb=dynamodb, opensearch=opensearch, pool=self.pool, sqs=sqs)
         self.keeper = LeaseKeeper(
             sqs,
             settings.queue_url,
