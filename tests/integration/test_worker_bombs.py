@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from devkit.samples import make_scan_png
+from devkit.samples import make_scan_pdf, make_scan_png
 from devkit.samples.bombs import make_ccitt_bomb_pdf, make_image_bomb_pdf, make_png_bomb
 from docindex.core.changes import doc_id
 from docindex.ingest.ledger import Ledger
@@ -140,22 +140,36 @@ def test_a_page_over_the_bound_is_one_failed_page_not_a_dead_process(stack: Stac
 
 
 class OomKiller:
-    """What the kernel does to a pool process that outgrows the task: SIGKILL, again and again."""
+    """What the kernel does to a pool process that outgrows the task: SIGKILL, again and again.
 
-    def __init__(self) -> None:
+    It kills a process while it works for ``owner`` (the job whose page is in it; any job's
+    when None), as the OOM killer picks the process that is allocating.
+    """
+
+    def __init__(self, pool: OcrPool, owner: str | None = None) -> None:
+        self.pool = pool
+        self.owner = owner
         self.kills = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
+    def _working_for(self, pid: int) -> str:
+        try:
+            return (Path(self.pool.marks) / str(pid)).read_text(encoding="utf-8")
+        except OSError:
+            return ""
+
     def _run(self) -> None:
         while not self._stop.is_set():
             for pid in pool_processes():
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                    self.kills += 1
-                except ProcessLookupError:
-                    pass
-            time.sleep(0.05)
+                owner = self._working_for(pid)
+                if owner and (self.owner is None or owner == self.owner):
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                        self.kills += 1
+                    except ProcessLookupError:
+                        pass
+            time.sleep(0.02)
 
     def __enter__(self) -> OomKiller:
         self._thread.start()
@@ -166,14 +180,16 @@ class OomKiller:
         self._thread.join()
 
 
-def test_a_job_that_keeps_killing_its_ocr_process_is_quarantined(stack: Stack, make_worker: WorkerFactory) -> None:
+def test_a_job_that_keeps_killing_its_ocr_process_is_quarantined(
+    stack: Stack, make_worker: WorkerFactory, pool: OcrPool
+) -> None:
     # Given a scan whose OCR process is killed every time it runs (the OOM killer), K = 2
     key = "スキャン/毒.png"
     upload_and_index(stack, key, make_scan_png(["領収書"], dpi=200, page=(4.0, 2.0), **LAYOUT))
     worker = make_worker(stack, WORKER_QUARANTINE_AFTER_FAILURES="2", WORKER_RETRY_DELAY_SECONDS="0")
     ledger = Ledger(stack.aws.dynamodb, stack.env["LEDGER_TABLE"])
     worker.start()  # its processes checked the OCR set-up before any job
-    with OomKiller() as killer:
+    with OomKiller(pool) as killer:
         # When the job is delivered twice: each attempt loses its process and is retried
         for attempt in (1, 2):
             assert worker.poll_once(wait_seconds=2) == 1
@@ -195,13 +211,15 @@ def test_a_job_that_keeps_killing_its_ocr_process_is_quarantined(stack: Stack, m
     assert metric_total("OcrJobsQuarantined") == 1
 
 
-def test_a_new_version_of_a_quarantined_file_is_tried_afresh(stack: Stack, make_worker: WorkerFactory) -> None:
+def test_a_new_version_of_a_quarantined_file_is_tried_afresh(
+    stack: Stack, make_worker: WorkerFactory, pool: OcrPool
+) -> None:
     # Given a scan that killed its OCR process once (K = 1: the next delivery quarantines it)
     key = "スキャン/再送.png"
     upload_and_index(stack, key, make_scan_png(["見積書"], dpi=200, page=(4.0, 2.0), **LAYOUT))
     worker = make_worker(stack, WORKER_QUARANTINE_AFTER_FAILURES="1", WORKER_RETRY_DELAY_SECONDS="0")
     worker.start()
-    with OomKiller():
+    with OomKiller(pool):
         assert worker.poll_once(wait_seconds=2) == 1
     assert worker.poll_once(wait_seconds=2) == 1
     assert source_of(stack, key)["extraction_error"] == "quarantined"
@@ -213,3 +231,40 @@ def test_a_new_version_of_a_quarantined_file_is_tried_afresh(stack: Stack, make_
     assert source["ocr_status"] == "done"
     assert "見積書" in source["content"]
     assert "extraction_error" not in source
+
+
+def test_only_the_job_whose_page_died_counts_it_not_the_jobs_beside_it(
+    stack: Stack, make_worker: WorkerFactory, pool: OcrPool
+) -> None:
+    # Given two jobs on one task at once: a poison scan whose process is killed whenever it
+    # works for it, and an innocent 4-page scan whose pages share the pool (one death breaks
+    # every job in flight)
+    poison, innocent = "スキャン/毒入り.png", "スキャン/無実.pdf"
+    upload_and_index(stack, poison, make_scan_png(["領収書"], dpi=200, page=(4.0, 2.0), **LAYOUT))
+    pages = [["会議の議事録です。"], ["売上の報告です。"], ["契約の確認です。"], ["出張の報告です。"]]
+    upload_and_index(stack, innocent, make_scan_pdf(pages, dpi=300, **LAYOUT), sequencer=SEQ[2])
+    worker = make_worker(stack, WORKER_QUARANTINE_AFTER_FAILURES="2", WORKER_RETRY_DELAY_SECONDS="0")
+    worker.start()
+    ledger = Ledger(stack.aws.dynamodb, stack.env["LEDGER_TABLE"])
+    owner = f"{doc_id(stack.bucket, poison)}#1"
+    # When the worker runs them until the queue is empty
+    with OomKiller(pool, owner=owner) as killer:
+        for _ in range(12):
+            worker.poll_once(wait_seconds=1)
+            if ocr_queue_depth(stack) == {"visible": 0, "in_flight": 0}:
+                break
+    # Then the poison job is quarantined after its own two deaths
+    assert killer.kills >= 2
+    assert source_of(stack, poison)["extraction_error"] == "quarantined"
+    poisoned = ledger.get(doc_id(stack.bucket, poison))
+    assert poisoned is not None
+    assert poisoned.ocr_failures_for(1) == 2
+    # and the innocent scan, retried whenever the pool broke under it, counted nothing and is done
+    innocent_entry = ledger.get(doc_id(stack.bucket, innocent))
+    assert innocent_entry is not None
+    assert innocent_entry.ocr_failures == 0
+    assert source_of(stack, innocent)["ocr_status"] == "done"
+    assert ocr_queue_depth(stack) == {"visible": 0, "in_flight": 0}
+    # only the poison's two deaths were counted (whenever SQS handed both jobs over in one
+    # receive, the innocent one was broken under too and retried: usually twice)
+    assert metric_total("OcrProcessesLost") == 2

@@ -78,6 +78,11 @@ T = TypeVar("T")
 MiB = 1024 * 1024
 
 
+def _owner(job: OcrJob) -> str:
+    """Whose task a pool process runs: the object's job at its generation (its ranges share it)."""
+    return f"{make_doc_id(job.bucket, job.key)}#{job.generation}"
+
+
 class PoolProcessLost(TransientError):
     """A pool process died under the job (killed out of memory, a crash in native code); retried, and counted."""
 
@@ -330,7 +335,10 @@ class JobRunner:
                     return self._run_range(job, doc_id, downloaded, lease, deadline=deadline, started=started)
                 content = self._cached_or_computed(job, downloaded, lease, deadline)
             except (PoolProcessLost, BrokenProcessPool) as exc:
-                self._count_failure(job, doc_id)
+                # Every job in flight on this task sees the pool break; the one whose page was in
+                # the process that died counts it.
+                if self.pool.took_down(_owner(job)):
+                    self._count_failure(job, doc_id)
                 if isinstance(exc, BrokenProcessPool):  # the pool broke again as the job submitted to it
                     raise PoolProcessLost(f"an OCR process died: {exc}") from exc
                 raise
@@ -361,7 +369,9 @@ class JobRunner:
         with downloaded.path.open("rb") as handle:
             ftype = detect_type(handle.read(64 * 1024), filename)
         kind: Any = ftype.kind
-        part = self._read_pages(str(downloaded.path), kind, (job.first_page, job.last_page), lease, deadline)
+        part = self._read_pages(
+            str(downloaded.path), kind, (job.first_page, job.last_page), lease, deadline, owner=_owner(job)
+        )
         self.ranges.put(doc_id, job.generation, part)
         landed = self.ledger.add_ocr_range(doc_id, job.generation, job.first_page)
         if landed is None:
@@ -379,7 +389,9 @@ class JobRunner:
         parts = [
             part if first == job.first_page else self.ranges.get(doc_id, job.generation, first) for first in landed
         ]
-        info: DocumentInfo = self._await(self.pool.submit(probe, str(downloaded.path), kind, self.options), lease)
+        info: DocumentInfo = self._await(
+            self.pool.submit(probe, str(downloaded.path), kind, self.options, owner=_owner(job)), lease
+        )
         content = self._assemble(parts, page_count=job.page_count or info.page_count, title=info.title)
         content.content_type = ftype.mime
         self.cache.put(downloaded.content_sha256, content.cache_entry(job.reason))
@@ -474,7 +486,9 @@ class JobRunner:
             head = handle.read(64 * 1024)
         ftype = detect_type(head, filename)
         if ftype.kind in ("pdf", "image"):
-            content = self._pages(str(downloaded.path), cast("Any", ftype.kind), lease, deadline, split=True)
+            content = self._pages(
+                str(downloaded.path), cast("Any", ftype.kind), lease, deadline, split=True, owner=_owner(job)
+            )
             if isinstance(content, JobContent):
                 content.content_type = ftype.mime
             return content
@@ -486,6 +500,7 @@ class JobRunner:
                 self.limits,
                 self.settings.max_in_memory_bytes,
                 self.options.memory_bytes,
+                owner=_owner(job),
             ),
             lease,
         )
@@ -500,22 +515,26 @@ class JobRunner:
             detail=extracted.error_detail or "",
         )
 
-    def _pages(self, path: str, kind: Any, lease: Lease, deadline: float, *, split: bool) -> JobContent | Split:
+    def _pages(
+        self, path: str, kind: Any, lease: Lease, deadline: float, *, split: bool, owner: str
+    ) -> JobContent | Split:
         """Every page in order (or, with ``split``, page-range jobs for a long document)."""
-        info: DocumentInfo = self._await(self.pool.submit(probe, path, kind, self.options), lease)
+        info: DocumentInfo = self._await(self.pool.submit(probe, path, kind, self.options, owner=owner), lease)
         if info.error:
             return JobContent(status=OcrStatus.FAILED, error=info.error, detail=info.detail)
         wanted = min(info.page_count, self.common.max_pages)
         if split and self._splits(wanted):
             return Split(page_count=info.page_count, wanted=wanted)
-        part = self._read_pages(path, kind, (0, wanted), lease, deadline)
+        part = self._read_pages(path, kind, (0, wanted), lease, deadline, owner=owner)
         return self._assemble([part], page_count=info.page_count, title=info.title)
 
     def _splits(self, pages: int) -> bool:
         size = self.settings.range_pages
         return bool(size) and pages > size and self.ranges.enabled and self.ocr_queue is not None
 
-    def _read_pages(self, path: str, kind: Any, pages: tuple[int, int], lease: Lease, deadline: float) -> RangePart:
+    def _read_pages(
+        self, path: str, kind: Any, pages: tuple[int, int], lease: Lease, deadline: float, *, owner: str
+    ) -> RangePart:
         """Pages [first, last) in order, at most ``pool.processes`` in flight: bounded memory for any count."""
         first, last = pages
         part = RangePart(first_page=first, last_page=last)
@@ -525,7 +544,7 @@ class JobRunner:
         try:
             while next_page < last or in_flight:
                 while next_page < last and len(in_flight) < self.pool.processes:
-                    in_flight.append(self.pool.submit(process_page, path, kind, next_page, self.options))
+                    in_flight.append(self.pool.submit(process_page, path, kind, next_page, self.options, owner=owner))
                     next_page += 1
                 page = self._await(in_flight.popleft(), lease)
                 self._tally(part, page)
