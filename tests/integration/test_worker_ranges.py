@@ -101,6 +101,8 @@ def test_a_long_scan_is_read_in_page_ranges_by_several_workers_and_written_once_
     assert range_parts(stack) == []
     assert metric_total("OcrJobsSplit") == 1
     assert metric_total("OcrRangesCompleted") == 3
+    # every page counted once, by the range that read it
+    assert metric_total("OcrPagesProcessed") == 6
 
 
 def test_a_range_delivered_again_after_the_document_was_written_changes_nothing(

@@ -395,7 +395,9 @@ class JobRunner:
         content = self._assemble(parts, page_count=job.page_count or info.page_count, title=info.title)
         content.content_type = ftype.mime
         self.cache.put(downloaded.content_sha256, content.cache_entry(job.reason))
-        result = self._commit(job, doc_id, downloaded=downloaded, content=content, lease=lease, started=started)
+        result = self._commit(
+            job, doc_id, downloaded=downloaded, content=content, lease=lease, started=started, own_part=part
+        )
         self.ranges.delete(doc_id, job.generation, landed)
         return {**result, "ranges": job.ranges}
 
@@ -628,7 +630,9 @@ class JobRunner:
         content: JobContent,
         lease: Lease,
         started: float,
+        own_part: RangePart | None = None,
     ) -> dict[str, Any]:
+        """Ledger first, then the document; ``own_part``: the range this job read (the others counted theirs)."""
         # Order matters. The ledger moves first (generation g → g+1, only if it
         # still holds g), the document is written second at version g+1:
         # - written first instead, a change claimed between our check and our
@@ -648,7 +652,7 @@ class JobRunner:
         still_current = lambda: bool(self.ledger.still_current([(doc_id, version)]))  # noqa: E731
         if self.documents.write(doc_id, version, document, still_current=still_current) is WriteOutcome.CONFLICT:
             return self._stale(job, "a newer version is already indexed")
-        self._record_metrics(content)
+        self._record_metrics(content, own_part)
         result: dict[str, Any] = {
             "outcome": Outcome.DONE.value if content.status is OcrStatus.DONE else Outcome.FAILED.value,
             "version": version,
@@ -671,15 +675,21 @@ class JobRunner:
 
     @staticmethod
     def _record_part_metrics(part: RangePart) -> None:
-        """Pages of a range that did not write the document (the one that does counts the whole job)."""
+        """The pages a range job read: each range counts its own, the document once (when written)."""
         if part.ocr_pages:
             count(Metric.OCR_PAGES_PROCESSED, part.ocr_pages)
+        if part.text_layer_pages:
+            count(Metric.OCR_TEXT_LAYER_PAGES, part.text_layer_pages)
 
-    def _record_metrics(self, content: JobContent) -> None:
+    def _record_metrics(self, content: JobContent, own_part: RangePart | None = None) -> None:
         count(Metric.OCR_JOBS_COMPLETED if content.status is OcrStatus.DONE else Metric.OCR_JOBS_FAILED)
         if content.ocr_pages:
-            count(Metric.OCR_PAGES_PROCESSED, content.ocr_pages)
             measure(Metric.OCR_SECONDS_PER_PAGE, content.ocr_seconds / content.ocr_pages, MetricUnit.Seconds)
+        if own_part is not None:
+            self._record_part_metrics(own_part)
+            return
+        if content.ocr_pages:
+            count(Metric.OCR_PAGES_PROCESSED, content.ocr_pages)
         if content.text_layer_pages:
             count(Metric.OCR_TEXT_LAYER_PAGES, content.text_layer_pages)
 
