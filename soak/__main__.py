@@ -69,6 +69,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--no-faults", action="store_true", help="a clean run (baseline for the figures)")
     parser.add_argument("--no-poison", action="store_true", help="send no poison messages (shorter: no DLQ cycles)")
     parser.add_argument(
+        "--no-resync",
+        action="store_true",
+        help="skip the re-sync phase (focused runs; a full run judges unchanged re-uploads, copies and renames)",
+    )
+    parser.add_argument(
         "--sabotage",
         choices=["duplicates", "rereads", "resurrection"],
         help="prove the judge (the run must fail): `duplicates` runs an indexer without its duplicate guards; "
@@ -121,6 +126,7 @@ def config_from(args: argparse.Namespace, seed: int) -> SoakConfig:
         storm_weights=args.storm_weights,
         sabotage=args.sabotage,
         poison=not args.no_poison,
+        resync=not args.no_resync,
         state_dir=args.state_dir,
     )
     if args.no_faults:

@@ -93,6 +93,7 @@ class SoakConfig:
     backfill: bool = True
     reconcile_fix: bool = True  # `docindex reconcile --fix` at three quarters of the storm
     poison: bool = True  # poison messages on both queues (each needs maxReceiveCount receives, twice)
+    resync: bool = True  # the re-sync phase (unchanged re-uploads, copies, renames), judged
     sabotage: str | None = None  # "duplicates": prove the judge catches duplicate writes
     state_dir: Path = Path(".docindex/soak")
     drain_timeout: float = 1200.0
@@ -258,19 +259,19 @@ class Soak:
         mover = LocalMessageMover(stack.sqs, sends=self.sends)
         redrive = self._timed("redrive", lambda: self._redrive(stack, mover))
         self._timed("drain_after_redrive", lambda: self._drain(stack, "after the redrive"))
-        resync = self._timed("resync", lambda: self._resync(stack, workload))
+        resync = self._timed("resync", lambda: self._resync(stack, workload)) if config.resync else None
         self._timed("race", lambda: self._race(stack, workload))
         self._stop_pipeline()
 
         result = self._timed("judge", lambda: self._judge(stack, workload, ingest_poison, ocr_poison))
-        if not resync.ok:
+        if resync is not None and not resync.ok:
             result["passed"] = False
             result["failures"].append(
                 f"re-sync: {len(resync.body_reads)} unchanged re-uploads read their body, "
                 f"{len(resync.not_unchanged)} not applied as unchanged, {len(resync.extracted)} copies/renames "
                 f"extracted again, {len(resync.ocr_jobs)} queued OCR"
             )
-        result["resync"] = resync.to_dict()
+        result["resync"] = resync.to_dict() if resync is not None else None
         result.update(self._figures(workload=workload, dead=dead, mover=mover, redrive=redrive, backfill=backfill))
         result["reconcile_fix_mid_storm"] = reconcile_fix
         return result
