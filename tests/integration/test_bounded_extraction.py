@@ -38,6 +38,15 @@ GOOD: list[tuple[str, str, bytes]] = [
 ]
 
 
+def _upload(stack: Stack, files: list[tuple[str, str, bytes]], prefix: str) -> list[dict[str, Any]]:
+    """Put every file; their S3 notifications, in order."""
+    notifications = []
+    for n, (name, _, body) in enumerate(files):
+        stack.aws.s3.put_object(Bucket=stack.bucket, Key=name, Body=body)
+        notifications.append(s3_notification(stack.bucket, name, sequencer=f"{prefix}{n:02d}", size=len(body)))
+    return notifications
+
+
 def _run_indexer(env: dict[str, str], event: dict[str, Any], tmp_path: Path) -> dict[str, Any]:
     spec_file, out_file = tmp_path / "spec.json", tmp_path / "result.json"
     memory_mb = int(load_template()["Parameters"]["IndexerMemorySize"]["Default"])
@@ -72,11 +81,7 @@ def test_a_batch_of_nine_good_files_and_one_bomb_indexes_the_nine_within_the_fun
 ) -> None:
     # Given nine good files and one bomb in the bucket
     bomb = make()
-    files = [*GOOD[:4], (key, "", bomb), *GOOD[4:]]
-    notifications = []
-    for n, (name, _, body) in enumerate(files):
-        stack.aws.s3.put_object(Bucket=stack.bucket, Key=name, Body=body)
-        notifications.append(s3_notification(stack.bucket, name, sequencer=f"00C0{n:02d}", size=len(body)))
+    notifications = _upload(stack, [*GOOD[:4], (key, "", bomb), *GOOD[4:]], "00C0")
 
     # When one invocation gets all ten
     result = _run_indexer(stack.settings_env(), sqs_event(*notifications), tmp_path)
@@ -115,11 +120,7 @@ def test_four_workbooks_of_nine_point_nine_million_cells_in_one_batch_stay_withi
         for n, columns in enumerate((100, 90, 110, 120))
     ]
     assert len({body for _, body in workbooks}) == 4
-    files = [GOOD[3], *[(name, "", body) for name, body in workbooks], GOOD[5]]
-    notifications = []
-    for n, (name, _, body) in enumerate(files):
-        stack.aws.s3.put_object(Bucket=stack.bucket, Key=name, Body=body)
-        notifications.append(s3_notification(stack.bucket, name, sequencer=f"00D0{n:02d}", size=len(body)))
+    notifications = _upload(stack, [GOOD[3], *[(name, "", body) for name, body in workbooks], GOOD[5]], "00D0")
 
     # When one invocation gets all six
     result = _run_indexer(stack.settings_env(), sqs_event(*notifications), tmp_path)

@@ -15,7 +15,6 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -31,6 +30,7 @@ from tests.support.worker import (
     WorkerFactory,
     metric_total,
     ocr_queue_depth,
+    source_of,
     upload_and_index,
     worker_factory,
 )
@@ -69,13 +69,6 @@ def pool_processes() -> list[int]:
         if ppid == me and b"spawn_main" in cmdline:
             found.append(int(entry.name))
     return found
-
-
-def source_of(stack: Stack, key: str) -> dict[str, Any]:
-    doc = stack.doc(key)
-    assert doc is not None, key
-    source: dict[str, Any] = doc["_source"]
-    return source
 
 
 def peak_mib(pid: int) -> int:

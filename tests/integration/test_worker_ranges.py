@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 
@@ -23,6 +22,7 @@ from tests.support.worker import (
     WorkerFactory,
     metric_total,
     ocr_queue_depth,
+    source_of,
     upload_and_index,
     worker_factory,
 )
@@ -47,13 +47,6 @@ def make_worker(shared_pool: OcrPool) -> Iterator[WorkerFactory]:
 
 def six_page_scan() -> bytes:
     return make_scan_pdf([[f"{word}の内容を確認しました。"] for word in WORDS], dpi=300, **LAYOUT)
-
-
-def source_of(stack: Stack, key: str) -> dict[str, Any]:
-    doc = stack.doc(key)
-    assert doc is not None, key
-    source: dict[str, Any] = doc["_source"]
-    return source
 
 
 def range_parts(stack: Stack) -> list[str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from devkit.messages import s3_notification
 from docindex.core.observability import metrics
@@ -68,3 +69,11 @@ def ocr_queue_depth(stack: Stack) -> dict[str, int]:
 def metric_total(name: str) -> float:
     metric = metrics.metric_set.get(name)
     return float(sum(metric["Value"])) if metric else 0.0
+
+
+def source_of(stack: Stack, key: str) -> dict[str, Any]:
+    """The indexed document of ``key`` (it must exist)."""
+    doc = stack.doc(key)
+    assert doc is not None, key
+    source: dict[str, Any] = doc["_source"]
+    return source

@@ -374,6 +374,16 @@ class Ledger:
                 allowed.add((doc_id, generation))
         return allowed
 
+    def _update_if(self, doc_id: str, **request: Any) -> Mapping[str, Any] | None:
+        """One conditional ``UpdateItem`` on the object's item; None when its condition does not hold."""
+        try:
+            response: Mapping[str, Any] = self._ddb.update_item(TableName=self._table, Key=self._key(doc_id), **request)
+        except ClientError as exc:
+            if not is_conditional_check_failure(exc):
+                raise TransientError(f"ledger update failed: {exc}") from exc
+            return None
+        return response
+
     def record_ocr_failure(self, doc_id: str, generation: int) -> int | None:
         """Count one failed OCR attempt of the job queued at ``generation``; the count, or None when stale.
 
@@ -384,34 +394,26 @@ class Ledger:
         """
         names = {"#generation": "generation", "#state": "state", "#n": "ocr_failures", "#of": "ocr_failures_of"}
         values = {":generation": {"N": str(generation)}, ":present": {"S": "present"}, ":one": {"N": "1"}}
-        try:
-            response = self._ddb.update_item(
-                TableName=self._table,
-                Key=self._key(doc_id),
-                UpdateExpression="ADD #n :one",
-                ConditionExpression="#generation = :generation AND #state = :present AND #of = :generation",
-                ExpressionAttributeNames=names,
-                ExpressionAttributeValues=values,
-                ReturnValues="UPDATED_NEW",
-            )
-            return int(response["Attributes"]["ocr_failures"]["N"])
-        except ClientError as exc:
-            if not is_conditional_check_failure(exc):
-                raise TransientError(f"ledger update failed: {exc}") from exc
-        try:  # the first failure of this job (or the count belonged to an older one)
-            self._ddb.update_item(
-                TableName=self._table,
-                Key=self._key(doc_id),
-                UpdateExpression="SET #n = :one, #of = :generation",
-                ConditionExpression="#generation = :generation AND #state = :present",
-                ExpressionAttributeNames=names,
-                ExpressionAttributeValues=values,
-            )
-        except ClientError as exc:
-            if not is_conditional_check_failure(exc):
-                raise TransientError(f"ledger update failed: {exc}") from exc
-            return None
-        return 1
+        current = "#generation = :generation AND #state = :present"
+        counted = self._update_if(
+            doc_id,
+            UpdateExpression="ADD #n :one",
+            ConditionExpression=f"{current} AND #of = :generation",
+            ExpressionAttributeNames=names,
+            ExpressionAttributeValues=values,
+            ReturnValues="UPDATED_NEW",
+        )
+        if counted is not None:
+            return int(counted["Attributes"]["ocr_failures"]["N"])
+        # The first failure of this job (or the count belonged to an older one).
+        first = self._update_if(
+            doc_id,
+            UpdateExpression="SET #n = :one, #of = :generation",
+            ConditionExpression=current,
+            ExpressionAttributeNames=names,
+            ExpressionAttributeValues=values,
+        )
+        return None if first is None else 1
 
     def add_ocr_range(self, doc_id: str, generation: int, first_page: int) -> list[int] | None:
         """Record that the range starting at ``first_page`` of the job at ``generation`` is stored.
@@ -428,33 +430,26 @@ class Ledger:
         }
         current = "#generation = :generation AND #state = :present"
         for _ in range(2):
-            try:
-                response = self._ddb.update_item(
-                    TableName=self._table,
-                    Key=self._key(doc_id),
-                    UpdateExpression="ADD #r :range",
-                    ConditionExpression=f"{current} AND #of = :generation",
-                    ExpressionAttributeNames=names,
-                    ExpressionAttributeValues=values,
-                    ReturnValues="UPDATED_NEW",
-                )
-                return sorted(int(first) for first in response["Attributes"]["ocr_ranges"]["NS"])
-            except ClientError as exc:
-                if not is_conditional_check_failure(exc):
-                    raise TransientError(f"ledger update failed: {exc}") from exc
-            try:  # the first range of this generation: the set starts here (unless one just did)
-                self._ddb.update_item(
-                    TableName=self._table,
-                    Key=self._key(doc_id),
-                    UpdateExpression="SET #r = :range, #of = :generation",
-                    ConditionExpression=f"{current} AND (attribute_not_exists(#of) OR #of <> :generation)",
-                    ExpressionAttributeNames=names,
-                    ExpressionAttributeValues=values,
-                )
+            added = self._update_if(
+                doc_id,
+                UpdateExpression="ADD #r :range",
+                ConditionExpression=f"{current} AND #of = :generation",
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues=values,
+                ReturnValues="UPDATED_NEW",
+            )
+            if added is not None:
+                return sorted(int(first) for first in added["Attributes"]["ocr_ranges"]["NS"])
+            # The first range of this generation: the set starts here (unless one just did).
+            started = self._update_if(
+                doc_id,
+                UpdateExpression="SET #r = :range, #of = :generation",
+                ConditionExpression=f"{current} AND (attribute_not_exists(#of) OR #of <> :generation)",
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues=values,
+            )
+            if started is not None:
                 return [first_page]
-            except ClientError as exc:
-                if not is_conditional_check_failure(exc):
-                    raise TransientError(f"ledger update failed: {exc}") from exc
             entry = self.get(doc_id)
             if entry is None or entry.state != "present" or entry.generation != generation:
                 return None
