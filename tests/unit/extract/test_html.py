@@ -28,6 +28,20 @@ def test_invisible_elements_are_dropped(limits: ExtractionLimits) -> None:
         assert marker not in doc.text
 
 
+def test_invisible_elements_inside_each_other_are_dropped(limits: ExtractionLimits) -> None:
+    # Inline SVG icons carry their own <style>, templates hold scripts, objects hold iframes and
+    # noscript fallbacks: the outer and the inner element both match, and both must go (once).
+    page = (
+        "<html><body><p>前<svg><style>.a{fill:red}</style><text>図の文字</text></svg>後</p>"
+        "<template><div><script>var t = 'テンプレート';</script></div></template>"
+        "<object data='x.swf'><iframe src='y'></iframe><noscript>代替</noscript></object>"
+        "<div><noscript><style>.n{}</style>無効時</noscript>本文<script>var s='スクリプト'</script></div>"
+        "</body></html>"
+    ).encode()
+    doc = extract(page, "a.html", limits)
+    assert doc.text.splitlines() == ["前後", "本文"]
+
+
 @pytest.mark.parametrize("meta", ["charset", "http-equiv"])
 def test_euc_jp_declared(limits: ExtractionLimits, meta: str) -> None:
     data = make_html("会議議事録", ["東京都の本社で開催"], "euc_jp", charset_label="EUC-JP", meta=meta)

@@ -23,6 +23,7 @@ _XML_ENCODING = re.compile(rb"""<\?xml\b[^>]*?encoding\s*=\s*["']([A-Za-z0-9_:.\
 
 # Never visible: code, styles, fallbacks for disabled scripting, inert templates.
 _INVISIBLE = ["script", "style", "noscript", "template", "head", "svg", "object", "iframe"]
+_INVISIBLE_SELECTOR = ", ".join(_INVISIBLE)
 _BLOCKS = (
     "address, article, aside, blockquote, caption, dd, details, dialog, div, dl, dt, fieldset, "
     "figcaption, figure, footer, form, h1, h2, h3, h4, h5, h6, header, hgroup, hr, li, main, nav, "
@@ -74,10 +75,14 @@ def html_text(markup: str) -> tuple[str | None, str]:
     title_node = tree.css_first("title")
     if title_node is not None:
         title = _HTML_SPACE.sub(" ", title_node.text()).strip() or None
-    tree.strip_tags(_INVISIBLE, recursive=True)
     root = tree.body or tree.root
     if root is None:
         return title, ""
+    # One selector pass instead of strip_tags' one per tag (a third of the parse's time). The
+    # matches come in document order, an element before what it contains (an <svg>'s <style>):
+    # removing them last to first removes every match while it is still in the tree.
+    for node in reversed(root.css(_INVISIBLE_SELECTOR)):
+        node.decompose(recursive=True)
     # One selector pass over the tree for blocks, line breaks and cells (three cost 10 % more).
     for node in root.css(_MARKED):
         tag = node.tag
