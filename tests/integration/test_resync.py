@@ -96,6 +96,40 @@ def test_an_unchanged_reupload_refreshes_the_identity_without_reading_the_body(s
     assert doc["_source"]["content_sha256"] != first["_source"]["content_sha256"]
 
 
+class CountingGets:
+    """The real OpenSearch client, counting real-time GETs of single documents."""
+
+    def __init__(self, client: Any) -> None:
+        self._client = client
+        self.gets = 0
+
+    def get(self, **params: Any) -> Any:
+        self.gets += 1
+        return self._client.get(**params)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._client, name)
+
+
+def test_a_first_seen_object_is_indexed_without_asking_the_index_whether_it_changed(stack: Stack) -> None:
+    # A backfill of millions of new files: the ledger has never seen them, so the unchanged check
+    # (a real-time GET per create) has nothing to find and is not made.
+    indexer, counting = counting_indexer(stack)
+    gets = CountingGets(indexer.documents.client)
+    indexer.documents.client = gets
+    key, body = "総務/2026/備品台帳.txt", "備品台帳 ノートPC 12台".encode()
+    assert invoke(indexer, sqs_event(upload(stack, key, body, sequencer=SEQ[1]))) == set()
+    assert gets.gets == 0
+    doc = stack.doc(key)
+    assert doc is not None
+    assert "備品台帳" in doc["_source"]["content"]
+    # A second announcement of the same bytes asks, and skips the body.
+    assert invoke(indexer, sqs_event(upload(stack, key, body, sequencer=SEQ[2]))) == set()
+    assert gets.gets >= 1
+    assert counting.gets[stack.bucket] == 1
+    assert metric_total("UnchangedContentSkipped") == 1
+
+
 def test_a_renamed_scan_is_indexed_from_the_cache_with_its_text_and_no_ocr_job(
     stack: Stack, make_worker: WorkerFactory
 ) -> None:

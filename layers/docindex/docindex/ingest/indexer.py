@@ -501,6 +501,10 @@ class Indexer:
         """
         if not change.etag or change.size is None:
             return None
+        if claim.generation == 1:
+            # The ledger never saw this object before: nothing of it was written, so nothing to
+            # ask the index about (a backfill of millions of new files costs no real-time GETs).
+            return None
         fields = ["etag", "size", "ocr_status", "extraction_error"]
         indexed = self.documents.current(change.doc_id, fields=fields, retry_seconds=0)
         if indexed is None or not _same_complete_content(change, indexed[1]):
