@@ -396,6 +396,8 @@ def main(argv: list[str] | None = None) -> int:
             }
             if latency:
                 base["latency"] = {"moto_url": latency["moto_url"], "osmem_url": latency["osmem_url"]}
+                # The proxies run in this process: their CPU is the bench's, not docindex's nor AWS's.
+                base["server_pids"]["proxies"] = os.getpid()
             for name, spec, code in build_plan(args, wanted, base, corpus, bodies):
                 if "cpu" not in modes and _cpu_mode_row(name):
                     continue
