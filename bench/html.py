@@ -25,7 +25,6 @@ dependency for this comparison only; docindex does not ship it).
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import re
 import statistics
@@ -34,6 +33,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
+
+from bench.report import save_section
 
 REPO = Path(__file__).resolve().parent.parent
 SEED = 20261125
@@ -293,14 +294,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--results", type=Path, default=REPO / "bench" / "results.json")
     args = parser.parse_args(argv)
     figures = measure(args.sections, args.rounds)
-    data: dict[str, Any] = {}
-    if args.results.exists():
-        try:
-            data = json.loads(args.results.read_text(encoding="utf-8"))
-        except ValueError:
-            data = {}
-    data["html"] = figures
-    args.results.write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    save_section(args.results, "html", figures)
     print(render(figures))
     return 0
 

@@ -16,12 +16,13 @@ and of the cluster's indexing; these figures are the local emulator's.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from bench.report import save_section
 
 REPO = Path(__file__).resolve().parent.parent
 LINES = (
@@ -104,14 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--results", type=Path, default=REPO / "bench" / "results.json")
     args = parser.parse_args(argv)
     figures = measure(args.docs, args.chars)
-    data: dict[str, Any] = {}
-    if args.results.exists():
-        try:
-            data = json.loads(args.results.read_text(encoding="utf-8"))
-        except ValueError:
-            data = {}
-    data["reindex"] = figures
-    args.results.write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    save_section(args.results, "reindex", figures)
     print(
         f"reindex of {figures['documents']:,} documents ({figures['chars_per_document']:,} characters each): "
         f"copy {figures['copy_docs_per_s']} docs/s ({figures['copy_seconds']} s), whole run "

@@ -64,6 +64,18 @@ TARGETS = {
 }
 
 
+def save_section(results: Path, key: str, figures: dict[str, Any]) -> None:
+    """Put one measurement's figures under ``key`` in a results file, keeping what else it holds."""
+    data: dict[str, Any] = {}
+    if results.exists():
+        try:
+            data = json.loads(results.read_text(encoding="utf-8"))
+        except ValueError:
+            data = {}
+    data[key] = figures
+    results.write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+
+
 def template_default(parameter: str, template: Path | None = None) -> int:
     """A numeric parameter's default in template.yaml (the bench runs the defaults the template deploys)."""
     import re

@@ -25,6 +25,8 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from bench.report import save_section
+
 REPO = Path(__file__).resolve().parent.parent
 QUERIES = ("売上", "見積書", "会議 議事録", "契約", "東京都", "新製品 発売", "請求書 月末", "出張 報告")
 LINES = (
@@ -153,14 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--results", type=Path, default=REPO / "bench" / "results.json")
     args = parser.parse_args(argv)
     figures = measure(args.docs, args.repeat)
-    data: dict[str, Any] = {}
-    if args.results.exists():
-        try:
-            data = json.loads(args.results.read_text(encoding="utf-8"))
-        except ValueError:
-            data = {}
-    data["search_latency"] = figures
-    args.results.write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    save_section(args.results, "search_latency", figures)
     u, f = figures["unfiltered"], figures["filtered"]
     print(
         f"search latency through the search function on {figures['documents']:,} documents, "
