@@ -146,23 +146,22 @@ class OomKiller:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
-    def _working_for(self, pid: int) -> str:
-        try:
-            return (Path(self.pool.marks) / str(pid)).read_text(encoding="utf-8")
-        except OSError:
-            return ""
-
     def _run(self) -> None:
+        # The pool's own marks (one file per process, naming the job it works for) are the list to
+        # watch: a scan of /proc took long enough on a busy machine to miss a short page every time.
         while not self._stop.is_set():
-            for pid in pool_processes():
-                owner = self._working_for(pid)
+            for mark in Path(self.pool.marks).iterdir():
+                try:
+                    owner = mark.read_text(encoding="utf-8")
+                except OSError:
+                    continue
                 if owner and (self.owner is None or owner == self.owner):
                     try:
-                        os.kill(pid, signal.SIGKILL)
+                        os.kill(int(mark.name), signal.SIGKILL)
                         self.kills += 1
                     except ProcessLookupError:
                         pass
-            time.sleep(0.02)
+            time.sleep(0.002)
 
     def __enter__(self) -> OomKiller:
         self._thread.start()
