@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import uuid
-from typing import Any
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -12,6 +13,10 @@ from devkit.local.context import LocalLambdaContext
 from docindex.core.settings import Settings
 from docindex.ingest.indexer import Indexer
 from tests.conftest import REGION, Stack
+
+if TYPE_CHECKING:
+    from docindex.worker.pool import OcrPool
+    from tests.support.worker import WorkerFactory
 
 
 def build_indexer(stack: Stack, opensearch: Any = None, **overrides: str) -> Indexer:
@@ -66,3 +71,25 @@ def moto_reset(moto_endpoint: str) -> str:
     with urllib.request.urlopen(request, timeout=10) as response:
         response.read()
     return moto_endpoint
+
+
+@pytest.fixture(scope="module")
+def ocr_pool() -> Iterator[OcrPool]:
+    """One OCR pool of two processes per test module: spawning them and loading models once saves seconds.
+
+    A module that needs another pool (one process, or one of each test's own) overrides this fixture.
+    """
+    from docindex.worker.pool import OcrPool
+
+    pool = OcrPool(2)
+    yield pool
+    pool.close()
+
+
+@pytest.fixture
+def make_worker(ocr_pool: OcrPool) -> Iterator[WorkerFactory]:
+    """Real OCR workers against the test's stack, on the module's pool."""
+    from tests.support.worker import worker_factory  # it builds indexers with this module's helpers
+
+    with worker_factory(ocr_pool) as make:
+        yield make

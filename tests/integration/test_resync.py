@@ -7,7 +7,6 @@ counted by a thin wrapper around the real boto3 client: what it counts is what S
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -15,11 +14,10 @@ import pytest
 from devkit import samples
 from devkit.messages import eventbridge, s3_notification
 from docindex.index.search import search
-from docindex.worker.pool import OcrPool
 from tests.conftest import Stack
 from tests.integration.conftest import build_indexer, invoke, sqs_event
 from tests.support.scans import CARD_INCHES, LAYOUT, REPORT_LINES
-from tests.support.worker import WorkerFactory, metric_total, ocr_queue_depth, worker_factory
+from tests.support.worker import WorkerFactory, metric_total, ocr_queue_depth
 
 SEQ = ["0062A1B2C3D4E5F6%02d" % i for i in range(10)]  # noqa: UP031 - sequencer-shaped
 
@@ -37,19 +35,6 @@ class CountingS3:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._client, name)
-
-
-@pytest.fixture(scope="module")
-def shared_pool() -> Iterator[OcrPool]:
-    pool = OcrPool(2)
-    yield pool
-    pool.close()
-
-
-@pytest.fixture
-def make_worker(shared_pool: OcrPool) -> Iterator[WorkerFactory]:
-    with worker_factory(shared_pool) as make:
-        yield make
 
 
 def counting_indexer(stack: Stack) -> tuple[Any, CountingS3]:

@@ -6,31 +6,16 @@ import io
 import json
 import random
 import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import pytest
 
 from devkit import samples
 from docindex.index.search import search
 from docindex.ingest.handoff import OcrJob
-from docindex.worker.pool import OcrPool
 from tests.conftest import Stack
 from tests.support.scans import CARD_INCHES, LAYOUT, REPORT_LINES
-from tests.support.worker import WorkerFactory, metric_total, ocr_queue_depth, upload_and_index, worker_factory
-
-
-@pytest.fixture(scope="module")
-def shared_pool() -> Iterator[OcrPool]:
-    """One pool for the module: spawning processes and loading models once saves seconds."""
-    pool = OcrPool(2)
-    yield pool
-    pool.close()
-
-
-@pytest.fixture
-def make_worker(shared_pool: OcrPool) -> Iterator[WorkerFactory]:
-    with worker_factory(shared_pool) as make:
-        yield make
+from tests.support.worker import WorkerFactory, metric_total, ocr_queue_depth, upload_and_index
 
 
 def test_png_scan_becomes_searchable(stack: Stack, make_worker: WorkerFactory) -> None:

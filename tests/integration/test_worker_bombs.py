@@ -32,7 +32,6 @@ from tests.support.worker import (
     ocr_queue_depth,
     source_of,
     upload_and_index,
-    worker_factory,
 )
 
 TASK = {"WORKER_TASK_MEMORY_MIB": "4096", "WORKER_CONCURRENCY": "2"}
@@ -40,17 +39,11 @@ MiB = 1024 * 1024
 
 
 @pytest.fixture
-def pool() -> Iterator[OcrPool]:
-    """A pool of its own: these tests kill its processes or read their peak memory."""
+def ocr_pool() -> Iterator[OcrPool]:
+    """A pool for each test: these tests kill its processes or read their peak memory."""
     pool = OcrPool(2)
     yield pool
     pool.close()
-
-
-@pytest.fixture
-def make_worker(pool: OcrPool) -> Iterator[WorkerFactory]:
-    with worker_factory(pool) as make:
-        yield make
 
 
 def pool_processes() -> list[int]:
@@ -173,7 +166,7 @@ class OomKiller:
 
 
 def test_a_job_that_keeps_killing_its_ocr_process_is_quarantined(
-    stack: Stack, make_worker: WorkerFactory, pool: OcrPool
+    stack: Stack, make_worker: WorkerFactory, ocr_pool: OcrPool
 ) -> None:
     # Given a scan whose OCR process is killed every time it runs (the OOM killer), K = 2
     key = "スキャン/毒.png"
@@ -181,7 +174,7 @@ def test_a_job_that_keeps_killing_its_ocr_process_is_quarantined(
     worker = make_worker(stack, WORKER_QUARANTINE_AFTER_FAILURES="2", WORKER_RETRY_DELAY_SECONDS="0")
     ledger = Ledger(stack.aws.dynamodb, stack.env["LEDGER_TABLE"])
     worker.start()  # its processes checked the OCR set-up before any job
-    with OomKiller(pool) as killer:
+    with OomKiller(ocr_pool) as killer:
         # When the job is delivered twice: each attempt loses its process and is retried
         for attempt in (1, 2):
             assert worker.poll_once(wait_seconds=2) == 1
@@ -204,14 +197,14 @@ def test_a_job_that_keeps_killing_its_ocr_process_is_quarantined(
 
 
 def test_a_new_version_of_a_quarantined_file_is_tried_afresh(
-    stack: Stack, make_worker: WorkerFactory, pool: OcrPool
+    stack: Stack, make_worker: WorkerFactory, ocr_pool: OcrPool
 ) -> None:
     # Given a scan that killed its OCR process once (K = 1: the next delivery quarantines it)
     key = "スキャン/再送.png"
     upload_and_index(stack, key, make_scan_png(["見積書"], dpi=200, page=(4.0, 2.0), **LAYOUT))
     worker = make_worker(stack, WORKER_QUARANTINE_AFTER_FAILURES="1", WORKER_RETRY_DELAY_SECONDS="0")
     worker.start()
-    with OomKiller(pool):
+    with OomKiller(ocr_pool):
         assert worker.poll_once(wait_seconds=2) == 1
     assert worker.poll_once(wait_seconds=2) == 1
     assert source_of(stack, key)["extraction_error"] == "quarantined"
@@ -226,7 +219,7 @@ def test_a_new_version_of_a_quarantined_file_is_tried_afresh(
 
 
 def test_only_the_job_whose_page_died_counts_it_not_the_jobs_beside_it(
-    stack: Stack, make_worker: WorkerFactory, pool: OcrPool
+    stack: Stack, make_worker: WorkerFactory, ocr_pool: OcrPool
 ) -> None:
     # Given two jobs on one task at once: a poison scan whose process is killed whenever it
     # works for it, and an innocent 4-page scan whose pages share the pool (one death breaks
@@ -240,7 +233,7 @@ def test_only_the_job_whose_page_died_counts_it_not_the_jobs_beside_it(
     ledger = Ledger(stack.aws.dynamodb, stack.env["LEDGER_TABLE"])
     owner = f"{doc_id(stack.bucket, poison)}#1"
     # When the worker runs them until the queue is empty
-    with OomKiller(pool, owner=owner) as killer:
+    with OomKiller(ocr_pool, owner=owner) as killer:
         for _ in range(12):
             worker.poll_once(wait_seconds=1)
             if ocr_queue_depth(stack) == {"visible": 0, "in_flight": 0}:

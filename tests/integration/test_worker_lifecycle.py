@@ -32,7 +32,6 @@ from tests.support.worker import (
     metric_total,
     ocr_queue_depth,
     upload_and_index,
-    worker_factory,
 )
 
 # The indexer hands anything above this to the worker whole (reason too_large).
@@ -46,17 +45,11 @@ def long_scan(pages: int) -> bytes:
 
 
 @pytest.fixture(scope="module")
-def single_pool() -> Iterator[OcrPool]:
+def ocr_pool() -> Iterator[OcrPool]:
     """One OCR process: a job's pages run one after another, so its duration is predictable."""
     pool = OcrPool(1)
     yield pool
     pool.close()
-
-
-@pytest.fixture
-def make_worker(single_pool: OcrPool) -> Iterator[WorkerFactory]:
-    with worker_factory(single_pool) as make:
-        yield make
 
 
 def wait_until(condition: Callable[[], bool], timeout: float = 30.0, step: float = 0.05) -> None:

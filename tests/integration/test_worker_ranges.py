@@ -7,14 +7,10 @@ real Tesseract) split it, read the ranges and assemble the document.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-
-import pytest
 
 from devkit.samples import make_scan_pdf
 from docindex.core.changes import doc_id
 from docindex.ingest.ledger import Ledger
-from docindex.worker.pool import OcrPool
 from tests.conftest import Stack
 from tests.support.scans import LAYOUT
 from tests.support.worker import (
@@ -24,25 +20,11 @@ from tests.support.worker import (
     ocr_queue_depth,
     source_of,
     upload_and_index,
-    worker_factory,
 )
 
 # One word a page, so the document shows whether the pages came back in order.
 WORDS = ["請求書", "見積書", "契約書", "議事録", "報告書", "申請書"]
 RANGES = {"WORKER_RANGE_PAGES": "2", "WORKER_CONCURRENCY": "1"}
-
-
-@pytest.fixture(scope="module")
-def shared_pool() -> Iterator[OcrPool]:
-    pool = OcrPool(2)
-    yield pool
-    pool.close()
-
-
-@pytest.fixture
-def make_worker(shared_pool: OcrPool) -> Iterator[WorkerFactory]:
-    with worker_factory(shared_pool) as make:
-        yield make
 
 
 def six_page_scan() -> bytes:
