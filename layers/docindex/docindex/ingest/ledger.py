@@ -392,28 +392,8 @@ class Ledger:
         (a new generation) starts from zero, and after ``WORKER_QUARANTINE_AFTER_FAILURES`` the
         job is finished as ``failed`` instead of being tried again.
         """
-        names = {"#generation": "generation", "#state": "state", "#n": "ocr_failures", "#of": "ocr_failures_of"}
-        values = {":generation": {"N": str(generation)}, ":present": {"S": "present"}, ":one": {"N": "1"}}
-        current = "#generation = :generation AND #state = :present"
-        counted = self._update_if(
-            doc_id,
-            UpdateExpression="ADD #n :one",
-            ConditionExpression=f"{current} AND #of = :generation",
-            ExpressionAttributeNames=names,
-            ExpressionAttributeValues=values,
-            ReturnValues="UPDATED_NEW",
-        )
-        if counted is not None:
-            return int(counted["Attributes"]["ocr_failures"]["N"])
-        # The first failure of this job (or the count belonged to an older one).
-        first = self._update_if(
-            doc_id,
-            UpdateExpression="SET #n = :one, #of = :generation",
-            ConditionExpression=current,
-            ExpressionAttributeNames=names,
-            ExpressionAttributeValues=values,
-        )
-        return None if first is None else 1
+        counted = self._add_for_generation(doc_id, generation, "ocr_failures", "ocr_failures_of", {"N": "1"})
+        return None if counted is None else int(counted["N"])
 
     def add_ocr_range(self, doc_id: str, generation: int, first_page: int) -> list[int] | None:
         """Record that the range starting at ``first_page`` of the job at ``generation`` is stored.
@@ -422,38 +402,46 @@ class Ledger:
         the ranges of this generation recorded so far, in order (the job that sees all of them
         assembles the document), or None when the object has changed since (the ranges are stale).
         """
-        names = {"#generation": "generation", "#state": "state", "#r": "ocr_ranges", "#of": "ocr_ranges_of"}
-        values = {
-            ":generation": {"N": str(generation)},
-            ":present": {"S": "present"},
-            ":range": {"NS": [str(first_page)]},
-        }
+        ranges = self._add_for_generation(doc_id, generation, "ocr_ranges", "ocr_ranges_of", {"NS": [str(first_page)]})
+        return None if ranges is None else sorted(int(first) for first in ranges["NS"])
+
+    def _add_for_generation(
+        self, doc_id: str, generation: int, attribute: str, owner: str, value: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        """``ADD value`` to ``attribute``, kept for the job at ``generation`` (named in ``owner``).
+
+        The first addition of a generation replaces what an older job left; a newer change of the
+        object (another generation, or a removal) makes it stale: None. Returns the attribute's
+        new DynamoDB value.
+        """
+        names = {"#generation": "generation", "#state": "state", "#a": attribute, "#of": owner}
+        values = {":generation": {"N": str(generation)}, ":present": {"S": "present"}, ":value": value}
         current = "#generation = :generation AND #state = :present"
         for _ in range(2):
             added = self._update_if(
                 doc_id,
-                UpdateExpression="ADD #r :range",
+                UpdateExpression="ADD #a :value",
                 ConditionExpression=f"{current} AND #of = :generation",
                 ExpressionAttributeNames=names,
                 ExpressionAttributeValues=values,
                 ReturnValues="UPDATED_NEW",
             )
             if added is not None:
-                return sorted(int(first) for first in added["Attributes"]["ocr_ranges"]["NS"])
-            # The first range of this generation: the set starts here (unless one just did).
+                return dict(added["Attributes"][attribute])
+            # The first addition of this generation: it starts here (unless another one just did).
             started = self._update_if(
                 doc_id,
-                UpdateExpression="SET #r = :range, #of = :generation",
+                UpdateExpression="SET #a = :value, #of = :generation",
                 ConditionExpression=f"{current} AND (attribute_not_exists(#of) OR #of <> :generation)",
                 ExpressionAttributeNames=names,
                 ExpressionAttributeValues=values,
             )
             if started is not None:
-                return [first_page]
+                return value
             entry = self.get(doc_id)
             if entry is None or entry.state != "present" or entry.generation != generation:
                 return None
-        raise TransientError("the ledger's page ranges kept changing; retrying the job")
+        raise TransientError(f"the ledger's {attribute} kept changing; retrying the job")
 
     def commit_ocr(self, doc_id: str, generation: int, *, when: str) -> OcrCommit:
         """Take the next generation for the OCR result of the job queued at ``generation``.
