@@ -197,22 +197,16 @@ class Row:
     correct: bool
 
 
-def _lines(text: str) -> list[str]:
-    return [_SPACE.sub("", line) for line in text.splitlines()]
-
-
 def judge(page: Page, text: str) -> tuple[list[str], float, float]:
+    """Noise found, and the shares of sentences and table rows found whole, each within one line."""
     noise = [marker for marker in NOISE if marker in text]
-    lines = _lines(text)
-    joined = "\n".join(lines)
-    whole = sum(1 for sentence in page.sentences if f"\n{sentence}" in f"\n{joined}" or _in_a_line(sentence, lines))
-    row_patterns = [re.compile(r"\s*".join(re.escape(cell) for cell in row)) for row in page.rows[:200]]
-    rows_ok = sum(1 for pattern in row_patterns if any(pattern.search(line) for line in lines))
-    return noise, whole / len(page.sentences), rows_ok / len(row_patterns)
-
-
-def _in_a_line(sentence: str, lines: list[str]) -> bool:
-    return any(sentence in line for line in lines)
+    # Whitespace inside a line (the spaces and tabs an extractor puts between cells) is dropped, the
+    # line breaks are kept: text without a line break found in it lies within one line.
+    lines = "\n".join(_SPACE.sub("", line) for line in text.splitlines())
+    whole = sum(1 for sentence in page.sentences if sentence in lines)
+    rows = page.rows[:200]
+    rows_ok = sum(1 for row in rows if "".join(row) in lines)
+    return noise, whole / len(page.sentences), rows_ok / len(rows)
 
 
 def cpu_ms(fn: Callable[[str], str], markup: str, rounds: int) -> tuple[float, str]:

@@ -567,7 +567,7 @@ def _render_bulk(summary: dict[str, Any]) -> list[str]:
     return lines
 
 
-def machine_ceiling(t: dict[str, Any], cpus: int) -> dict[str, float]:
+def _machine_ceiling(t: dict[str, Any], cpus: int) -> dict[str, float]:
     """What this machine's CPUs allow a row: every process's CPU per document, and the rate it caps."""
     per_doc = t["cpu_ms_per_doc"] + t["moto_cpu_ms_per_doc"] + t["osmem_cpu_ms_per_doc"]
     per_doc += t.get("proxy_cpu_ms_per_doc", 0.0)
@@ -580,7 +580,7 @@ def _render_ceilings(tp: dict[str, Any], cpus: int) -> list[str]:
     for name in sorted(tp, key=_row_order):
         t = tp[name]
         if cpus and _is_latency_docindex(name) and not name.startswith("before:"):
-            c = machine_ceiling(t, cpus)
+            c = _machine_ceiling(t, cpus)
             lines.append(
                 f"- {_label(name)}: this machine's CPU per document {c['cpu_ms_per_doc']:.1f} ms (docindex "
                 f"{t['cpu_ms_per_doc']:.1f}, moto {t['moto_cpu_ms_per_doc']:.1f}, "
