@@ -66,6 +66,7 @@ if TYPE_CHECKING:
     from docindex.worker.leases import Lease
     from docindex.worker.pool import OcrPool
 
+
 def _owner(job: OcrJob) -> str:
     """Whose task a pool process runs: the object's job at its generation (its ranges share it)."""
     return f"{make_doc_id(job.bucket, job.key)}#{job.generation}"
