@@ -223,8 +223,8 @@ class Proxy:
     ``start()`` / ``stop()``, or ``with Proxy(...) as proxy:`` for both.
     """
 
-    def __init__(self, upstream: str, behaviour: Behaviour | None = None) -> None:
-        self._server = _Server(("127.0.0.1", 0), _Handler)
+    def __init__(self, upstream: str, behaviour: Behaviour | None = None, *, port: int = 0) -> None:
+        self._server = _Server(("127.0.0.1", port), _Handler)
         self._server.behaviour = behaviour or Behaviour()
         self._server.upstream = upstream
         self._thread = threading.Thread(target=self._server.serve_forever, name="fault-proxy", daemon=True)
