@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from docindex.index import vocabulary
-from docindex.index.mapping import ANALYSIS_TIERS, index_body, normalize, width_mappings
+from docindex.index.mapping import ANALYSIS_TIERS, index_body, width_mappings
+from docindex.text.width import normalize
 
 
 @pytest.mark.parametrize(

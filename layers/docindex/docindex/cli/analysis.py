@@ -56,12 +56,12 @@ def _on_cluster(args: argparse.Namespace, vocabulary: Any, findings: Any) -> dic
     from opensearchpy.exceptions import ConnectionError as OpenSearchUnreachable
     from opensearchpy.exceptions import OpenSearchException
 
-    from docindex.index import vocabulary as vocabulary_module
+    from docindex.index.mapping import try_on_cluster
 
     try:
         deployment, _ = _ops.resolve(argparse.Namespace(**{**vars(args), "bucket": None, "index": None}))
         client = _ops.opensearch_for(deployment)
-        cluster: dict[str, Any] = vocabulary_module.try_on_cluster(client, vocabulary)
+        cluster: dict[str, Any] = try_on_cluster(client, vocabulary)
     except OpenSearchUnreachable:
         raise  # not a finding about the settings: the central handler says "cannot reach OpenSearch"
     except (CommandError, OpenSearchException) as exc:

@@ -13,57 +13,18 @@ their names. The company's vocabulary (user dictionary, synonyms) comes from
 from __future__ import annotations
 
 import copy
-import functools
 import re
-import unicodedata
 from typing import TYPE_CHECKING, Any
 
 from docindex.core.observability import logger
+from docindex.index import vocabulary as vocabulary_module
+from docindex.index.vocabulary import Vocabulary
+from docindex.text.width import width_table
 
 if TYPE_CHECKING:
     from opensearchpy import OpenSearch
 
-    from docindex.index.vocabulary import Vocabulary
-
 INDEX_VERSION = 1
-
-# Blocks whose characters NFKC rewrites and people meet in Japanese office files: full-width
-# ASCII and half-width katakana (old systems), circled and parenthesized numbers, ㈱ and ㍉,
-# Roman numerals, Kangxi radicals (what many PDFs extract instead of ideographs),
-# CJK compatibility ideographs, Latin ligatures (PDFs), the ideographic space.
-_NORMALIZED_BLOCKS = (
-    (0x00A0, 0x00A0),
-    (0x2150, 0x218F),
-    (0x2460, 0x24FF),
-    (0x2E80, 0x2FDF),
-    (0x3000, 0x3000),
-    (0x3200, 0x33FF),
-    (0xF900, 0xFAFF),
-    (0xFB00, 0xFB06),
-    (0xFF00, 0xFFEF),
-)
-_VOICED_MARKS = ("\uff9e", "\uff9f")  # half-width dakuten, handakuten
-
-
-@functools.cache
-def _width_table() -> tuple[tuple[str, str], ...]:
-    """``(source, target)`` pairs: NFKC of every character of the blocks, and of half-width
-    katakana followed by a voiced mark (``ｻﾞ`` → ``ザ``, ``ﾊﾟ`` → ``パ``)."""
-    pairs: dict[str, str] = {}
-    for first, last in _NORMALIZED_BLOCKS:
-        for code in range(first, last + 1):
-            char = chr(code)
-            if unicodedata.category(char) in ("Cn", "Co", "Cs"):
-                continue
-            target = unicodedata.normalize("NFKC", char)
-            if target != char:
-                pairs[char] = target
-    for code in range(0xFF66, 0xFF9E):
-        for mark in _VOICED_MARKS:
-            combined = unicodedata.normalize("NFKC", chr(code) + mark)
-            if len(combined) == 1:
-                pairs[chr(code) + mark] = combined
-    return tuple(sorted(pairs.items()))
 
 
 def _rule_text(text: str) -> str:
@@ -75,19 +36,7 @@ def _rule_text(text: str) -> str:
 def width_mappings() -> list[str]:
     """The ``mapping`` char filter's rules: Unicode NFKC for the blocks above, generated from
     the Unicode tables, so every tier normalizes width and form *before* tokenizing."""
-    return [f"{_rule_text(source)} => {_rule_text(target)}" for source, target in _width_table()]
-
-
-@functools.cache
-def _width_pattern() -> re.Pattern[str]:
-    sources = sorted((source for source, _ in _width_table()), key=len, reverse=True)
-    return re.compile("|".join(re.escape(source) for source in sources))
-
-
-def normalize(text: str) -> str:
-    """``text`` as the ``docindex_width`` char filter rewrites it (longest match first)."""
-    table = dict(_width_table())
-    return _width_pattern().sub(lambda m: table[m.group(0)], text)
+    return [f"{_rule_text(source)} => {_rule_text(target)}" for source, target in width_table()]
 
 
 _TEXT_FILTERS = ["kuromoji_baseform", "docindex_ja_pos", "cjk_width", "ja_stop", "kuromoji_stemmer", "lowercase"]
@@ -209,8 +158,6 @@ def index_body(*, tier: str = "kuromoji", vocabulary: Vocabulary | None = None) 
     Japanese plugin. ``vocabulary`` (default: the shipped ``analysis.toml``) adds
     the user dictionary to kuromoji and the synonyms to the search analyzer.
     """
-    from docindex.index import vocabulary as vocabulary_module
-
     vocabulary = vocabulary if vocabulary is not None else vocabulary_module.load()
     return {
         "settings": {"index": {"analysis": _analysis(tier, vocabulary)}},
@@ -281,3 +228,25 @@ def ensure_added_fields(client: OpenSearch, name: str) -> None:
     """Add :data:`ADDED_FIELDS` to an index created before they existed (idempotent)."""
     properties = {field: MAPPINGS["properties"][field] for field in ADDED_FIELDS}
     client.indices.put_mapping(index=name, body={"properties": properties})
+
+
+def try_on_cluster(client: Any, vocabulary: Vocabulary) -> dict[str, Any]:
+    """Create a throwaway index with the full settings on the cluster, analyze every entry, delete it.
+
+    Index creation is where OpenSearch parses the user dictionary and the synonyms
+    (a refusal raises); the tokens show what the search analyzer makes of each entry.
+    """
+    import uuid
+
+    name = f"docindex-validate-{uuid.uuid4().hex[:12]}"
+    analysis = create_index(client, name, vocabulary=vocabulary)
+    try:
+        texts = [rule.split(",", 1)[0] for rule in vocabulary.dictionary_rules]
+        texts += [term.strip() for line in vocabulary.synonym_sets for term in re.split(r",|=>", line)]
+        tokens: dict[str, list[str]] = {}
+        for text in dict.fromkeys(t for t in texts if t):
+            response = client.indices.analyze(index=name, body={"analyzer": "docindex_search", "text": text})
+            tokens[text] = [t["token"] for t in response.get("tokens", [])]
+        return {"analysis": analysis, "tokens": tokens}
+    finally:
+        client.indices.delete(index=name, ignore=[404])

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from docindex.index.mapping import normalize
+from docindex.text.width import normalize
 
 if TYPE_CHECKING:
     from opensearchpy import OpenSearch

@@ -100,8 +100,8 @@ def text_query(q: str) -> dict[str, Any]:
     with the vocabulary's synonym terms (``docindex.index.vocabulary.query_variants``):
     the replacements are vocabulary terms, never user-supplied syntax.
     """
-    from docindex.index.mapping import normalize
     from docindex.index.vocabulary import query_variants
+    from docindex.text.width import normalize
 
     variants = query_variants(normalize(q))
     if len(variants) == 1:
