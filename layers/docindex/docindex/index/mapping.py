@@ -7,7 +7,9 @@ text matches however it was typed. A cluster without the kuromoji plugin gets
 CJK bigrams instead (logged). ``content.bigram`` and ``title.bigram`` find
 words kuromoji splits badly; ``filename.ngram`` finds files by fragments of
 their names. The company's vocabulary (user dictionary, synonyms) comes from
-``docindex.index.vocabulary``.
+``docindex.index.vocabulary``. ``variants`` holds the document's text with its spelling
+variants folded by docindex itself (``docindex.text.variants``); its analyzer is the standard
+tokenizer and CJK bigrams of OpenSearch core, so it indexes the same tokens on every engine.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from docindex.core.observability import logger
 from docindex.index import vocabulary as vocabulary_module
 from docindex.index.vocabulary import Vocabulary
+from docindex.text.variants import NORMALIZATION_VERSION
 from docindex.text.width import width_table
 
 if TYPE_CHECKING:
@@ -46,6 +49,11 @@ _BIGRAM: dict[str, Any] = {
     "filter": ["cjk_width", "lowercase", "cjk_bigram"],
 }
 _NGRAM: dict[str, Any] = {"type": "custom", "tokenizer": "docindex_ngram", "filter": ["cjk_width", "lowercase"]}
+# The standard tokenizer and CJK bigrams of OpenSearch core, with nothing else: the text that
+# docindex.text.variants writes holds only ASCII letters and digits, kana and kanji between
+# spaces, so its tokens are docindex.text.variants.tokens() of it on any engine. (osmem-server
+# answers phrase and AND queries on an ngram-tokenizer field as if any gram were enough.)
+VARIANTS_ANALYZER: dict[str, Any] = {"type": "custom", "tokenizer": "standard", "filter": ["cjk_bigram"]}
 
 
 def _analysis(tier: str, vocabulary: Vocabulary) -> dict[str, Any]:
@@ -84,6 +92,9 @@ def _analysis(tier: str, vocabulary: Vocabulary) -> dict[str, Any]:
     char_filters = ["docindex_width"] + (["icu_normalizer"] if tier == "icu+kuromoji" else [])
     for analyzer in analysis["analyzer"].values():
         analyzer["char_filter"] = list(char_filters)
+    # The folded text docindex writes into `variants` needs nothing of the engine but bigrams of
+    # its words: no char filter, no plugin, so every engine and every tier makes the same tokens.
+    analysis["analyzer"]["docindex_variants"] = copy.deepcopy(VARIANTS_ANALYZER)
     if not analysis["filter"]:
         del analysis["filter"]
     return analysis
@@ -93,6 +104,9 @@ MAPPINGS: dict[str, Any] = {
     # Unknown fields are kept in _source but not indexed: a typo never
     # rejects a document, and the mapping stays the contract's.
     "dynamic": False,
+    # `variants` is derived from title, file name and content: every writer computes it again
+    # (IndexDocument.source(), docindex reindex), so storing it would only double the text.
+    "_source": {"excludes": ["variants"]},
     "properties": {
         "bucket": {"type": "keyword"},
         "key": {"type": "keyword"},
@@ -126,6 +140,7 @@ MAPPINGS: dict[str, Any] = {
             "search_analyzer": "docindex_search",
             "fields": {"bigram": {"type": "text", "analyzer": "docindex_bigram"}},
         },
+        "variants": {"type": "text", "analyzer": "docindex_variants"},
         "content_truncated": {"type": "boolean"},
         "content_dropped": {"type": "keyword"},
         "author": {"type": "keyword", "ignore_above": 256},
@@ -182,7 +197,7 @@ def create_index(
 
     for tier in ANALYSIS_TIERS:
         body = index_body(tier=tier, vocabulary=vocabulary)
-        body["mappings"]["_meta"] = {"docindex": {"analysis": tier, **(meta or {})}}
+        body["mappings"]["_meta"] = {"docindex": {"analysis": tier, "variants": NORMALIZATION_VERSION, **(meta or {})}}
         if alias:
             body["aliases"] = {alias: {"is_write_index": True}}
         try:
@@ -218,6 +233,8 @@ def ensure_index(client: OpenSearch, name: str) -> str:
 
 
 # Fields added after INDEX_VERSION 1 was deployed: put on an existing index (adding fields is always allowed).
+# Not `variants`: its analyzer is not in an older index's settings (adding one closes the index),
+# so an older index gets it from `docindex reindex` (docs/search.md#spelling-variants).
 ADDED_FIELDS = (
     *("folders", "allow_principals", "deny_principals", "content_sha256", "content_dropped"),
     *("author", "last_saved_by", "created", "modified"),

@@ -235,6 +235,11 @@ def search(
 # Added to the score of every document whose words match: above any score of a document
 # matched only by characters (bigrams) or file-name fragments, whatever their BM25 figures.
 WORD_MATCH_TIER = 1000.0
+# Added to the score of every document that has each word of the query in one of its spellings
+# (``variants``): below every word match, so the spelling typed ranks first, above the rest.
+VARIANT_MATCH_TIER = 100.0
+# A query word without Japanese still has to be in the document, in one of these fields.
+_PLAIN_WORD_FIELDS = ["title", "filename", "content", "title.bigram", "content.bigram", "filename.ngram"]
 
 
 def synonym_clause(query: str) -> dict[str, Any]:
@@ -274,7 +279,33 @@ def query_clause(query: str) -> dict[str, Any]:
     }
     name_fragment = {"match": {"filename.ngram": {"query": query, "minimum_should_match": "100%", "boost": 0.5}}}
     word_tier = {"constant_score": {"filter": words, "boost": WORD_MATCH_TIER}}
-    return {"bool": {"should": [word_tier, words, characters, name_fragment], "minimum_should_match": 1}}
+    should = [word_tier, words, characters, name_fragment]
+    variants = variant_clause(query)
+    if variants is not None:
+        should += [{"constant_score": {"filter": variants, "boost": VARIANT_MATCH_TIER}}, variants]
+    return {"bool": {"should": should, "minimum_should_match": 1}}
+
+
+def variant_clause(query: str) -> dict[str, Any] | None:
+    """Every word of ``query`` in one of its spellings: its folded form as a phrase of the
+    ``variants`` field (``docindex.text.variants``), or, for a word without Japanese, as typed.
+
+    None when no word has Japanese (the other clauses answer such a query alone).
+    """
+    from docindex.text.variants import query_text
+
+    clauses: list[dict[str, Any]] = []
+    folded_any = False
+    for word in query.split():
+        as_typed = {"multi_match": {"query": word, "fields": _PLAIN_WORD_FIELDS, "operator": "and"}}
+        folded = query_text(word)
+        if folded:
+            folded_any = True
+            spelled = {"match_phrase": {"variants": folded}}
+            clauses.append({"bool": {"should": [spelled, as_typed], "minimum_should_match": 1}})
+        else:
+            clauses.append(as_typed)
+    return {"bool": {"must": clauses}} if folded_any else None
 
 
 def _filters(prefix: str | None, extension: str | None, bucket: str | None) -> list[dict[str, Any]]:
