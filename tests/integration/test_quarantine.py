@@ -66,7 +66,7 @@ def test_a_change_that_kills_its_invocation_is_quarantined(stack: Stack, monkeyp
     stack.aws.s3.put_object(Bucket=stack.bucket, Key=key, Body=b"%PDF-1.7\n% a file the extractor never survives\n")
     body = s3_notification(stack.bucket, key, sequencer="00E1")
     # Given a file whose extraction kills the invocation every time (receives, then redrives)
-    monkeypatch.setattr("docindex.ingest.indexer.extract", kill_the_invocation)
+    monkeypatch.setattr("docindex.ingest.reading.extract", kill_the_invocation)
     killed_deliveries(stack, indexer, body, times=3)
     assert stack.doc(key) is None
     # When it is delivered once more (the extractor would still kill it)
@@ -88,7 +88,7 @@ def test_below_the_threshold_a_killed_change_is_still_tried(stack: Stack, monkey
     stack.aws.s3.put_object(Bucket=stack.bucket, Key=key, Body="四半期の報告".encode())
     body = s3_notification(stack.bucket, key, sequencer="00E2")
     # Given two deliveries that died
-    monkeypatch.setattr("docindex.ingest.indexer.extract", kill_the_invocation)
+    monkeypatch.setattr("docindex.ingest.reading.extract", kill_the_invocation)
     killed_deliveries(stack, indexer, body, times=2)
     # When the third delivery survives (the cause was transient)
     monkeypatch.undo()
@@ -110,14 +110,14 @@ def test_a_later_change_of_the_object_starts_from_zero(stack: Stack, monkeypatch
     stack.aws.s3.put_object(Bucket=stack.bucket, Key=key, Body="見積 第一版".encode())
     first = s3_notification(stack.bucket, key, sequencer="00E3")
     # Given a change that died once and then was applied
-    monkeypatch.setattr("docindex.ingest.indexer.extract", kill_the_invocation)
+    monkeypatch.setattr("docindex.ingest.reading.extract", kill_the_invocation)
     killed_deliveries(stack, indexer, first, times=1)
     monkeypatch.undo()
     assert invoke(indexer, sqs_event(first)) == set()
     # When the object is uploaded again and that change dies once too
     stack.aws.s3.put_object(Bucket=stack.bucket, Key=key, Body="見積 第二版".encode())
     second = s3_notification(stack.bucket, key, sequencer="00E4")
-    monkeypatch.setattr("docindex.ingest.indexer.extract", kill_the_invocation)
+    monkeypatch.setattr("docindex.ingest.reading.extract", kill_the_invocation)
     killed_deliveries(stack, indexer, second, times=1)
     monkeypatch.undo()
     # Then its next delivery is applied normally: the first change's attempts do not count

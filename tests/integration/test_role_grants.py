@@ -127,7 +127,7 @@ def test_the_indexer_role_grants_exactly_what_the_indexer_calls(stack: Stack, mo
         raise RuntimeError("the extractor crashed")
 
     with monkeypatch.context() as patched:
-        patched.setattr("docindex.ingest.indexer.extract", crash)
+        patched.setattr("docindex.ingest.reading.extract", crash)
         for _ in range(2):
             assert len(deliver(created(stack, "crash/図面.txt", "0001"))) == 1
         assert deliver(created(stack, "crash/図面.txt", "0001")) == set()

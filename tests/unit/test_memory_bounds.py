@@ -7,7 +7,7 @@ import time
 
 from devkit.local.context import LocalLambdaContext
 from docindex.core.storage import ByteBudget
-from docindex.ingest.indexer import body_budget_bytes
+from docindex.ingest.invocation import body_budget_bytes
 
 MiB = 1024 * 1024
 

@@ -9,8 +9,8 @@ import pytest
 
 from docindex.core.exceptions import SettingsError
 from docindex.worker.config import WorkerSettings
-from docindex.worker.job import lock_seconds
 from docindex.worker.leases import Lease, LeaseState
+from docindex.worker.locks import lock_seconds
 
 BASE = {
     "OPENSEARCH_ENDPOINT": "http://127.0.0.1:9200",

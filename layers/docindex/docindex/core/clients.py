@@ -71,7 +71,7 @@ def make_opensearch(
         "hosts": [endpoint],
         "timeout": timeout,
         "connection_class": fast_gzip_connection(),
-        # docindex does its own bounded retries around _bulk (bulk_writer.py);
+        # docindex does its own bounded retries around _bulk (index/bulk.py);
         # the transport retrying too would stack retries on retries.
         "max_retries": 0,
         "retry_on_timeout": False,

@@ -48,6 +48,14 @@ class Deadline:
 
 
 @dataclass(frozen=True)
+class JobBounds:
+    """What one isolated extraction may use (read by extractors through ``ExtractionContext.bounds``)."""
+
+    memory_bytes: int
+    seconds: float
+
+
+@dataclass(frozen=True)
 class FileType:
     """What the bytes are, detected from content first and the name second.
 

@@ -10,14 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from docindex.core.exceptions import ExtractionError
-from docindex.extract.base import Deadline, ExtractionLimits
-
-if TYPE_CHECKING:
-    from docindex.extract.isolation import JobBounds
-
+from docindex.extract.base import Deadline, ExtractionLimits, JobBounds
 
 # At most this many dropped parts are named on a document, each in at most MAX_DROP_CHARS characters.
 MAX_DROPPED = 20

@@ -37,9 +37,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
 import os
-import resource
 import selectors
 import signal
 import struct
@@ -51,8 +49,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import IO
 
-from docindex.core.limits import limit_growth, peak_rss, unlimit
-from docindex.extract.base import ExtractionLimits, FileType
+from docindex.extract.base import ExtractionLimits, FileType, JobBounds
 from docindex.extract.context import ExtractionContext
 
 MiB = 1024 * 1024
@@ -76,14 +73,6 @@ DEFAULT_GRANT_FACTOR = 8
 # sheet whose cells cannot fit the job's grant is refused before calamine
 # allocates it.
 BYTES_PER_CELL = 130
-
-
-@dataclass(frozen=True)
-class JobBounds:
-    """What one isolated extraction may use (read by extractors through ``ExtractionContext.bounds``)."""
-
-    memory_bytes: int
-    seconds: float
 
 
 class ExtractionPool:
@@ -241,7 +230,7 @@ class _Child:
         # layer, /var/task, a worktree): sys.path, not only PYTHONPATH.
         env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
         process = subprocess.Popen(  # nosec B603 - our interpreter, fixed argv
-            [sys.executable, "-m", "docindex.extract.isolation"],
+            [sys.executable, "-m", "docindex.extract.child"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             env=env,
@@ -263,7 +252,7 @@ class _Child:
             "size": len(data),
         }
         try:
-            _write_frame(self._stdin, json.dumps(header).encode())
+            write_frame(self._stdin, json.dumps(header).encode())
             self._stdin.write(data)
             self._stdin.flush()
         except (BrokenPipeError, OSError):
@@ -330,7 +319,7 @@ class _Child:
             self.process.wait(timeout=5)
 
 
-def _write_frame(stream: IO[bytes], payload: bytes) -> None:
+def write_frame(stream: IO[bytes], payload: bytes) -> None:
     stream.write(struct.pack(">I", len(payload)))
     stream.write(payload)
 
@@ -356,99 +345,3 @@ def _read_frame(stream: IO[bytes], seconds: float, max_bytes: int) -> tuple[str,
                 if want > max_bytes:
                     return "too_large", b""
     return "ok", bytes(buffer[4 : 4 + want])
-
-
-# --------------------------------------------------------------------------- the child
-
-
-def _bound(seconds: float, memory: int) -> None:
-    """Limit this process for one job: address space grows by ``memory`` at most, CPU by ``seconds`` + grace."""
-    limit_growth(memory)
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    used = usage.ru_utime + usage.ru_stime
-    resource.setrlimit(
-        resource.RLIMIT_CPU, (math.ceil(used + seconds + KILL_GRACE_SECONDS) + 1, resource.RLIM_INFINITY)
-    )
-
-
-def _unbound() -> None:
-    unlimit()
-    resource.setrlimit(resource.RLIMIT_CPU, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
-
-
-def _read_exact(stream: IO[bytes], n: int) -> bytes | None:
-    parts, left = [], n
-    while left:
-        chunk = stream.read(left)
-        if not chunk:
-            return None
-        parts.append(chunk)
-        left -= len(chunk)
-    return b"".join(parts)
-
-
-def _serve(requests: IO[bytes], answers: IO[bytes]) -> None:
-    from docindex.extract.base import Deadline
-    from docindex.extract.dispatch import _extractor, _run
-
-    while True:
-        head = _read_exact(requests, 4)
-        if head is None:
-            return
-        raw = _read_exact(requests, struct.unpack(">I", head)[0])
-        if raw is None:
-            return
-        job = json.loads(raw)
-        data = _read_exact(requests, int(job["size"]))
-        if data is None:
-            return
-        ftype = FileType(kind=job["kind"], mime=job["mime"], encrypted=job["encrypted"])
-        limits = ExtractionLimits(**job["limits"])
-        bounds = JobBounds(memory_bytes=int(job["memory"]), seconds=float(job["seconds"]))
-        ctx = ExtractionContext(limits, Deadline(bounds.seconds), bounds=bounds)
-        extractor = _extractor(ftype.kind)
-        error: str | None
-        detail: str | None
-        _bound(bounds.seconds, bounds.memory_bytes)
-        try:
-            if extractor is None:
-                error, detail = "unsupported", f"no text extractor for {ftype.mime}"
-            else:
-                error, detail = _run(extractor, data, ftype, ctx)
-        finally:
-            _unbound()
-        del data
-        answer = {
-            "error": error,
-            "detail": detail,
-            "text": ctx.text.getvalue(),
-            "truncated": ctx.text.truncated,
-            "title": ctx.title,
-            "page_count": ctx.page_count,
-            "ocr_reason": ctx.ocr_reason,
-            "encoding": ctx.encoding,
-            "incomplete": ctx.incomplete,
-            "dropped": ctx.dropped,
-            "author": ctx.author,
-            "last_saved_by": ctx.last_saved_by,
-            "created": ctx.created.isoformat() if ctx.created else None,
-            "modified": ctx.modified.isoformat() if ctx.modified else None,
-            "peak_rss": peak_rss(),
-            # After running out of memory the heap is not worth keeping.
-            "retire": error == "memory",
-        }
-        _write_frame(answers, json.dumps(answer, ensure_ascii=False).encode("utf-8", "surrogatepass"))
-        answers.flush()
-
-
-def main() -> None:
-    """Serve jobs on stdin/stdout until the parent goes away."""
-    # Anything a library prints must not corrupt the answers: stdout goes to stderr.
-    answers = os.fdopen(os.dup(1), "wb")
-    os.dup2(2, 1)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _serve(sys.stdin.buffer, answers)
-
-
-if __name__ == "__main__":
-    main()

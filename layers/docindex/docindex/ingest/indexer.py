@@ -1,21 +1,22 @@
-"""The indexer: SQS batch of S3 changes → OpenSearch documents.
+"""The indexer: an SQS batch of S3 changes → OpenSearch documents.
 
-Data flows one way: SQS record → ``ObjectChange`` (events.py) → ledger claim
-(ordering) → S3 object (storage.py) → ``ExtractedDocument`` (extract/) →
-index action (search_index.py, bulk_writer.py) → outcome. Each change runs
-under Powertools idempotency keyed on the change itself (not the messageId),
-so the same change announced twice, in any shape or after a DLQ redrive, is
-applied once.
+Data flows one way: SQS record → ``ObjectChange`` (``core/changes.py``) →
+idempotency → ledger claim (``ledger.py``, ordering) → content, read within
+the invocation's budgets from the content cache or by extraction
+(``reading.py``, ``core/storage.py``, ``extract/``) → ``IndexDocument``
+(``index/documents.py``) → the batch's coalescing ``_bulk`` writer
+(``index/store.py``, ``index/bulk.py``) or an OCR job (``handoff.py``) →
+outcome. Each change runs under Powertools idempotency keyed on the change
+itself (not the messageId), so the same change announced twice, in any shape
+or after a DLQ redrive, is applied once. Re-announced unchanged content is
+recognised in ``unchanged.py``; what one invocation's records share is in
+``invocation.py``.
 """
 
 from __future__ import annotations
 
-import threading
 import time
-from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools.utilities.batch import process_partial_response
@@ -31,15 +32,26 @@ from docindex.core.changes import Action, ObjectChange, is_excluded, parse_body
 from docindex.core.exceptions import ObjectArchivedError, PoisonMessageError, TransientError
 from docindex.core.observability import Metric, count, logger
 from docindex.core.storage import ByteBudget, FetchedObject, ObjectStore
-from docindex.extract import Deadline, ExtractedDocument, ExtractionLimits, extract
+from docindex.extract import ExtractedDocument, ExtractionLimits
 from docindex.extract.isolation import ExtractionPool
 from docindex.index.bulk import BulkWriter, WriteOutcome
-from docindex.index.documents import ExtractionErrorCode, IndexDocument, OcrStatus, file_name_parts
+from docindex.index.documents import IndexDocument, OcrStatus
 from docindex.index.store import DocumentStore
 from docindex.ingest.batch import ConcurrentBatchProcessor, WorkSlots
 from docindex.ingest.cache import CachedContent, ContentCache
 from docindex.ingest.handoff import OcrJob, OcrQueue
+from docindex.ingest.invocation import (
+    LATE_START_SECONDS,
+    LATE_START_SHARE,
+    RECORDS_IN_FLIGHT,
+    BatchRun,
+    Outcome,
+    body_budget_bytes,
+    function_memory_mb,
+)
 from docindex.ingest.ledger import Claim, Ledger
+from docindex.ingest.reading import ContentReader
+from docindex.ingest.unchanged import refreshed_document
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
@@ -48,74 +60,6 @@ if TYPE_CHECKING:
     from opensearchpy import OpenSearch
 
     from docindex.core.settings import Settings
-
-
-# Time kept back from extraction for the bulk write and the batch response.
-EXTRACTION_MARGIN_SECONDS = 10.0
-# Object bodies held in memory at once, across the records of an invocation:
-# at most this share of the function's memory (384 MiB at 1536 MB). A body
-# costs about 1.2-1.6 times its size at peak (make bench: 10 PDFs of 20 MB
-# read at once peaked 250-330 MB above the idle process), and the extracted
-# text and its JSON need room too.
-BODY_BUDGET_SHARE = 0.25
-DEFAULT_MEMORY_MB = 1536
-MiB = 1024 * 1024
-# Records of an invocation in flight at once: INDEXER_CONCURRENCY of them working,
-# the others waiting for a work slot or for their _bulk result (docs/performance.md).
-RECORDS_IN_FLIGHT = 100
-# A record that gets its work slot with less than this left of the invocation (at most
-# LATE_START_SECONDS, a share of the time the invocation started with) is not started:
-# it fails and SQS delivers it again, rather than being extracted in a hurry and indexed
-# with extraction_error "timeout".
-LATE_START_SECONDS = 40.0
-LATE_START_SHARE = 0.25
-
-
-def function_memory_mb(context: Any) -> int:
-    """The function's memory size from the Lambda context (a default outside Lambda)."""
-    try:
-        return max(128, int(context.memory_limit_in_mb))
-    except (AttributeError, TypeError, ValueError):
-        return DEFAULT_MEMORY_MB
-
-
-def body_budget_bytes(context: Any) -> int:
-    """The byte budget for object bodies of one invocation, from the function's memory size."""
-    return int(function_memory_mb(context) * MiB * BODY_BUDGET_SHARE)
-
-
-class Outcome(StrEnum):
-    INDEXED = "indexed"
-    DELETED = "deleted"
-    OCR_QUEUED = "ocr_queued"
-    STALE = "stale"
-    GONE = "gone"
-    IGNORED = "ignored"
-    DUPLICATE = "duplicate"
-    QUARANTINED = "quarantined"
-    UNCHANGED = "unchanged"
-    ARCHIVED = "archived"
-    EXCLUDED = "excluded"
-
-
-@dataclass
-class _BatchRun:
-    """State shared by the records of one invocation."""
-
-    writer: BulkWriter
-    time_left: Callable[[], float]
-    budget: ByteBudget
-    slots: WorkSlots
-    late_start_seconds: float = 0.0
-    index_error: str | None = None
-    _locks: defaultdict[str, threading.Lock] = field(default_factory=lambda: defaultdict(threading.Lock))
-    _guard: threading.Lock = field(default_factory=threading.Lock)
-
-    def lock_for(self, doc_id: str) -> threading.Lock:
-        # Changes of one object within a batch run one after another, so a
-        # create and its delete (or both shapes of one change) never race.
-        with self._guard:
-            return self._locks[doc_id]
 
 
 class Indexer:
@@ -140,6 +84,9 @@ class Indexer:
         self.ocr_queue = OcrQueue(sqs, settings.ocr_queue_url)
         self.cache = ContentCache(s3, settings.content_cache_bucket, settings.content_cache_prefix)
         self.limits = ExtractionLimits.from_settings(settings)
+        self.reader = ContentReader(
+            self.store, self.cache, self.limits, max_object_bytes=self.settings.max_object_bytes
+        )
         # Child processes for PDFs and spreadsheets, kept warm across invocations;
         # sized from the function's memory on the first one.
         self.pool: ExtractionPool | None = None
@@ -189,7 +136,7 @@ class Indexer:
             still_current=self.ledger.still_current,
             waiting=slots.waiting,
         ) as writer:
-            run = _BatchRun(
+            run = BatchRun(
                 writer=writer,
                 time_left=time_left,
                 budget=ByteBudget(body_budget_bytes(context)),
@@ -229,7 +176,7 @@ class Indexer:
 
     # -- one record --------------------------------------------------------
 
-    def _handle_record(self, record: SQSRecord, run: _BatchRun) -> list[dict[str, Any]]:
+    def _handle_record(self, record: SQSRecord, run: BatchRun) -> list[dict[str, Any]]:
         logger.thread_safe_append_keys(message_id=record.message_id)
         try:
             if run.index_error:
@@ -273,7 +220,7 @@ class Indexer:
 
     # -- one change (runs under idempotency) --------------------------------
 
-    def _apply(self, change: ObjectChange, run: _BatchRun) -> dict[str, Any]:
+    def _apply(self, change: ObjectChange, run: BatchRun) -> dict[str, Any]:
         started = time.perf_counter()
         if change.action is Action.CREATED and is_excluded(change.key, globs=self.exclude_globs):
             # Lock files, Thumbs.db, folder markers: never read, never indexed (a delete still passes,
@@ -361,7 +308,7 @@ class Indexer:
         fields = ["ocr_status", "ocr_reason", "etag", "version_id", "size", "content_type"]
         return self.documents.current(doc_id, fields=fields, retry_seconds=0)
 
-    def _quarantine(self, change: ObjectChange, claim: Claim, run: _BatchRun) -> dict[str, Any]:
+    def _quarantine(self, change: ObjectChange, claim: Claim, run: BatchRun) -> dict[str, Any]:
         """Stop retrying a change that keeps failing: index it by name, say why."""
         doc = IndexDocument.for_change(change, None, content_type=None).quarantined()
         outcome = self._write(change, claim, run, doc)
@@ -381,7 +328,7 @@ class Indexer:
         entry = self.ledger.get(change.doc_id)
         return bool(entry and entry.state == "present" and entry.version_id and entry.version_id != change.version_id)
 
-    def _remove(self, change: ObjectChange, claim: Claim, run: _BatchRun) -> dict[str, Any]:
+    def _remove(self, change: ObjectChange, claim: Claim, run: BatchRun) -> dict[str, Any]:
         if change.version_id and not change.delete_marker:
             # A version was permanently deleted: in a versioned bucket an
             # older version may now be current. Index it if so (the ledger
@@ -400,7 +347,7 @@ class Indexer:
         count(Metric.DOCUMENTS_DELETED)
         return {"outcome": Outcome.DELETED.value, "found": outcome is WriteOutcome.WRITTEN}
 
-    def _index(self, change: ObjectChange, claim: Claim, run: _BatchRun, *, version_id: str | None) -> dict[str, Any]:
+    def _index(self, change: ObjectChange, claim: Claim, run: BatchRun, *, version_id: str | None) -> dict[str, Any]:
         try:
             return self._read_and_index(change, claim, run, version_id=version_id)
         except ObjectArchivedError:
@@ -408,48 +355,26 @@ class Indexer:
             return self._index_archived(change, claim, run)
 
     def _read_and_index(
-        self, change: ObjectChange, claim: Claim, run: _BatchRun, *, version_id: str | None
+        self, change: ObjectChange, claim: Claim, run: BatchRun, *, version_id: str | None
     ) -> dict[str, Any]:
-        # The event's size is the size of this very version only for a create.
-        size_hint = change.size if change.action is Action.CREATED else None
-        extracted: ExtractedDocument | None = None
-        cached: CachedContent | None = None
-        with self.store.reading(
-            change.bucket,
-            change.key,
-            version_id=version_id,
-            max_bytes=self.settings.max_object_bytes,
-            budget=run.budget,
-            size_hint=size_hint,
-        ) as read:
-            if read is None:
-                if change.action is Action.CREATED:
-                    count(Metric.OBJECTS_GONE)
-                    if version_id is None or not self.store.exists(change.bucket, change.key):
-                        return self._remove_gone(change, claim, run)
-                    logger.info("this version no longer exists; skipped (its delete event will follow)")
-                return {"outcome": Outcome.GONE.value}
-            if read.data is not None and not change.is_reprocess:
-                cached = self.cache.get(read.content_sha256)
-            if read.data is not None and cached is None:
-                filename, _ = file_name_parts(change.key)
-                # Stop extracting while there is still time to write what we have
-                # and report the record; never beyond EXTRACTION_TIMEOUT_SECONDS.
-                budget = min(self.limits.timeout_seconds, max(1.0, run.time_left() - EXTRACTION_MARGIN_SECONDS))
-                extracted = extract(read.data, filename, self.limits, deadline=Deadline(budget), pool=self.pool)
-                self.cache.put(read.content_sha256, CachedContent.from_extracted(extracted))
-            # The body is not needed past extraction: free it (and its share of
-            # the budget) before the document waits for its bulk write.
-            fetched = read.without_data()
-            del read
-        if cached is not None:
-            return self._index_cached(change, claim, run, fetched, cached)
-        if extracted is None:
-            return self._hand_off(change, claim, run, fetched, reason="too_large", content_type=None)
-        return self._index_extracted(change, claim, run, fetched, extracted)
+        read = self.reader.read(
+            change, version_id=version_id, budget=run.budget, time_left=run.time_left, pool=self.pool
+        )
+        if read is None:
+            if change.action is Action.CREATED:
+                count(Metric.OBJECTS_GONE)
+                if version_id is None or not self.store.exists(change.bucket, change.key):
+                    return self._remove_gone(change, claim, run)
+                logger.info("this version no longer exists; skipped (its delete event will follow)")
+            return {"outcome": Outcome.GONE.value}
+        if read.cached is not None:
+            return self._index_cached(change, claim, run, read.fetched, read.cached)
+        if read.extracted is None:
+            return self._hand_off(change, claim, run, read.fetched, reason="too_large", content_type=None)
+        return self._index_extracted(change, claim, run, read.fetched, read.extracted)
 
     def _index_extracted(
-        self, change: ObjectChange, claim: Claim, run: _BatchRun, fetched: FetchedObject, extracted: ExtractedDocument
+        self, change: ObjectChange, claim: Claim, run: BatchRun, fetched: FetchedObject, extracted: ExtractedDocument
     ) -> dict[str, Any]:
         if extracted.ocr_reason:
             return self._hand_off(
@@ -484,41 +409,12 @@ class Indexer:
 
     # -- re-syncs, renames, copies and archives (issue 14) --------------------
 
-    def _refresh_unchanged(self, change: ObjectChange, claim: Claim, run: _BatchRun) -> dict[str, Any] | None:
-        """The same content announced again: refresh the identity fields without reading the body.
-
-        A re-run sync task, a storage-class transition or a metadata edit
-        announces a create whose ETag and size are those of the version already
-        indexed under this key. The index document is where the indexer learns
-        that cheaply and truthfully: one real-time GET by ``_id`` says what was
-        *written* (the ledger only says what was *claimed*, and its etag is
-        already this change's after the claim), and whether that document is
-        complete. Only a complete one is refreshed: pending OCR (its job is
-        stale after this claim), archived, quarantined, rejected or timed-out
-        documents take the full path. The write goes at this claim's
-        generation through the batch's writer, so ordering, ``still_current``
-        and idempotency hold as for any write. None: take the full path.
-        """
-        if not change.etag or change.size is None:
+    def _refresh_unchanged(self, change: ObjectChange, claim: Claim, run: BatchRun) -> dict[str, Any] | None:
+        """The same content announced again: its identity refreshed without reading the body (``unchanged.py``)."""
+        refreshed = refreshed_document(self.documents, change, claim)
+        if refreshed is None:
             return None
-        if claim.generation == 1:
-            # The ledger never saw this object before: nothing of it was written, so nothing to
-            # ask the index about (a backfill of millions of new files costs no real-time GETs).
-            return None
-        fields = ["etag", "size", "ocr_status", "extraction_error"]
-        indexed = self.documents.current(change.doc_id, fields=fields, retry_seconds=0)
-        if indexed is None or not _same_complete_content(change, indexed[1]):
-            return None
-        # The whole document is written back at the new generation (external versions need one).
-        current = self.documents.current(change.doc_id, retry_seconds=0)
-        if current is None or not _same_complete_content(change, current[1]):
-            return None
-        doc = IndexDocument.from_source(current[1]).with_identity(
-            version_id=change.version_id,
-            sequencer=change.sequencer,
-            last_modified=change.event_time,
-            etag=change.etag,
-        )
+        doc, indexed_version = refreshed
         outcome = self._write(change, claim, run, doc)
         if outcome is WriteOutcome.CONFLICT:
             count(Metric.STALE_EVENTS_SKIPPED)
@@ -526,12 +422,12 @@ class Indexer:
         count(Metric.UNCHANGED_CONTENT_SKIPPED)
         logger.info(
             "unchanged content: identity refreshed without reading the body",
-            extra={"etag": change.etag, "size": change.size, "indexed_version": current[0]},
+            extra={"etag": change.etag, "size": change.size, "indexed_version": indexed_version},
         )
         return {"outcome": Outcome.UNCHANGED.value}
 
     def _index_cached(
-        self, change: ObjectChange, claim: Claim, run: _BatchRun, fetched: FetchedObject, cached: CachedContent
+        self, change: ObjectChange, claim: Claim, run: BatchRun, fetched: FetchedObject, cached: CachedContent
     ) -> dict[str, Any]:
         """Content seen before (a rename, a move, a copy): indexed from the cache, no extraction, no OCR."""
         doc = (
@@ -562,7 +458,7 @@ class Indexer:
         logger.info("content seen before: indexed from the cache", extra={"ocr_status": cached.ocr_status})
         return {"outcome": Outcome.INDEXED.value, "cached": True, "ocr_status": cached.ocr_status}
 
-    def _index_archived(self, change: ObjectChange, claim: Claim, run: _BatchRun) -> dict[str, Any]:
+    def _index_archived(self, change: ObjectChange, claim: Claim, run: BatchRun) -> dict[str, Any]:
         """GetObject said ``InvalidObjectState``: indexed by name now, once; a completed restore re-indexes it."""
         doc = IndexDocument.for_change(change, None, content_type=None).archived()
         outcome = self._write(change, claim, run, doc)
@@ -574,7 +470,7 @@ class Indexer:
         logger.info("object is archived: indexed by name until a restore completes")
         return {"outcome": Outcome.ARCHIVED.value}
 
-    def _remove_gone(self, change: ObjectChange, claim: Claim, run: _BatchRun) -> dict[str, Any]:
+    def _remove_gone(self, change: ObjectChange, claim: Claim, run: BatchRun) -> dict[str, Any]:
         """The object was deleted after this change was claimed: its document goes now.
 
         Its delete event cannot be relied on to do it: it may be judged older
@@ -588,7 +484,7 @@ class Indexer:
         logger.info("object no longer exists; its document is removed", extra={"delete": outcome.value})
         return {"outcome": Outcome.GONE.value, "removed": outcome is WriteOutcome.WRITTEN}
 
-    def _write(self, change: ObjectChange, claim: Claim, run: _BatchRun, doc: IndexDocument) -> WriteOutcome:
+    def _write(self, change: ObjectChange, claim: Claim, run: BatchRun, doc: IndexDocument) -> WriteOutcome:
         # Through the batch's coalescing writer; a refused document falls back to its metadata.
         return self.documents.write(change.doc_id, claim.generation, doc, bulk=run.writer)
 
@@ -596,7 +492,7 @@ class Indexer:
         self,
         change: ObjectChange,
         claim: Claim,
-        run: _BatchRun,
+        run: BatchRun,
         fetched: FetchedObject,
         *,
         reason: str,
@@ -625,28 +521,6 @@ class Indexer:
         count(Metric.OCR_JOBS_QUEUED)
         count(Metric.DOCUMENTS_INDEXED)
         return {"outcome": Outcome.OCR_QUEUED.value, "reason": reason}
-
-
-# Documents whose content a retry or a restore could improve are never "unchanged".
-_INCOMPLETE_ERRORS = frozenset(
-    {
-        ExtractionErrorCode.ARCHIVED,
-        ExtractionErrorCode.QUARANTINED,
-        ExtractionErrorCode.INDEX_REJECTED,
-        ExtractionErrorCode.TIMEOUT,
-        "extractor_failed",
-    }
-)
-
-
-def _same_complete_content(change: ObjectChange, source: dict[str, Any]) -> bool:
-    """Whether the indexed ``source`` is complete content with ``change``'s identity (ETag and size)."""
-    return (
-        source.get("etag") == change.etag
-        and source.get("size") == change.size
-        and source.get("ocr_status") in (OcrStatus.NONE, OcrStatus.DONE)
-        and source.get("extraction_error") not in _INCOMPLETE_ERRORS
-    )
 
 
 _indexer: Indexer | None = None

@@ -20,47 +20,39 @@ Two guards, for two different things:
   the record's TTL. Here the "remaining time" registered is one lease (three
   heartbeats) and every heartbeat pushes the lock's expiry one lease further:
   the lock lives exactly as long as a live worker holds the job, and a killed
-  worker's lock expires together with its message's invisibility.
+  worker's lock expires together with its message's invisibility
+  (``docindex.worker.locks``).
+
+The pieces: ``content`` (the download, ``JobContent``), ``pages`` (reading pages
+through the pool), ``ranges`` (page-range jobs), ``locks`` (renewable locks).
 """
 
 from __future__ import annotations
 
-import hashlib
 import tempfile
-import threading
 import time
-from collections import deque
-from collections.abc import Iterator
-from concurrent.futures import CancelledError, Future
-from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures.process import BrokenProcessPool
-from contextlib import contextmanager
-from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, cast
 
-from aws_lambda_powertools.utilities.idempotency import (
-    DynamoDBPersistenceLayer,
-    IdempotencyConfig,
-    idempotent_function,
-)
-from botocore.exceptions import BotoCoreError, ClientError
+from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig, idempotent_function
 
 from docindex.access.source import AccessMapSource
-from docindex.core.aws import is_conditional_check_failure
 from docindex.core.changes import doc_id as make_doc_id
 from docindex.core.exceptions import JobAbandoned, ObjectArchivedError, PoisonMessageError, TransientError
 from docindex.core.observability import Metric, MetricUnit, count, logger, measure
-from docindex.core.storage import get_object, s3_sha256
 from docindex.extract import ExtractionLimits, detect_type
 from docindex.index.bulk import WriteOutcome
 from docindex.index.documents import IndexDocument, OcrStatus, file_name_parts, now_iso
 from docindex.index.store import DocumentStore
-from docindex.ingest.cache import CACHEABLE_ERRORS, CachedContent, ContentCache
+from docindex.ingest.cache import ContentCache
 from docindex.ingest.handoff import OcrQueue
 from docindex.ingest.ledger import Ledger, OcrCommit
-from docindex.worker.ocr import DocumentInfo, PageResult, extract_file, probe, process_page
+from docindex.worker.content import Downloaded, JobContent, Split, download
+from docindex.worker.locks import LeaseContext, RenewableDynamoDBPersistence, lock_seconds
+from docindex.worker.ocr import extract_file
+from docindex.worker.pages import PageReader, PoolProcessLost
 from docindex.worker.ranges import RangePart, RangeStore, page_ranges
 
 if TYPE_CHECKING:
@@ -74,25 +66,10 @@ if TYPE_CHECKING:
     from docindex.worker.leases import Lease
     from docindex.worker.pool import OcrPool
 
-T = TypeVar("T")
-MiB = 1024 * 1024
-
 
 def _owner(job: OcrJob) -> str:
     """Whose task a pool process runs: the object's job at its generation (its ranges share it)."""
     return f"{make_doc_id(job.bucket, job.key)}#{job.generation}"
-
-
-class PoolProcessLost(TransientError):
-    """A pool process died under the job (killed out of memory, a crash in native code); retried, and counted."""
-
-
-@dataclass(frozen=True)
-class Split:
-    """A document long enough to be read as page-range jobs."""
-
-    page_count: int
-    wanted: int
 
 
 class Outcome(StrEnum):
@@ -102,127 +79,6 @@ class Outcome(StrEnum):
     FAILED = "failed"  # permanent: the document says ocr_status failed + extraction_error
     STALE = "stale"  # the object changed or was deleted after the job was queued
     DUPLICATE = "duplicate"  # this job already ran to completion
-
-
-@dataclass
-class JobContent:
-    """What the job produced for the document."""
-
-    status: OcrStatus  # DONE or FAILED
-    text: str = ""
-    title: str | None = None
-    page_count: int | None = None
-    content_type: str | None = None
-    truncated: bool = False
-    error: str | None = None
-    detail: str = ""
-    ocr_pages: int = 0
-    text_layer_pages: int = 0
-    ocr_seconds: float = 0.0
-    vertical_pages: int = 0
-    confidences: list[int] = field(default_factory=list)
-    # Taken from the content cache: the same bytes were recognised before (no pages run now).
-    cached: bool = False
-
-    @classmethod
-    def from_cache(cls, entry: CachedContent) -> JobContent:
-        return cls(
-            status=OcrStatus(entry.ocr_status),
-            text=entry.text,
-            title=entry.title,
-            page_count=entry.page_count,
-            content_type=entry.content_type,
-            truncated=entry.truncated,
-            error=entry.error,
-            cached=True,
-        )
-
-    def cache_entry(self, reason: str) -> CachedContent | None:
-        """What the cache keeps of this result: only complete work the same bytes would give again."""
-        if self.status is not OcrStatus.DONE or (self.error and self.error not in CACHEABLE_ERRORS):
-            return None
-        return CachedContent(
-            ocr_status=self.status.value,
-            content_type=self.content_type,
-            text=self.text,
-            title=self.title,
-            page_count=self.page_count,
-            truncated=self.truncated,
-            error=self.error,
-            ocr_reason=reason,
-        )
-
-
-@dataclass(frozen=True)
-class Downloaded:
-    path: Path
-    size: int
-    etag: str | None
-    version_id: str | None
-    last_modified: str | None
-    # S3's full-object SHA-256 when the object has one, else computed from the chunks streamed.
-    content_sha256: str | None = None
-
-
-def lock_seconds(lease_seconds: int) -> int:
-    """How long an idempotency lock lives unrenewed: a second less than the message's lease.
-
-    So when a dead worker's message reappears, its lock has already expired
-    and the next worker runs the job instead of deferring it.
-    """
-    return max(1, lease_seconds - 1)
-
-
-class LeaseContext:
-    """What Powertools idempotency reads from a Lambda context: the time a lock may be held unrenewed."""
-
-    def __init__(self, seconds: int) -> None:
-        self._millis = seconds * 1000
-
-    def get_remaining_time_in_millis(self) -> int:
-        return self._millis
-
-
-class RenewableDynamoDBPersistence(DynamoDBPersistenceLayer):
-    """Powertools' DynamoDB store, remembering each job's in-progress record so heartbeats can renew it."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._bound = threading.local()
-
-    @contextmanager
-    def bound_to(self, lease: Lease) -> Iterator[None]:
-        self._bound.lease = lease
-        try:
-            yield
-        finally:
-            self._bound.lease = None
-
-    def _put_record(self, data_record: DataRecord) -> None:
-        super()._put_record(data_record)
-        lease = getattr(self._bound, "lease", None)
-        if lease is not None and data_record.status == "INPROGRESS":
-            lease.idempotency_key = data_record.idempotency_key
-
-    def renew(self, leases: list[Lease], seconds: int) -> None:
-        """Push the in-progress expiry of these jobs' records ``seconds`` ahead (only while INPROGRESS)."""
-        until_ms = int((time.time() + seconds) * 1000)
-        for lease in leases:
-            key = lease.idempotency_key
-            if not key:
-                continue
-            try:
-                self.client.update_item(
-                    TableName=self.table_name,
-                    Key=self._get_key(key),
-                    UpdateExpression="SET #expiry = :until",
-                    ConditionExpression="#status = :inprogress",
-                    ExpressionAttributeNames={"#expiry": self.in_progress_expiry_attr, "#status": self.status_attr},
-                    ExpressionAttributeValues={":until": {"N": str(until_ms)}, ":inprogress": {"S": "INPROGRESS"}},
-                )
-            except ClientError as exc:
-                if not is_conditional_check_failure(exc):
-                    raise
 
 
 class JobRunner:
@@ -247,6 +103,9 @@ class JobRunner:
         )
         self.pool = pool
         self.options = settings.ocr_options()
+        self.pages = PageReader(
+            pool, self.options, max_pages=settings.common.max_pages, max_content_chars=settings.common.max_content_chars
+        )
         self.limits = ExtractionLimits.from_settings(settings.common)
         self.ledger = Ledger(dynamodb, settings.common.ledger_table_name)
         self.cache = ContentCache(s3, settings.common.content_cache_bucket, settings.common.content_cache_prefix)
@@ -325,7 +184,9 @@ class JobRunner:
         deadline = started + self.settings.job_timeout_seconds
         with tempfile.TemporaryDirectory(prefix="docindex-ocr-", dir=self.settings.tmp_dir) as tmp:
             try:
-                downloaded = self._download(job, Path(tmp) / "object", lease)
+                downloaded = download(
+                    self.s3, job, Path(tmp) / "object", lease, max_object_bytes=self.settings.max_object_bytes
+                )
             except ObjectArchivedError:
                 return self._stale(job, "the object was archived after the job was queued; its restore re-indexes it")
             if downloaded is None:
@@ -350,7 +211,7 @@ class JobRunner:
 
     def _split(self, job: OcrJob, split: Split) -> dict[str, Any]:
         """Hand the pages to range jobs any task can take; this job is done when they are queued."""
-        if self.ocr_queue is None:  # _splits checked it
+        if self.ocr_queue is None:  # _split_above checked it
             raise TransientError("no OCR queue to send page-range jobs to")
         ranges = page_ranges(split.wanted, self.settings.range_pages)
         jobs = [job.page_range(first, last, page_count=split.page_count, ranges=len(ranges)) for first, last in ranges]
@@ -369,7 +230,7 @@ class JobRunner:
         with downloaded.path.open("rb") as handle:
             ftype = detect_type(handle.read(64 * 1024), filename)
         kind: Any = ftype.kind
-        part = self._read_pages(
+        part = self.pages.read(
             str(downloaded.path), kind, (job.first_page, job.last_page), lease, deadline, owner=_owner(job)
         )
         self.ranges.put(doc_id, job.generation, part)
@@ -389,10 +250,8 @@ class JobRunner:
         parts = [
             part if first == job.first_page else self.ranges.get(doc_id, job.generation, first) for first in landed
         ]
-        info: DocumentInfo = self._await(
-            self.pool.submit(probe, str(downloaded.path), kind, self.options, owner=_owner(job)), lease
-        )
-        content = self._assemble(parts, page_count=job.page_count or info.page_count, title=info.title)
+        info = self.pages.probe(str(downloaded.path), kind, lease, owner=_owner(job))
+        content = self.pages.assemble(parts, page_count=job.page_count or info.page_count, title=info.title)
         content.content_type = ftype.mime
         self.cache.put(downloaded.content_sha256, content.cache_entry(job.reason))
         result = self._commit(
@@ -400,6 +259,11 @@ class JobRunner:
         )
         self.ranges.delete(doc_id, job.generation, landed)
         return {**result, "ranges": job.ranges}
+
+    def _split_above(self) -> int | None:
+        """Read as page-range jobs above this many pages; None where ranges cannot be stored or sent."""
+        size = self.settings.range_pages
+        return size if size and self.ranges.enabled and self.ocr_queue is not None else None
 
     def _count_failure(self, job: OcrJob, doc_id: str) -> None:
         """One more attempt of this job whose pool process died: the quarantine counts it in the ledger."""
@@ -426,45 +290,6 @@ class JobRunner:
         logger.info("stale OCR job dropped", extra={"why": why})
         return {"outcome": Outcome.STALE.value, "why": why}
 
-    # -- S3 ----------------------------------------------------------------
-
-    def _download(self, job: OcrJob, path: Path, lease: Lease) -> Downloaded | None:
-        """Stream the job's object version to ``path``; None when it no longer exists or changed."""
-        response = get_object(self.s3, job.bucket, job.key, version_id=job.version_id)
-        if response is None:
-            return None
-        body = response["Body"]
-        try:
-            etag = (response.get("ETag") or "").strip('"') or None
-            if not job.version_id and job.etag and etag and etag != job.etag:
-                return None  # overwritten since the job was queued: its own event brings a new job
-            size = int(response.get("ContentLength") or 0)
-            digest: Any = hashlib.sha256()
-            if size > self.settings.max_object_bytes:
-                path.write_bytes(b"")
-                digest = None
-            else:
-                with path.open("wb") as out:
-                    for chunk in body.iter_chunks(8 * MiB):
-                        out.write(chunk)
-                        digest.update(chunk)
-                        if not lease.usable(0):
-                            raise JobAbandoned(lease.reason or "lease ended during download")
-        except (BotoCoreError, OSError) as exc:
-            raise TransientError(f"reading s3://{job.bucket}/{job.key} failed: {exc}") from exc
-        finally:
-            body.close()
-        last_modified = response.get("LastModified")
-        version_id = response.get("VersionId")
-        return Downloaded(
-            path=path,
-            size=size,
-            etag=etag,
-            version_id=version_id if version_id and version_id != "null" else None,
-            last_modified=last_modified.strftime("%Y-%m-%dT%H:%M:%S.%fZ") if last_modified else None,
-            content_sha256=s3_sha256(response) or (digest.hexdigest() if digest is not None else None),
-        )
-
     # -- content -----------------------------------------------------------
 
     def _cached_or_computed(
@@ -488,13 +313,18 @@ class JobRunner:
             head = handle.read(64 * 1024)
         ftype = detect_type(head, filename)
         if ftype.kind in ("pdf", "image"):
-            content = self._pages(
-                str(downloaded.path), cast("Any", ftype.kind), lease, deadline, split=True, owner=_owner(job)
+            content = self.pages.document(
+                str(downloaded.path),
+                cast("Any", ftype.kind),
+                lease,
+                deadline,
+                split_above=self._split_above(),
+                owner=_owner(job),
             )
             if isinstance(content, JobContent):
                 content.content_type = ftype.mime
             return content
-        extracted: ExtractedDocument = self._await(
+        extracted: ExtractedDocument = self.pages.wait(
             self.pool.submit(
                 extract_file,
                 str(downloaded.path),
@@ -516,108 +346,6 @@ class JobRunner:
             error=extracted.error,
             detail=extracted.error_detail or "",
         )
-
-    def _pages(
-        self, path: str, kind: Any, lease: Lease, deadline: float, *, split: bool, owner: str
-    ) -> JobContent | Split:
-        """Every page in order (or, with ``split``, page-range jobs for a long document)."""
-        info: DocumentInfo = self._await(self.pool.submit(probe, path, kind, self.options, owner=owner), lease)
-        if info.error:
-            return JobContent(status=OcrStatus.FAILED, error=info.error, detail=info.detail)
-        wanted = min(info.page_count, self.common.max_pages)
-        if split and self._splits(wanted):
-            return Split(page_count=info.page_count, wanted=wanted)
-        part = self._read_pages(path, kind, (0, wanted), lease, deadline, owner=owner)
-        return self._assemble([part], page_count=info.page_count, title=info.title)
-
-    def _splits(self, pages: int) -> bool:
-        size = self.settings.range_pages
-        return bool(size) and pages > size and self.ranges.enabled and self.ocr_queue is not None
-
-    def _read_pages(
-        self, path: str, kind: Any, pages: tuple[int, int], lease: Lease, deadline: float, *, owner: str
-    ) -> RangePart:
-        """Pages [first, last) in order, at most ``pool.processes`` in flight: bounded memory for any count."""
-        first, last = pages
-        part = RangePart(first_page=first, last_page=last)
-        chars = 0
-        in_flight: deque[Future[PageResult]] = deque()
-        next_page = first
-        try:
-            while next_page < last or in_flight:
-                while next_page < last and len(in_flight) < self.pool.processes:
-                    in_flight.append(self.pool.submit(process_page, path, kind, next_page, self.options, owner=owner))
-                    next_page += 1
-                page = self._await(in_flight.popleft(), lease)
-                self._tally(part, page)
-                if page.text:
-                    part.texts.append(page.text)
-                    chars += len(page.text) + 2
-                if chars >= self.common.max_content_chars:
-                    part.truncated = True
-                    break
-                if time.monotonic() >= deadline:
-                    part.truncated = True
-                    part.stopped_after = page.index + 1
-                    break
-        finally:
-            for future in in_flight:
-                future.cancel()
-        return part
-
-    def _assemble(self, parts: list[RangePart], *, page_count: int, title: str | None) -> JobContent:
-        """The document's content from its parts in page order (one part for a job that was not split)."""
-        parts = sorted(parts, key=lambda part: part.first_page)
-        wanted = max((part.last_page for part in parts), default=0)
-        content = JobContent(status=OcrStatus.DONE, title=title, page_count=page_count)
-        text = "\n\n".join(t for part in parts for t in part.texts)
-        content.text = text[: self.common.max_content_chars]
-        content.truncated = (
-            wanted < page_count or len(text) > len(content.text) or any(part.truncated for part in parts)
-        )
-        errors = [error for part in parts for error in part.errors]
-        for part in parts:
-            content.ocr_pages += part.ocr_pages
-            content.text_layer_pages += part.text_layer_pages
-            content.ocr_seconds += part.ocr_seconds
-            content.vertical_pages += part.vertical_pages
-            content.confidences.extend(part.confidences)
-            if part.stopped_after is not None and content.error is None:
-                content.error = "timeout"
-                content.detail = f"stopped after page {part.stopped_after} of {page_count}"
-        if errors and content.error is None:
-            content.error, content.detail = errors[0]
-            if len(errors) >= wanted:
-                content.status = OcrStatus.FAILED
-        return content
-
-    @staticmethod
-    def _tally(part: RangePart, page: PageResult) -> None:
-        if page.error:
-            part.errors.append((page.error, page.detail))
-            logger.warning("page not read", extra={"page": page.index + 1, "error": page.error, "detail": page.detail})
-        elif page.source == "ocr":
-            part.ocr_pages += 1
-            part.ocr_seconds += page.seconds
-            part.vertical_pages += int(page.vertical)
-            if page.confidence is not None:
-                part.confidences.append(page.confidence)
-        elif page.source == "text_layer":
-            part.text_layer_pages += 1
-
-    def _await(self, future: Future[T], lease: Lease) -> T:
-        """The future's result, giving up as soon as the lease is lost or released."""
-        while True:
-            try:
-                return future.result(timeout=0.25)
-            except FutureTimeout:
-                if not lease.usable(0):
-                    future.cancel()
-                    raise JobAbandoned(lease.reason or "lease ended") from None
-            except (BrokenProcessPool, CancelledError) as exc:
-                if not lease.usable(0):
-                    raise JobAbandoned(lease.reason or "lease ended") from None
-                raise PoolProcessLost(f"an OCR process died: {type(exc).__name__}: {exc}") from exc
 
     # -- commit ------------------------------------------------------------
 
