@@ -14,7 +14,6 @@ from docindex.ops.diagnose.checks.backlog import judge_backlog
 from docindex.ops.diagnose.checks.dlq import describe_message, summarise_messages
 from docindex.ops.diagnose.checks.iam import policy_problems
 from docindex.ops.diagnose.checks.index import judge_index, mapping_differences
-from docindex.text.variants import NORMALIZATION_VERSION
 from docindex.ops.diagnose.checks.notifications import judge_notifications, overlapping_configurations
 from docindex.ops.diagnose.checks.queues import judge_event_source, judge_redrive, judge_visibility
 from docindex.ops.diagnose.facts.notifications import NotificationFacts, RuleTarget, rule_matches_bucket
@@ -22,6 +21,7 @@ from docindex.ops.diagnose.facts.queues import BacklogFacts
 from docindex.ops.diagnose.facts.services import IndexFacts
 from docindex.ops.diagnose.report import Check, Diagnosis, Status
 from docindex.ops.pause import PauseState
+from docindex.text.variants import NORMALIZATION_VERSION
 
 QUEUE = "arn:aws:sqs:us-east-1:123456789012:docindex-prod-ingest"
 BUCKET = "docs-bucket"

@@ -282,17 +282,28 @@ def query_clause(query: str) -> dict[str, Any]:
     should = [word_tier, words, characters, name_fragment]
     variants = variant_clause(query)
     if variants is not None:
-        should += [{"constant_score": {"filter": variants, "boost": VARIANT_MATCH_TIER}}, variants]
+        # the constant tier, and the phrases' own score only to order variant matches among
+        # themselves: a tenth, so that it never reorders documents that match as typed
+        should += [
+            {"constant_score": {"filter": variants, "boost": VARIANT_MATCH_TIER}},
+            scaled_variant_score(variants),
+        ]
     return {"bool": {"should": should, "minimum_should_match": 1}}
+
+
+def scaled_variant_score(variants: dict[str, Any]) -> dict[str, Any]:
+    """The variant clause as a scoring clause worth a tenth of its BM25 score."""
+    return {"bool": {"must": [variants], "boost": 0.1}}
 
 
 def variant_clause(query: str) -> dict[str, Any] | None:
     """Every word of ``query`` in one of its spellings: its folded form as a phrase of the
-    ``variants`` field (``docindex.text.variants``), or, for a word without Japanese, as typed.
+    ``variants`` field (``docindex.text.variants``; a kana word in the other kana script and a
+    noun without its ending okurigana too), or, for a word without Japanese, as typed.
 
     None when no word has Japanese (the other clauses answer such a query alone).
     """
-    from docindex.text.variants import query_text
+    from docindex.text.variants import other_script, query_text, stem, variant_text
 
     clauses: list[dict[str, Any]] = []
     folded_any = False
@@ -301,8 +312,15 @@ def variant_clause(query: str) -> dict[str, Any] | None:
         folded = query_text(word)
         if folded:
             folded_any = True
-            spelled = {"match_phrase": {"variants": folded}}
-            clauses.append({"bool": {"should": [spelled, as_typed], "minimum_should_match": 1}})
+            others = [query_text(other_script(word)), query_text(stem(word))]
+            spelled = [{"match_phrase": {"variants": text}} for text in dict.fromkeys([folded, *others]) if text]
+            clauses.append({"bool": {"should": [*spelled, as_typed], "minimum_should_match": 1}})
+        elif len(word) > 1 and len(single := variant_text(word)) == 1:
+            # a word that folds to one kanji (タマゴ → 卵): the bigrams that start with it
+            folded_any = True
+            clauses.append(
+                {"bool": {"should": [{"prefix": {"variants": single}}, as_typed], "minimum_should_match": 1}}
+            )
         else:
             clauses.append(as_typed)
     return {"bool": {"must": clauses}} if folded_any else None

@@ -114,7 +114,7 @@ def text_query(q: str) -> dict[str, Any]:
 
 
 def _text_clause(q: str) -> dict[str, Any]:
-    from docindex.index.search import VARIANT_MATCH_TIER, variant_clause
+    from docindex.index.search import VARIANT_MATCH_TIER, scaled_variant_score, variant_clause
 
     should: list[dict[str, Any]] = [
         {
@@ -131,7 +131,12 @@ def _text_clause(q: str) -> dict[str, Any]:
     # Spelling variants (表記ゆれ) of plain words; a query with operators is matched as typed.
     variants = None if _OPERATOR.search(q) else variant_clause(q)
     if variants is not None:
-        should += [{"constant_score": {"filter": variants, "boost": VARIANT_MATCH_TIER}}, variants]
+        # the constant tier, and the phrases' own score only to order variant matches among
+        # themselves: a tenth, so that it never reorders documents that match as typed
+        should += [
+            {"constant_score": {"filter": variants, "boost": VARIANT_MATCH_TIER}},
+            scaled_variant_score(variants),
+        ]
     return {"bool": {"should": should, "minimum_should_match": 1}}
 
 

@@ -20,13 +20,15 @@ What :func:`fold` does, in order:
 4. ヴァ/ヴィ/ヴ/ヴェ/ヴォ → バ/ビ/ブ/ベ/ボ; a dash inside a katakana word is the long-vowel mark
    (サ-バ- → サーバー) and a middle dot between katakana words goes (クリスマス・パーティー);
    ヶ/ヵ/カ/ケ/が as a counter after a number is か (3ヶ月 → 3か月).
-5. Dates people search by: kanji numerals before 年/月/日 (二〇二四年 → 2024年), Japanese era
+5. Dates people search by: kanji numerals before 年/月/日 and after 第 (二〇二四年 → 2024年,
+   第三回 → 第3回), Japanese era
    years (令和5年, 令和元年, R5年, H30年 → 2023年, 2019年, 2023年, 2018年).
 6. Words written several ways to the one way Sudachi's synonym dictionary calls representative
    (申込み/申込 → 申し込み, 取扱説明書 → 取扱説明書, りんご/リンゴ → 林檎; ``data/word_variants.tsv``):
    entries with a kanji anywhere, katakana entries only on katakana word boundaries,
    hiragana entries only as a whole word (before a particle or a non-hiragana character).
-7. The long-vowel mark at the end of a katakana word of three or more letters goes
+7. One okurigana kana of a verb stem between two kanji goes (売り上げ → 売上げ, 引き渡し日 → 引渡日).
+8. The long-vowel mark at the end of a katakana word of three or more letters goes
    (コンピューター → コンピュータ, サーバー → サーバ; カー and キー keep theirs).
 
 The text people see (snippets, highlights) is always the file's own: only ``variants`` is folded.
@@ -54,11 +56,11 @@ _VARIATION_SELECTORS = re.compile("[\ufe00-\ufe0f\U000e0100-\U000e01ef]")
 _KATAKANA = "\u30a1-\u30fa\u30fc"  # ァ..ヺ and ー (not ・ or the iteration marks)
 _KATAKANA_RUN = re.compile(f"[{_KATAKANA}]+")
 _HIRAGANA_RUN = re.compile("[\u3041-\u3096]+")
+_IDEOGRAPHS = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002a6df"
 _KANJI = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002a6df\u3005\u3006"
 # Characters the `variants` field keeps (everything else separates words): ASCII letters and
 # digits, hiragana, katakana and the CJK ideographs of Unicode 3.1, which every engine's word
 # break tables know. The marker ヿ ends a katakana word.
-_IDEOGRAPHS = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002a6df"
 _KEPT = re.compile(f"[^0-9a-z\u3041-\u3096{_KATAKANA}\u30ff{_IDEOGRAPHS}]+")
 _UNIT_BEFORE_KANA = re.compile(f"(?<=[0-9][{_IDEOGRAPHS}])(?=[\u3041-\u3096])")
 _CJK_RUN = re.compile(f"[\u3041-\u3096{_KATAKANA}\u30ff{_IDEOGRAPHS}]+|[0-9a-z]+")
@@ -78,12 +80,17 @@ _DASH_IN_KATAKANA = re.compile(f"[-\u2010-\u2015\u2212](?<=[{_KATAKANA}].)(?![0-
 _DOT_IN_KATAKANA = re.compile(f"\u30fb(?<=[{_KATAKANA}].)(?=[{_KATAKANA}])")
 _COUNTER_KA = re.compile("[ヶヵカケかが](?<=[0-9].)(?=[月所国年条])")
 _ITERATION = re.compile("(.)([々〻ゝゞヽヾ]+)")
-_KANJI_NUMBER = re.compile("[〇一二三四五六七八九十百千]+(?=[年月日])")
+# Kanji numerals where they can only be a number: before 年/月/日, and after 第 (第三回, 第十二条).
+_KANJI_NUMBER = re.compile("(?<=第)[〇一二三四五六七八九十百千]+|[〇一二三四五六七八九十百千]+(?=[年月日])")
 # Japanese eras by their first year (元年): the year N of an era is first + N - 1.
 _ERAS = {"明治": (1868, 45), "大正": (1912, 15), "昭和": (1926, 64), "平成": (1989, 31), "令和": (2019, 99)}
 _ERA_INITIALS = {"s": "昭和", "h": "平成", "r": "令和"}
 _ERA_YEAR = re.compile("(明治|大正|昭和|平成|令和)(元|[0-9]{1,2})年")
 _ERA_INITIAL_YEAR = re.compile("([shr])(?<![0-9a-z].)([0-9]{1,2})年")
+# One kana of a verb stem between two kanji is okurigana a compound noun may drop (売り上げ → 売上げ,
+# 引き渡し日 → 引渡日); not particles (東京の会社), not る/た/て (見る物 is not 見物), not い (高い山).
+_OKURIGANA = re.compile(f"(?<=[{_IDEOGRAPHS}])[りしきちみけげせえれびぎじひ](?=[{_IDEOGRAPHS}])")
+_ENDING_OKURIGANA = re.compile(f"(.*[{_IDEOGRAPHS}]{{2}})[りしきちみけげせえれびぎじひ]")
 _LONG_VOWEL_END = re.compile(f"([{_KATAKANA}]{{3}})ー+(?![{_KATAKANA}])")
 
 
@@ -249,6 +256,7 @@ def _word_table() -> _WordTable:
 def fold(text: str) -> str:
     """``text`` with each spelling variant written one way (the steps in the module docstring)."""
     text = _word_table().apply(fold_characters(text))
+    text = _OKURIGANA.sub("", text)
     return _LONG_VOWEL_END.sub(r"\1", text)
 
 
@@ -281,6 +289,29 @@ def query_text(word: str) -> str:
     text = variant_text(word)
     found = tokens(text)
     return text if len(found) > 1 or (found and len(found[0]) > 1 and _JAPANESE.match(found[0])) else ""
+
+
+def stem(word: str) -> str:
+    """A query word's folded form without the okurigana it ends with (売り上げ → 売上, 貸し出し → 貸出),
+    or "": a file that writes the noun without them still has it."""
+    match = _ENDING_OKURIGANA.fullmatch(fold(word))
+    return match.group(1) if match else ""
+
+
+def other_script(word: str) -> str:
+    """A word of three kana or more written in the other kana script (メガネ ↔ めがね), or "".
+
+    For the query only: a katakana word written in hiragana is found inside running hiragana
+    (めがねを), which a fold of every katakana word into hiragana would make of から and カラ too.
+    """
+    folded = fold(word)
+    if len(folded) < 3:
+        return ""
+    if _HIRAGANA_RUN.fullmatch(folded):
+        return folded.translate(_HIRAGANA_TO_KATAKANA)
+    if re.fullmatch("[\u30a1-\u30f6]+", folded):
+        return folded.translate(_KATAKANA_TO_HIRAGANA)
+    return ""
 
 
 def tokens(text: str) -> list[str]:

@@ -6,9 +6,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from docindex.index.mapping import MAPPINGS
-from docindex.text.variants import NORMALIZATION_VERSION
 from docindex.ops.diagnose.facts.services import IndexFacts
 from docindex.ops.diagnose.report import Check, Status
+from docindex.text.variants import NORMALIZATION_VERSION
 
 
 def judge_index(facts: IndexFacts) -> Check:
