@@ -60,7 +60,7 @@ def _module_name(path: Path) -> str:
 
 
 def _imported_modules(path: Path, modules: set[str]) -> set[str]:
-    """The shipped modules ``path`` imports: ``from a.b import c`` names ``a.b``, and ``a.b.c`` when that is a module."""
+    """The shipped modules ``path`` imports (``from a.b import c``: ``a.b``, and ``a.b.c`` when a module)."""
     found: set[str] = set()
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     for node in ast.walk(tree):
