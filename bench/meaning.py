@@ -1,0 +1,243 @@
+"""``make bench`` meaning-search scenario: keyword-only against hybrid on employees' own words.
+
+    .venv/bin/python -m bench.meaning [--docs 2000] [--json] [--results bench/results.json]
+
+The query set is ``bench.meaning_corpus`` (98 queries as employees phrase them, over 91 files
+that answer them and generated near misses up to ``--docs``; kept out of the tests so that it
+measures rather than fits). Each query runs through ``docindex.index.search.search`` twice on
+the same index — keyword-only, then hybrid (keyword and vector legs fused) — and the figures
+are recall@3, MRR and nDCG@10 of the file that answers it, overall and per kind of query. The
+existing sets must not get worse with hybrid on: the keyword relevance set
+(``tests/support/relevance.py``) and the spelling-variant pairs (``bench.variants``) are run the
+same two ways.
+
+Costs, on this machine: the embedding CPU per passage and per document (the local model,
+``EMBED_THREADS=1``), the index size per document with and without vectors (osmem's estimate),
+and the query latency of both modes. Vectors are cached under ``bench/corpus/`` (keyed by the
+model and the text), so a second run embeds nothing.
+
+osmem-server answers ``knn`` queries through the exact stand-in (``devkit.local.knn``): the
+vector leg here is exact search; on a cluster it is HNSW.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+CACHE = REPO / "bench" / "corpus" / "meaning-vectors.jsonl"
+BUCKET = "meaning"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    kind: str
+    rank: int | None  # 1-based rank of the answer in the top 10, None when absent
+    seconds: float
+
+
+def metrics(outcomes: list[Outcome]) -> dict[str, float]:
+    """recall@3, MRR and nDCG@10 (one relevant file per query)."""
+    n = len(outcomes) or 1
+    return {
+        "queries": len(outcomes),
+        "recall_at_3": round(sum(o.rank is not None and o.rank <= 3 for o in outcomes) / n, 3),
+        "mrr": round(sum(1 / o.rank for o in outcomes if o.rank) / n, 3),
+        "ndcg_at_10": round(sum(1 / math.log2(o.rank + 1) for o in outcomes if o.rank) / n, 3),
+    }
+
+
+class VectorCache:
+    """Embedded documents by (model, title, text), in a JSON-lines file outside git."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._entries: dict[str, dict[str, Any]] = {}
+        if path.exists():
+            for line in path.read_text(encoding="utf-8").splitlines():
+                if line.strip():
+                    entry = json.loads(line)
+                    self._entries[entry["key"]] = entry["document"]
+
+    @staticmethod
+    def key(model_id: str, title: str, text: str) -> str:
+        return hashlib.sha256("\0".join((model_id, title, text)).encode()).hexdigest()
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        return self._entries.get(key)
+
+    def put(self, key: str, document: dict[str, Any]) -> None:
+        self._entries[key] = document
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self.path.open("a", encoding="utf-8") as out:
+            out.write(json.dumps({"key": key, "document": document}, ensure_ascii=False) + "\n")
+
+
+def corpus(size: int) -> list[tuple[str, str]]:
+    from bench.meaning_corpus import TARGETS, near_misses
+
+    return [*TARGETS, *near_misses(max(0, size - len(TARGETS)))]
+
+
+def embed_corpus(documents: list[tuple[str, str]], cache: VectorCache) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Every document's passages and vectors (from the cache where it has them); the embedding cost."""
+    from docindex.embed.document import EmbeddedDocument, embed_document
+    from docindex.embed.settings import EmbeddingSettings, embedder_for
+
+    settings = EmbeddingSettings.from_env({"EMBEDDINGS": "local", "EMBED_THREADS": "1"})
+    embedder = embedder_for(settings)
+    assert embedder is not None
+    embedded: dict[str, Any] = {}
+    cpu = 0.0
+    passages_embedded = documents_embedded = 0
+    for key, text in documents:
+        title = key.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+        cache_key = VectorCache.key(embedder.model_id, title, text)
+        cached = EmbeddedDocument.from_cache(cache.get(cache_key))
+        if cached is None:
+            started = time.process_time()
+            cached = embed_document(
+                embedder,
+                text,
+                title=title,
+                max_passages=settings.embed_max_passages,
+                max_chars=settings.embed_passage_chars,
+            )
+            cpu += time.process_time() - started
+            passages_embedded += len(cached.passages)
+            documents_embedded += 1
+            cache.put(cache_key, cached.to_cache())
+        embedded[key] = cached
+    cost: dict[str, Any] = {"model": embedder.model_id, "documents_embedded_now": documents_embedded}
+    if passages_embedded:
+        cost["cpu_ms_per_passage"] = round(cpu / passages_embedded * 1000, 1)
+        cost["cpu_ms_per_document"] = round(cpu / documents_embedded * 1000, 1)
+    cost["passages_per_document"] = round(
+        statistics.mean(len(e.passages) for e in embedded.values()) if embedded else 0.0, 2
+    )
+    return embedded, cost
+
+
+def load(client: Any, index: str, documents: list[tuple[str, str]], embedded: dict[str, Any]) -> None:
+    """The corpus as docindex writes it: every field, and the passages with their vectors."""
+    from opensearchpy import helpers
+
+    from docindex.index.documents import IndexDocument
+    from docindex.index.mapping import ensure_index
+
+    ensure_index(client, index)
+
+    def actions() -> Any:
+        for key, text in documents:
+            doc = IndexDocument.for_object(bucket=BUCKET, key=key, size=len(text.encode()), etag="e", version_id=None)
+            doc = doc.with_content(text=text, title=None, page_count=None, truncated=False, error=None)
+            doc = doc.with_embeddings(embedded[key])
+            yield {"_index": index, "_id": doc.doc_id, "_source": doc.source()}
+
+    helpers.bulk(client, actions(), chunk_size=200, request_timeout=300)
+    client.indices.refresh(index=index)
+
+
+def run(search: Callable[..., Any], client: Any, index: str, queries: Any, *, hybrid: bool) -> list[Outcome]:
+    outcomes = []
+    for query in queries:
+        started = time.perf_counter()
+        hits = search(client, index, query.text, size=10, hybrid=hybrid)
+        elapsed = time.perf_counter() - started
+        keys = [hit["key"] for hit in hits]
+        rank = keys.index(query.expected) + 1 if query.expected in keys else None
+        outcomes.append(Outcome(query.kind, rank, elapsed))
+    return outcomes
+
+
+def by_kind(outcomes: list[Outcome]) -> dict[str, Any]:
+    kinds = sorted({o.kind for o in outcomes})
+    return {"all": metrics(outcomes), **{k: metrics([o for o in outcomes if o.kind == k]) for k in kinds}}
+
+
+def latency(outcomes: list[Outcome]) -> dict[str, float]:
+    ms = sorted(o.seconds * 1000 for o in outcomes)
+    return {"p50": round(statistics.median(ms), 1), "p95": round(ms[max(0, int(len(ms) * 0.95) - 1)], 1)}
+
+
+def measure(docs: int) -> dict[str, Any]:
+    from opensearchpy import OpenSearch
+    from osmem_server import OsmemServer
+
+    from bench.meaning_corpus import QUERIES
+    from devkit.faults.proxy import Proxy
+    from devkit.local.knn import ExactKnn
+    from docindex.index.search import search
+
+    documents = corpus(docs)
+    embedded, cost = embed_corpus(documents, VectorCache(CACHE))
+    with OsmemServer.start(japanese=True) as server, Proxy(server.url, ExactKnn()) as proxy:
+        client = OpenSearch(hosts=[proxy.url], timeout=300)
+        load(client, "documents", documents, embedded)
+        run(search, client, "documents", QUERIES[:5], hybrid=True)  # warm-up: the query model, the caches
+        keyword = run(search, client, "documents", QUERIES, hybrid=False)
+        hybrid = run(search, client, "documents", QUERIES, hybrid=True)
+        existing = _existing_sets(client, search)
+    return {
+        "documents": len(documents),
+        "embedding": cost,
+        "keyword_only": by_kind(keyword),
+        "hybrid": by_kind(hybrid),
+        "latency_ms": {"keyword_only": latency(keyword), "hybrid": latency(hybrid)},
+        "existing_sets": existing,
+    }
+
+
+def _existing_sets(client: Any, search: Callable[..., Any]) -> dict[str, Any]:
+    """The keyword relevance set, keyword-only and hybrid, on its own index."""
+    from tests.support import relevance
+
+    relevance.load(client, "relevance")
+    found: dict[str, Any] = {}
+    for name, hybrid in (("keyword_only", False), ("hybrid", True)):
+        outcomes = relevance.run(
+            client, "relevance", search=lambda c, i, q, size: search(c, i, q, size=size, hybrid=hybrid)
+        )
+        found[name] = relevance.summary(outcomes)
+    return {"relevance": found}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="bench.meaning", description=__doc__)
+    parser.add_argument("--docs", type=int, default=2000, help="documents in the index (91 answer the queries)")
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--results", type=Path, default=REPO / "bench" / "results.json")
+    args = parser.parse_args(argv)
+    figures = measure(args.docs)
+    from bench.report import save_section
+
+    save_section(args.results, "meaning", figures)
+    if args.json:
+        print(json.dumps(figures, ensure_ascii=False, indent=1))
+        return 0
+    print(f"meaning search: {figures['documents']} documents, {len(figures['hybrid']) - 1} kinds of query")
+    print(f"  embedding: {figures['embedding']}")
+    print(f"  {'kind':<18} {'keyword-only R@3/MRR/nDCG':>28} {'hybrid R@3/MRR/nDCG':>24}")
+    for kind, kw in figures["keyword_only"].items():
+        hy = figures["hybrid"][kind]
+        print(
+            f"  {kind:<18} {kw['recall_at_3']:>10.2f} {kw['mrr']:>7.3f} {kw['ndcg_at_10']:>8.3f}"
+            f" {hy['recall_at_3']:>10.2f} {hy['mrr']:>6.3f} {hy['ndcg_at_10']:>6.3f}   ({kw['queries']} queries)"
+        )
+    print(f"  latency ms: {figures['latency_ms']}")
+    print(f"  existing sets: {figures['existing_sets']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
