@@ -93,6 +93,14 @@ def child_folders_pattern(prefix: str) -> str:
     return _LUCENE_REGEX_SPECIAL.sub(r"\\\1", base) + "[^/]+/"
 
 
+def query_forms(q: str) -> list[str]:
+    """The query width-normalized as the index's analyzers do, and as written with the vocabulary's synonyms."""
+    from docindex.index.mapping import normalize
+    from docindex.index.vocabulary import query_variants
+
+    return list(query_variants(normalize(q)))
+
+
 def text_query(q: str) -> dict[str, Any]:
     """Every word in the text fields, or the whole query as file-name fragments; synonyms too.
 
@@ -100,10 +108,7 @@ def text_query(q: str) -> dict[str, Any]:
     with the vocabulary's synonym terms (``docindex.index.vocabulary.query_variants``):
     the replacements are vocabulary terms, never user-supplied syntax.
     """
-    from docindex.index.mapping import normalize
-    from docindex.index.vocabulary import query_variants
-
-    variants = query_variants(normalize(q))
+    variants = query_forms(q)
     if len(variants) == 1:
         return _text_clause(q)
     return {"bool": {"should": [_text_clause(v) for v in variants], "minimum_should_match": 1}}
@@ -136,8 +141,12 @@ def search_body(
     max_page_size: int,
     max_result_window: int,
     max_analyzer_offset: int,
+    page_hits: int = 0,
 ) -> dict[str, Any]:
-    """The full OpenSearch body for a search request by a caller holding ``principals``."""
+    """The full OpenSearch body for a search request by a caller holding ``principals``.
+
+    ``page_hits``: name at most this many matching pages of each hit (``docindex.index.pages``).
+    """
     size = min(request.size, max_page_size)
     start = (request.page - 1) * size
     if start + size > max_result_window:
@@ -157,6 +166,12 @@ def search_body(
             bounds["lte"] = request.modified_to.isoformat() + "T23:59:59.999Z"
         filters.append({"range": {"last_modified": bounds}})
     must = [text_query(request.q)] if request.q else [{"match_all": {}}]
+    if request.q:
+        from docindex.index.pages import pages_clause
+
+        pages = pages_clause(query_forms(request.q), size=page_hits, pre_tag=MARK_START, post_tag=MARK_END)
+        if pages is not None:
+            filters.append(pages)
     by_date = {"last_modified": {"order": "desc", "missing": "_last"}}
     sort: list[Any] = ["_score", by_date] if (request.sort == "relevance" and request.q) else [by_date, "_score"]
     return {

@@ -8,6 +8,7 @@ page is hosted elsewhere: the template's ``SearchPageOrigin``).
 from __future__ import annotations
 
 import json
+import re
 from functools import lru_cache
 from importlib import resources
 from typing import Any
@@ -28,6 +29,7 @@ STATIC = {
     "app.css": "text/css; charset=utf-8",
 }
 NOT_FOUND = {"message": "not found"}
+PAGE_NUMBER = re.compile(r"^[1-9][0-9]{0,5}$")
 
 
 @lru_cache(maxsize=len(STATIC))
@@ -94,8 +96,12 @@ def build_resolver(settings: SearchApiSettings, service: SearchService) -> APIGa
 
     @app.get("/documents/<doc_id>/download")
     def download(doc_id: str) -> Response:
+        params = app.current_event.query_string_parameters or {}
+        page = params.get("page") or ""
+        if page and not PAGE_NUMBER.match(page):
+            return json_response(400, {"message": "page must be a page number"})
         try:
-            return json_response(200, service.download(doc_id, caller()))
+            return json_response(200, service.download(doc_id, caller(), page=int(page) if page else None))
         except NotFound:
             return json_response(404, NOT_FOUND)
 

@@ -13,11 +13,17 @@ from typing import Any
 from urllib.parse import quote
 
 from docindex.core.observability import logger
+from docindex.index.pages import page_hits
 from docindex.search_api.principals import Caller
-from docindex.search_api.query import SearchRequest, document_body, search_body, segments
+from docindex.search_api.query import MARK_START, SearchRequest, document_body, search_body, segments
 from docindex.search_api.settings import SearchApiSettings
 
 DOC_ID = re.compile(r"^[0-9a-f]{64}$")
+
+
+def is_pdf(source: dict[str, Any]) -> bool:
+    """Whether the indexed file is a PDF (detected from its bytes, not its name)."""
+    return source.get("content_type") == "application/pdf"
 
 
 class NotFound(Exception):
@@ -72,6 +78,7 @@ class SearchService:
             max_page_size=self.settings.max_page_size,
             max_result_window=self.settings.max_result_window,
             max_analyzer_offset=self.settings.highlight_max_analyzer_offset,
+            page_hits=self.settings.page_hits,
         )
         started = time.perf_counter()
         response = self.opensearch.search(index=self.index, body=body)
@@ -83,6 +90,11 @@ class SearchService:
             summary["snippet"] = segments(fragment)
             summary["title_highlight"] = segments((highlight.get("title") or [""])[0])
             summary["filename_highlight"] = segments((highlight.get("filename") or [""])[0])
+            pages, matching = page_hits(hit, MARK_START)
+            summary["pages"] = [
+                {"number": p.number, "kind": p.kind, "label": p.label, "snippet": segments(p.fragment)} for p in pages
+            ]
+            summary["matching_pages"] = matching
             hits.append(summary)
         total = response["hits"]["total"]
         total_value = int(total["value"] if isinstance(total, dict) else total)
@@ -127,17 +139,35 @@ class SearchService:
         summary.update({"indexed_at": source.get("indexed_at"), "content_truncated": source.get("content_truncated")})
         return summary
 
-    def download(self, doc_id: str, caller: Caller) -> dict[str, Any]:
-        """A short-lived presigned GetObject URL for a file the caller may read."""
+    def download(self, doc_id: str, caller: Caller, *, page: int | None = None) -> dict[str, Any]:
+        """A short-lived presigned GetObject URL for a file the caller may read.
+
+        With ``page``, a PDF opens in the browser's viewer at that page (``inline`` and the
+        viewer's ``#page=N``, PDF open parameters); any other file is the download as without it.
+        """
         source = self._readable(doc_id, caller).get("_source") or {}
         filename = str(source.get("filename") or "download")
+        page_count = source.get("page_count")
+        at_page = (
+            page
+            if page is not None and is_pdf(source) and isinstance(page_count, int) and 1 <= page <= page_count
+            else None
+        )
+        # RFC 6266/5987: the browser saves (or shows) the file under its own (possibly Japanese) name.
+        disposition = "inline" if at_page else "attachment"
         params = {
             "Bucket": source["bucket"],
             "Key": source["key"],
-            # RFC 6266/5987: the browser saves the file under its own (possibly Japanese) name.
-            "ResponseContentDisposition": f"attachment; filename*=UTF-8''{quote(filename, safe='')}",
+            "ResponseContentDisposition": f"{disposition}; filename*=UTF-8''{quote(filename, safe='')}",
         }
+        if at_page:
+            # S3's stored type may be anything the scanner PC sent: the viewer needs application/pdf.
+            params["ResponseContentType"] = "application/pdf"
         seconds = self.settings.download_url_seconds
         url = self.s3.generate_presigned_url("get_object", Params=params, ExpiresIn=seconds)
-        logger.info("download link issued", extra={"id": doc_id, "expires_in": seconds})
-        return {"url": url, "expires_in": seconds, "filename": filename}
+        logger.info("download link issued", extra={"id": doc_id, "expires_in": seconds, "page": at_page})
+        answer: dict[str, Any] = {"url": url, "expires_in": seconds, "filename": filename}
+        if at_page:
+            answer["url"] = f"{url}#page={at_page}"
+            answer["page"] = at_page
+        return answer
