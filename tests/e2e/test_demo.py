@@ -32,6 +32,8 @@ def test_demo_indexes_samples_and_finds_japanese_and_english(tmp_path: Path) -> 
     assert "OcrJobsQueued          2" in out
     assert "OcrJobsCompleted       2" in out
     assert "ご[請求]金額" in out
+    # the quarterly report's hit names the page its words are on (issue 28)
+    assert "p. 2: 大阪府と[福岡県]の売上" in out.replace("[福岡][県]", "[福岡県]")
     assert "stopped moto" in out
     # two employees search the same word through the search API: each sees their own department's file
     sales = out.split("eigyo (営業部) searches")[1].split("jinji (人事部) searches")[0]

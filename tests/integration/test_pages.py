@@ -9,6 +9,7 @@ written by real applications are tested in tests/unit/extract/test_pages.py.
 
 from __future__ import annotations
 
+import io
 import json
 import urllib.request
 from pathlib import Path
@@ -158,3 +159,62 @@ def test_open_at_the_page_is_for_readers_only(world: SearchWorld) -> None:
     nested = {"nested": {"path": "pages", "query": {"match": {"pages.text": WORD}}}}
     found = stack.opensearch.search(index=stack.index, body={"query": nested, "_source": ["key"]})
     assert REPORT not in {h["_source"]["key"] for h in found["hits"]["hits"]}
+
+
+def _preview(world: SearchWorld, user: str, doc: str, number: int, **headers: str) -> tuple[int, dict[str, str], bytes]:
+    """GET the preview as the function answers API Gateway (binary bodies come base64-encoded)."""
+    import base64
+
+    from devkit.local.context import LocalLambdaContext
+    from devkit.local.gateway import http_api_event
+
+    claims = world.verifier.verify(world.tokens[user]["access_token"])
+    path = f"/documents/{doc}/pages/{number}/preview"
+    event = http_api_event("GET", path, "", {"host": "localhost", **headers}, claims)
+    response = world.resolver.resolve(event, LocalLambdaContext(timeout_seconds=10))
+    body = response.get("body") or ""
+    data = base64.b64decode(body) if response.get("isBase64Encoded") else str(body).encode()
+    return int(response["statusCode"]), {k.lower(): v for k, v in (response.get("headers") or {}).items()}, data
+
+
+def test_the_preview_is_that_page_and_only_for_readers(world: SearchWorld, tmp_path: Path) -> None:
+    from PIL import Image
+
+    from docindex.search_api.preview import render
+
+    report = world.id_of(REPORT)
+    # The report's page 87: a JPEG of exactly that page, no larger than the bound
+    status, headers, jpeg = _preview(world, "sales", report, 87)
+    assert status == 200, jpeg
+    assert headers["content-type"] == "image/jpeg"
+    assert headers["cache-control"].startswith("private")
+    with Image.open(io.BytesIO(jpeg)) as image:
+        assert max(image.size) == 1024  # SEARCH_PREVIEW_MAX_EDGE
+    original = tmp_path / "report.pdf"
+    original.write_bytes(_files()[REPORT])
+    assert jpeg == render(original, "pdf", 87, 1024).jpeg
+    assert jpeg != render(original, "pdf", 86, 1024).jpeg
+    # Asked again with its ETag: not sent again
+    assert _preview(world, "sales", report, 87, **{"If-None-Match": headers["etag"]})[0] == 304
+    # The scan's page 3, rendered from the object (image-only pages)
+    status, headers, scan = _preview(world, "sales", world.id_of(SCAN), 3)
+    assert status == 200
+    assert headers["content-type"] == "image/jpeg"
+    assert _preview(world, "sales", world.id_of(SCAN), 2)[2] != scan
+    # The deck's slide 12 and the workbook's second sheet have no renderer: their text
+    status, headers, slide = _preview(world, "sales", world.id_of(DECK), 12)
+    assert status == 200
+    assert headers["content-type"] == "application/json"
+    assert json.loads(slide)["label"] == "スライド 12"
+    assert WORD in json.loads(slide)["text"]
+    sheet = json.loads(_preview(world, "sales", world.id_of(WORKBOOK), 2)[2])
+    assert (sheet["label"], WORD in sheet["text"]) == ("シート 監査", True)
+    # A page the file does not have, a reader without rights, a guessed id, a 304 for the wrong
+    # user: all the same 404
+    assert _preview(world, "sales", report, 121)[0] == 404
+    assert _preview(world, "sales", world.id_of(DECK), 21)[0] == 404
+    forbidden = _preview(world, "hr", report, 87)
+    absent = _preview(world, "hr", "0" * 64, 87)
+    assert forbidden[0] == absent[0] == 404
+    assert forbidden[2] == absent[2]
+    assert _preview(world, "hr", report, 87, **{"If-None-Match": headers["etag"]})[0] == 404

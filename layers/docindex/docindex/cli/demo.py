@@ -15,6 +15,8 @@ DEMO_QUERIES = (
     *("四半期 売上", "議事録", "見積書", "髙橋", "kuromoji", "quarterly revenue", "請求書", "契約書"),
     # found inside a Word 97-2003 file, a zip's members and an Outlook message
     *("会議室用プロジェクター", "第二会議室", "格式測試"),
+    # on the second page of the quarterly report: the hit names the page
+    "福岡県",
 )
 DUPLICATES = 3
 # Who may read what in the demo (docs/search-api.md): everything is shared except two departments'
@@ -172,6 +174,8 @@ def _demo(args: argparse.Namespace) -> int:
             print(f"     {hit['key']}{status}")
             if hit.get("snippet"):
                 print(f"       … {' '.join(hit['snippet'].split())[:110]} …")
+            for page in hit.get("pages") or []:
+                print(f"       {page['label']}: {' '.join(page['snippet'].split())[:100]}")
     _employee_search(env)
     if args.stop:
         for info in session.local_down(args.state_dir):

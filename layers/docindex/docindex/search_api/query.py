@@ -220,6 +220,32 @@ def document_body(doc_id: str, principals: list[str]) -> dict[str, Any]:
     }
 
 
+def page_body(doc_id: str, principals: list[str], number: int) -> dict[str, Any]:
+    """One document by id, only if the caller may read it, with its page ``number`` (if indexed) as an inner hit."""
+    page = {
+        "nested": {
+            "path": "pages",
+            "query": {"term": {"pages.n": number}},
+            # The whole nested object: _source paths of nested inner hits are read differently
+            # across versions, a page object is small, and only one is asked for.
+            "inner_hits": {"name": "page", "size": 1},
+        }
+    }
+    return {
+        "size": 1,
+        "query": {
+            "bool": {
+                "filter": [
+                    {"ids": {"values": [doc_id]}},
+                    permission_filter(principals),
+                    {"bool": {"should": [page, {"match_all": {}}]}},
+                ]
+            }
+        },
+        "_source": [*SUMMARY_FIELDS, "version_id", "etag", "content_sha256", "indexed_at"],
+    }
+
+
 def segments(fragment: str) -> list[dict[str, Any]]:
     """A highlighted fragment as ``[{"text": ..., "match": bool}]`` (the page escapes and marks them)."""
     out: list[dict[str, Any]] = []

@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from docindex.core.observability import logger
 from docindex.search_api.principals import Caller, Unauthenticated, caller_from_claims
 from docindex.search_api.query import SearchRequest
-from docindex.search_api.service import NotFound, SearchService
+from docindex.search_api.service import NotFound, NotModified, SearchService
 from docindex.search_api.settings import SearchApiSettings
 
 STATIC = {
@@ -47,12 +47,22 @@ def page_headers(settings: SearchApiSettings) -> dict[str, str]:
     connect = " ".join(x for x in ("'self'", _origin(settings.oidc_token_url)) if x)
     return {
         "Content-Security-Policy": (
-            f"default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+            f"default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; "
             f"connect-src {connect}; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
         ),
         "X-Content-Type-Options": "nosniff",
         "Referrer-Policy": "no-referrer",
         "Cache-Control": "no-cache",
+    }
+
+
+def preview_headers(settings: SearchApiSettings, *, found_etag: str) -> dict[str, str]:
+    """A preview is the caller's own: cached by their browser only, revalidated by its ETag."""
+    return {
+        "Cache-Control": f"private, max-age={settings.download_url_seconds}",
+        "ETag": found_etag,
+        "Vary": "Authorization",
+        "X-Content-Type-Options": "nosniff",
     }
 
 
@@ -104,6 +114,20 @@ def build_resolver(settings: SearchApiSettings, service: SearchService) -> APIGa
             return json_response(200, service.download(doc_id, caller(), page=int(page) if page else None))
         except NotFound:
             return json_response(404, NOT_FOUND)
+
+    @app.get("/documents/<doc_id>/pages/<number>/preview")
+    def preview(doc_id: str, number: str) -> Response:
+        if not PAGE_NUMBER.match(number):
+            return json_response(404, NOT_FOUND)
+        headers = app.current_event.headers or {}
+        if_none_match = str(headers.get("if-none-match") or headers.get("If-None-Match") or "")
+        try:
+            found = service.preview(doc_id, caller(), int(number), if_none_match=if_none_match)
+        except NotFound:
+            return json_response(404, NOT_FOUND)
+        except NotModified as exc:
+            return Response(304, None, None, headers=preview_headers(settings, found_etag=str(exc.args[0])))
+        return Response(200, found.media_type, found.body, headers=preview_headers(settings, found_etag=found.etag))
 
     @app.get("/config.json")
     def config() -> Response:

@@ -7,15 +7,19 @@ nothing. Query text and document content are never logged.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
+import tempfile
 import time
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
 from docindex.core.observability import logger
 from docindex.index.pages import page_hits
 from docindex.search_api.principals import Caller
-from docindex.search_api.query import MARK_START, SearchRequest, document_body, search_body, segments
+from docindex.search_api.query import MARK_START, SearchRequest, document_body, page_body, search_body, segments
 from docindex.search_api.settings import SearchApiSettings
 
 DOC_ID = re.compile(r"^[0-9a-f]{64}$")
@@ -28,6 +32,25 @@ def is_pdf(source: dict[str, Any]) -> bool:
 
 class NotFound(Exception):
     """No such document, or not one the caller may read (indistinguishable on purpose)."""
+
+
+class NotModified(Exception):
+    """The caller's cached preview (``If-None-Match``) is still this page's."""
+
+
+# Bumped when what a preview shows for the same page changes (size, marks, format): old ETags miss.
+PREVIEW_VERSION = "1"
+# A page shown as text shows at most this many characters of it.
+PREVIEW_TEXT_CHARS = 4000
+
+
+@dataclass(frozen=True)
+class PagePreview:
+    """A page's preview: a JPEG, or (for formats without a renderer) the page's text as JSON."""
+
+    media_type: str
+    body: bytes | str  # JPEG bytes, or the JSON text
+    etag: str
 
 
 def _folder(key: str) -> str:
@@ -171,3 +194,83 @@ class SearchService:
             answer["url"] = f"{url}#page={at_page}"
             answer["page"] = at_page
         return answer
+
+    def preview(self, doc_id: str, caller: Caller, number: int, *, if_none_match: str = "") -> PagePreview:
+        """Page ``number`` of a document the caller may read: a picture (PDF, scans) or its text.
+
+        ``NotFound`` for a document the caller may not read, a missing one and a page it does not
+        have, alike; ``NotModified`` when ``if_none_match`` is this preview's ``ETag`` (checked
+        after the permission, so a cached tag tells nothing either).
+        """
+        from docindex.search_api.preview import PreviewRefused, fetch_to_file, render, renderer_for
+
+        if not DOC_ID.match(doc_id) or not 0 < number < 1_000_000:
+            raise NotFound(doc_id)
+        response = self.opensearch.search(index=self.index, body=page_body(doc_id, caller.principals, number))
+        hits = response["hits"]["hits"]
+        if not hits:
+            raise NotFound(doc_id)
+        source = hits[0].get("_source") or {}
+        page = _inner_page(hits[0])
+        kind = renderer_for(source.get("content_type"))
+        page_count = source.get("page_count")
+        renderable = kind is not None and number <= (page_count if isinstance(page_count, int) else 1)
+        if not renderable and page is None:
+            raise NotFound(doc_id)
+        identity = ":".join(
+            str(source.get(name) or "") for name in ("etag", "version_id", "content_sha256", "indexed_at")
+        )
+        tag = hashlib.sha256(
+            f"{PREVIEW_VERSION}:{doc_id}:{identity}:{number}:{self.settings.preview_max_edge}".encode()
+        )
+        etag = f'"{tag.hexdigest()[:32]}"'
+        if etag in {t.strip() for t in if_none_match.split(",")}:
+            raise NotModified(etag)
+        started = time.perf_counter()
+        if renderable and kind is not None:
+            try:
+                with tempfile.TemporaryDirectory(prefix="docindex-preview-") as directory:
+                    path = fetch_to_file(
+                        self.s3,
+                        source["bucket"],
+                        source["key"],
+                        version_id=source.get("version_id"),
+                        max_bytes=self.settings.preview_max_object_bytes,
+                        directory=directory,
+                    )
+                    image = render(path, kind, number, self.settings.preview_max_edge)
+                logger.info(
+                    "page preview rendered",
+                    extra={
+                        "id": doc_id,
+                        "page": number,
+                        "renderer": kind,
+                        "bytes": len(image.jpeg),
+                        "ms": round((time.perf_counter() - started) * 1000, 1),
+                    },
+                )
+                return PagePreview("image/jpeg", image.jpeg, etag)
+            except PreviewRefused as exc:
+                logger.info("page preview not rendered; showing its text", extra={"id": doc_id, "why": str(exc)})
+                if page is None:
+                    raise NotFound(doc_id) from None
+        assert page is not None  # renderable or a page, checked above
+        text = {
+            "number": number,
+            "kind": page.get("kind") or "page",
+            "label": page.get("label") or f"p. {number}",
+            "text": str(page.get("text") or "")[:PREVIEW_TEXT_CHARS],
+        }
+        return PagePreview("application/json", json.dumps(text, ensure_ascii=False), etag)
+
+
+def _inner_page(hit: dict[str, Any]) -> dict[str, Any] | None:
+    """The nested page object a ``page_body`` search returned, if the document has that page."""
+    inner = ((hit.get("inner_hits") or {}).get("page") or {}).get("hits") or {}
+    for page in inner.get("hits") or []:
+        source = page.get("_source") or {}
+        # The nested object itself (OpenSearch), or under its path (other readers of the same answer).
+        found = source.get("pages", source) if isinstance(source, dict) else None
+        if isinstance(found, dict):
+            return found
+    return None
