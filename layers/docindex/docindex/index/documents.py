@@ -70,6 +70,9 @@ CONTENT_FIELDS = (
 # managed domains' 10 MiB request (2,000,000 characters of content are ~6 MB of UTF-8 Japanese).
 # Pages past it are still in ``content``; the search only cannot name them.
 MAX_PAGE_TEXT_CHARS = 500_000
+# And at most this many pages: each is a nested document, and OpenSearch refuses a document with
+# more than index.mapping.nested_objects.limit (10,000 by default) of them.
+MAX_INDEXED_PAGES = 5000
 
 
 def page_entries(
@@ -78,7 +81,7 @@ def page_entries(
     """The nested ``pages`` of the index: number, kind, label and text of each page, within ``max_chars``."""
     entries: list[dict[str, Any]] = []
     left = max_chars
-    for page in pages:
+    for page in pages[:MAX_INDEXED_PAGES]:
         if left <= 0:
             break
         text = page.text[:left]
