@@ -32,6 +32,8 @@ def test_demo_indexes_samples_and_finds_japanese_and_english(tmp_path: Path) -> 
     assert "OcrJobsQueued          2" in out
     assert "OcrJobsCompleted       2" in out
     assert "ご[請求]金額" in out
+    # the quarterly report's hit names the page its words are on (issue 28)
+    assert "p. 2: 大阪府と[福岡県]の売上" in out.replace("[福岡][県]", "[福岡県]")
     # typed 高橋, the file writes 髙橋 (spelling variants)
     typed = out.split("$ docindex search '高橋 評価'")[1].split("$ docindex search")[0]
     assert "人事部/評価/2024年度 人事評価 髙橋.txt" in typed

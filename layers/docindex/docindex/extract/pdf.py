@@ -106,6 +106,7 @@ def _read_pages(pdf: Any, ctx: ExtractionContext) -> None:
                 broken += 1
                 continue
             seen += 1
+            ctx.start_page("page", index + 1)
             visible = len(text) - sum(text.count(ws) for ws in (" ", "\n", "\t", "\u3000"))
             chars += visible
             if visible < threshold:

@@ -6,4 +6,6 @@ cached results of the old version then simply miss (``docindex/ingest/cache.py``
 and expire with the cache's lifecycle rule. Nothing has to be purged.
 """
 
-EXTRACTOR_VERSION = "3"  # 3: document properties (author, last saved by, created, modified)
+# 3: document properties (author, last saved by, created, modified); 4: pages (where each page,
+# slide, sheet or attachment starts, and its text: issue 28).
+EXTRACTOR_VERSION = "4"

@@ -151,6 +151,23 @@ MAPPINGS: dict[str, Any] = {
         "ocr_status": {"type": "keyword"},
         "ocr_reason": {"type": "keyword"},
         "extraction_error": {"type": "keyword"},
+        # Where in the file (issue 28): each page, slide, sheet or attachment as a nested document
+        # with its own text, searched with the same analyzers as ``content``; a query's inner hits
+        # name the matching pages with a snippet of each (docs/search.md, "Pages").
+        "pages": {
+            "type": "nested",
+            "properties": {
+                "n": {"type": "integer"},
+                "kind": {"type": "keyword"},
+                "label": {"type": "keyword", "index": False},
+                "text": {
+                    "type": "text",
+                    "analyzer": "docindex_text",
+                    "search_analyzer": "docindex_search",
+                    "fields": {"bigram": {"type": "text", "analyzer": "docindex_bigram"}},
+                },
+            },
+        },
         # The search API: folder facets and filters, and who may read the file (docindex.access).
         "folders": {"type": "keyword", "ignore_above": 1024},
         "allow_principals": {"type": "keyword"},
@@ -238,6 +255,7 @@ def ensure_index(client: OpenSearch, name: str) -> str:
 ADDED_FIELDS = (
     *("folders", "allow_principals", "deny_principals", "content_sha256", "content_dropped"),
     *("author", "last_saved_by", "created", "modified"),
+    "pages",
 )
 
 
