@@ -329,7 +329,10 @@ def variant_clause(query: str) -> dict[str, Any] | None:
     clauses: list[dict[str, Any]] = []
     folded_any = False
     for word in query.split():
-        as_typed = {"multi_match": {"query": word, "fields": _PLAIN_WORD_FIELDS, "operator": "and"}}
+        # Every term of the word in one field. minimum_should_match rather than operator "and":
+        # osmem-server reads "and" on the n-gram field as "any gram" (a file named 入社手続き案内
+        # matched 出張のお金を返してもらう手続き), OpenSearch reads both as "every gram".
+        as_typed = {"multi_match": {"query": word, "fields": _PLAIN_WORD_FIELDS, "minimum_should_match": "100%"}}
         folded = query_text(word)
         if folded:
             folded_any = True
