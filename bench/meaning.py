@@ -89,12 +89,18 @@ def corpus(size: int) -> list[tuple[str, str]]:
     return [*TARGETS, *near_misses(max(0, size - len(TARGETS)))]
 
 
+def _settings() -> Any:
+    from docindex.core.settings import EmbeddingSettings
+
+    return EmbeddingSettings.from_env({"EMBEDDINGS": "local", "EMBED_THREADS": "1"})
+
+
 def embed_corpus(documents: list[tuple[str, str]], cache: VectorCache) -> tuple[dict[str, Any], dict[str, Any]]:
     """Every document's passages and vectors (from the cache where it has them); the embedding cost."""
     from docindex.embed.document import EmbeddedDocument, embed_document
-    from docindex.embed.settings import EmbeddingSettings, embedder_for
+    from docindex.embed.settings import embedder_for
 
-    settings = EmbeddingSettings.from_env({"EMBEDDINGS": "local", "EMBED_THREADS": "1"})
+    settings = _settings()
     embedder = embedder_for(settings)
     assert embedder is not None
     embedded: dict[str, Any] = {}
@@ -132,17 +138,22 @@ def load(client: Any, index: str, documents: list[tuple[str, str]], embedded: di
     """The corpus as docindex writes it: every field, and the passages with their vectors."""
     from opensearchpy import helpers
 
+    from docindex.core.changes import doc_id
+    from docindex.embed.settings import vector_spec
     from docindex.index.documents import IndexDocument
     from docindex.index.mapping import ensure_index
 
-    ensure_index(client, index)
+    model = next(iter(embedded.values())).model_id if embedded else None
+    spec = vector_spec(_settings())
+    assert spec is not None and spec.model_id == model
+    ensure_index(client, index, vectors=spec)
 
     def actions() -> Any:
         for key, text in documents:
             doc = IndexDocument.for_object(bucket=BUCKET, key=key, size=len(text.encode()), etag="e", version_id=None)
             doc = doc.with_content(text=text, title=None, page_count=None, truncated=False, error=None)
             doc = doc.with_embeddings(embedded[key])
-            yield {"_index": index, "_id": doc.doc_id, "_source": doc.source()}
+            yield {"_index": index, "_id": doc_id(BUCKET, key), "_source": doc.source()}
 
     helpers.bulk(client, actions(), chunk_size=200, request_timeout=300)
     client.indices.refresh(index=index)

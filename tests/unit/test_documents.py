@@ -8,9 +8,10 @@ import pytest
 
 from docindex.core.changes import Action, ObjectChange
 from docindex.core.storage import FetchedObject
+from docindex.embed import VectorSpec
 from docindex.extract import ExtractedDocument
 from docindex.index.documents import ExtractionErrorCode, IndexDocument, OcrStatus
-from docindex.index.mapping import MAPPINGS
+from docindex.index.mapping import MAPPINGS, vector_properties
 from tests.conftest import REPO_ROOT
 
 SHIPPED = REPO_ROOT / "layers" / "docindex" / "docindex"
@@ -61,7 +62,9 @@ def test_an_extracted_file_has_metadata_and_content_and_nothing_empty() -> None:
 
 
 def test_every_field_a_document_can_carry_is_in_the_mapping() -> None:
-    assert set(IndexDocument.__dataclass_fields__) <= set(MAPPINGS["properties"])
+    # The vector fields are in an index with vectors (meaning search); without them, they stay unset.
+    vectors = vector_properties(VectorSpec("model", 4))
+    assert set(IndexDocument.__dataclass_fields__) <= set(MAPPINGS["properties"]) | set(vectors)
 
 
 def test_pending_quarantined_and_rejected_states() -> None:

@@ -148,6 +148,11 @@ class Clients:
     def dynamodb(self) -> Any:
         return self.aws.client("dynamodb")
 
+    @property
+    def bedrock_runtime(self) -> Any:
+        """Only with ``EMBEDDINGS=bedrock`` (meaning search's embedder)."""
+        return self.aws.client("bedrock-runtime")
+
     @cached_property
     def opensearch(self) -> OpenSearch:
         return opensearch_client(self.settings)

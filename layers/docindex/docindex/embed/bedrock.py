@@ -26,6 +26,15 @@ COHERE_BATCH = 96  # texts per request (the model's limit)
 MAX_INPUT_CHARS = 2048
 
 
+def dimension_of(model: str) -> int:
+    """The vector length a supported Bedrock model returns (ValueError for any other model)."""
+    if model == TITAN_V2:
+        return TITAN_DIMENSIONS
+    if model == COHERE_MULTILINGUAL:
+        return COHERE_DIMENSIONS
+    raise ValueError(f"EMBEDDING_MODEL: {model!r} is not one of {TITAN_V2}, {COHERE_MULTILINGUAL}")
+
+
 def _unit(vector: Sequence[float]) -> list[float]:
     norm = math.sqrt(sum(x * x for x in vector)) or 1.0
     return [float(x) / norm for x in vector]
@@ -35,12 +44,10 @@ class BedrockEmbedder:
     """Embeddings from a Bedrock model through ``bedrock-runtime`` ``InvokeModel``; thread-safe."""
 
     def __init__(self, client: Any, model: str = TITAN_V2) -> None:
-        if model not in (TITAN_V2, COHERE_MULTILINGUAL):
-            raise ValueError(f"EMBEDDING_MODEL: {model!r} is not one of {TITAN_V2}, {COHERE_MULTILINGUAL}")
+        self.dimension = dimension_of(model)
         self._client = client
         self._model = model
         self.model_id = f"bedrock:{model}"
-        self.dimension = TITAN_DIMENSIONS if model == TITAN_V2 else COHERE_DIMENSIONS
 
     def passages(self, texts: Sequence[str]) -> list[list[float]]:
         if self._model == TITAN_V2:

@@ -26,6 +26,7 @@ from docindex.embed import EmbedderUnavailable
 
 MODEL_FILE = "e5-small-q4.bin"
 MODEL_ID = "multilingual-e5-small-q4"
+DIMENSION = 384
 # Texts handed to the engine at once (it parallelizes a batch across texts).
 BATCH = 16
 
@@ -42,7 +43,7 @@ class LocalE5:
     """multilingual-e5-small (384 dimensions, vectors of length 1); thread-safe, one per process."""
 
     model_id = MODEL_ID
-    dimension = 384
+    dimension = DIMENSION
 
     def __init__(self, *, threads: int = 1, model_path: str | None = None) -> None:
         # OpenMP reads this once, when the engine's first parallel region runs.

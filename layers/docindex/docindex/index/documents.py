@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from docindex.access.policy import AccessGrant
     from docindex.core.changes import ObjectChange
     from docindex.core.storage import FetchedObject
+    from docindex.embed.document import EmbeddedDocument
     from docindex.extract import ExtractedDocument
     from docindex.extract.base import PageText
 
@@ -61,6 +62,7 @@ class ExtractionErrorCode(StrEnum):
 # Fields only extraction (the indexer's or the OCR worker's) contributes.
 CONTENT_FIELDS = (
     *("content", "title", "page_count", "content_truncated", "content_dropped", "extraction_error", "pages"),
+    *("passages", "embedding_model"),
     *("author", "last_saved_by", "created", "modified"),
 )
 
@@ -144,6 +146,10 @@ class IndexDocument:
     # Where in the file (issue 28): one nested object per page, slide, sheet or attachment with its
     # text (``page_entries``); the search names the pages that match and previews them.
     pages: tuple[dict[str, Any], ...] | None = None
+    # Meaning search (docs/meaning-search.md): the text's passages with their vectors, and the model
+    # that made them (a document without vectors, or with another model's, is embedded again).
+    passages: tuple[dict[str, Any], ...] | None = None
+    embedding_model: str | None = None
     # Lowercase hex SHA-256 of the object's bytes: identical copies share it (search --collapse)
     # and it keys the extraction/OCR result cache.
     content_sha256: str | None = None
@@ -229,7 +235,7 @@ class IndexDocument:
         known = {name: source[name] for name in cls.__dataclass_fields__ if name in source}
         if "ocr_status" in known:
             known["ocr_status"] = OcrStatus(known["ocr_status"])
-        for name in ("allow_principals", "deny_principals", "content_dropped", "pages"):
+        for name in ("allow_principals", "deny_principals", "content_dropped", "pages", "passages"):
             if name in known:
                 known[name] = tuple(known[name] or ())
         known["folders"] = folder_prefixes(str(source.get("key", "")))
@@ -270,6 +276,19 @@ class IndexDocument:
             content_dropped=tuple(dropped) or None,
             extraction_error=str(error) if error else None,
             pages=(page_entries(pages) or None) if text else None,
+            # New text: its vectors are made from it (``with_embeddings``), never kept from before.
+            passages=None,
+            embedding_model=None,
+        )
+
+    def with_embeddings(self, embedded: EmbeddedDocument | None) -> IndexDocument:
+        """This document with its passages' vectors (None: without; keyword search still finds it)."""
+        if embedded is None or not embedded.passages:
+            return replace(self, passages=None, embedding_model=None)
+        return replace(
+            self,
+            passages=tuple(p.to_source() for p in embedded.passages),
+            embedding_model=embedded.model_id,
         )
 
     def with_properties(
@@ -318,7 +337,13 @@ class IndexDocument:
     def without_content(self) -> IndexDocument:
         """The metadata-only fallback for a document OpenSearch refused."""
         return replace(
-            self, content=None, title=None, pages=None, extraction_error=ExtractionErrorCode.INDEX_REJECTED.value
+            self,
+            content=None,
+            title=None,
+            pages=None,
+            passages=None,
+            embedding_model=None,
+            extraction_error=ExtractionErrorCode.INDEX_REJECTED.value,
         )
 
     def ocr_result(

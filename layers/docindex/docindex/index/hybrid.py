@@ -20,9 +20,14 @@ the keyword matches follow in keyword order.
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
+
+from docindex.core.observability import Metric, count, logger
+from docindex.embed import Embedder, EmbedderUnavailable, VectorSpec
 
 # Documents each leg contributes to the fusion.
 WINDOW = 100
@@ -109,3 +114,116 @@ def union_query(keyword_query: dict[str, Any], vector_ids: Sequence[str]) -> dic
     if not vector_ids:
         return keyword_query
     return {"bool": {"should": [keyword_query, {"ids": {"values": list(vector_ids)}}], "minimum_should_match": 1}}
+
+
+# -- running it -----------------------------------------------------------------------------
+
+# The keyword leg names the clause that requires every word as typed: its documents stay ahead.
+EVERY_WORD = "every_word"
+# How long a process trusts what it read of an index's vectors (the model in its mapping's _meta).
+INDEX_VECTORS_TTL_SECONDS = 300.0
+_index_vectors: dict[tuple[int, str], tuple[float, Any]] = {}
+_index_vectors_lock = threading.Lock()
+
+
+def query_vector(client: Any, index: str, text: str, embedder: Embedder | None) -> list[float] | None:
+    """The query's vector when hybrid search can run on ``index``; None means keyword-only.
+
+    Keyword-only, never an error, when: no embedder is configured, the index has no vectors or
+    another model's (it needs ``docindex reindex``), or the embedder fails (logged, counted in
+    ``HybridSearchDegraded``: a search must still answer when the model or Bedrock cannot).
+    """
+    if embedder is None or not text.strip():
+        return None
+    spec = _vectors_of(client, index)
+    if spec is None:
+        return None
+    if spec.model_id != embedder.model_id:
+        logger.warning(
+            "the index's vectors come from another model; keyword search only until it is rebuilt",
+            extra={"index_model": spec.model_id, "embedder": embedder.model_id},
+        )
+        return None
+    try:
+        return embedder.query(text)
+    except EmbedderUnavailable as exc:
+        count(Metric.HYBRID_SEARCH_DEGRADED)
+        logger.warning("query not embedded; keyword search only", extra={"error": str(exc)[:300]})
+        return None
+
+
+def _vectors_of(client: Any, index: str) -> VectorSpec | None:
+    from docindex.index.mapping import index_vectors
+
+    key = (id(client), index)
+    now = time.monotonic()
+    with _index_vectors_lock:
+        cached = _index_vectors.get(key)
+        if cached is not None and now - cached[0] < INDEX_VECTORS_TTL_SECONDS:
+            return cast("VectorSpec | None", cached[1])
+    try:
+        spec = index_vectors(client, index)
+    except Exception as exc:  # noqa: BLE001 - a mapping we cannot read: keyword search, as before
+        logger.warning("could not read the index's vector fields; keyword search only", extra={"error": str(exc)})
+        spec = None
+    with _index_vectors_lock:
+        _index_vectors[key] = (now, spec)
+    return spec
+
+
+def rank(
+    client: Any,
+    index: str,
+    *,
+    keyword_query: dict[str, Any],
+    filters: Sequence[dict[str, Any]],
+    vector: Sequence[float],
+    window: int = WINDOW,
+) -> Fused:
+    """Both legs' best ``window`` documents, fused; the keyword query's ``EVERY_WORD`` matches first."""
+    keyword = client.search(
+        index=index,
+        body={"size": window, "_source": False, "track_total_hits": False, "query": keyword_query},
+    )
+    keyword_ids: list[str] = []
+    first: set[str] = set()
+    for hit in keyword["hits"]["hits"]:
+        keyword_ids.append(hit["_id"])
+        if EVERY_WORD in (hit.get("matched_queries") or []):
+            first.add(hit["_id"])
+    nearest = client.search(index=index, body=vector_body(vector, k=window, filters=filters))
+    return fuse(keyword_ids, vector_hits(nearest), first=first)
+
+
+def final_body(
+    fused: Fused, *, start: int, size: int, keyword_must: dict[str, Any], filters: Sequence[dict[str, Any]]
+) -> tuple[dict[str, Any], list[str]]:
+    """The query that fetches one page of hybrid results, and the page's ids in their fused order.
+
+    Within the fused window the page's documents are fetched by id (``post_filter``, so the
+    aggregations and the ``matched`` count still see the whole union); past it, the keyword
+    matches outside the window follow in keyword order.
+    """
+    vector_ids = list(fused.vector)
+    union = {"bool": {"must": [union_query(keyword_must, vector_ids)], "filter": list(filters)}}
+    page_ids = fused.page(start, size)
+    body: dict[str, Any] = {"track_total_hits": False, "aggs": {"matched": {"filter": {"match_all": {}}}}}
+    if page_ids:
+        body.update({"size": len(page_ids), "query": union, "post_filter": {"ids": {"values": page_ids}}})
+        return body, page_ids
+    beyond = {"bool": {"must": [keyword_must], "filter": list(filters), "must_not": [{"ids": {"values": fused.order}}]}}
+    body.update({"size": size, "from": max(0, start - len(fused.order)), "query": union, "post_filter": beyond})
+    return body, []
+
+
+def matched_total(response: dict[str, Any]) -> int:
+    """How many documents the hybrid union holds (the ``matched`` aggregation of ``final_body``)."""
+    return int(((response.get("aggregations") or {}).get("matched") or {}).get("doc_count", 0))
+
+
+def in_order(hits: list[dict[str, Any]], page_ids: list[str]) -> list[dict[str, Any]]:
+    """The page's hits in their fused order (the cluster returns them by score)."""
+    if not page_ids:
+        return hits
+    position = {doc_id: n for n, doc_id in enumerate(page_ids)}
+    return sorted(hits, key=lambda hit: position.get(hit["_id"], len(position)))

@@ -27,6 +27,8 @@ from docindex.text.width import width_table
 if TYPE_CHECKING:
     from opensearchpy import OpenSearch
 
+    from docindex.embed import VectorSpec
+
 INDEX_VERSION = 1
 
 
@@ -180,7 +182,9 @@ MAPPINGS: dict[str, Any] = {
 ANALYSIS_TIERS = ("icu+kuromoji", "kuromoji", "cjk")
 
 
-def index_body(*, tier: str = "kuromoji", vocabulary: Vocabulary | None = None) -> dict[str, Any]:
+def index_body(
+    *, tier: str = "kuromoji", vocabulary: Vocabulary | None = None, vectors: VectorSpec | None = None
+) -> dict[str, Any]:
     """Settings and mappings for a new index with the given analysis tier and vocabulary.
 
     Every tier rewrites width and form before tokenizing (the ``docindex_width``
@@ -191,9 +195,45 @@ def index_body(*, tier: str = "kuromoji", vocabulary: Vocabulary | None = None) 
     the user dictionary to kuromoji and the synonyms to the search analyzer.
     """
     vocabulary = vocabulary if vocabulary is not None else vocabulary_module.load()
-    return {
+    body: dict[str, Any] = {
         "settings": {"index": {"analysis": _analysis(tier, vocabulary)}},
         "mappings": copy.deepcopy(MAPPINGS),
+    }
+    if vectors is not None:
+        body["settings"]["index"]["knn"] = True
+        body["mappings"]["properties"].update(vector_properties(vectors))
+    return body
+
+
+def vector_properties(vectors: VectorSpec) -> dict[str, Any]:
+    """The fields of meaning search (docs/meaning-search.md): each passage's vector, its text and place.
+
+    One nested object per passage, written and deleted with its file in one Lucene block like
+    ``pages``, so the permission stamp of the file is the passage's: the vector leg filters on the
+    file's ``allow_principals`` before it looks for neighbours. HNSW in Lucene with cosine
+    similarity (the vectors have length 1); the text is kept for the hit's snippet, not indexed.
+    """
+    return {
+        "embedding_model": {"type": "keyword"},
+        "passages": {
+            "type": "nested",
+            "properties": {
+                "vector": {
+                    "type": "knn_vector",
+                    "dimension": vectors.dimension,
+                    "method": {
+                        "name": "hnsw",
+                        "engine": "lucene",
+                        "space_type": "cosinesimil",
+                        "parameters": {"m": 16, "ef_construction": 128},
+                    },
+                },
+                "text": {"type": "text", "index": False},
+                "start": {"type": "integer", "index": False},
+                "end": {"type": "integer", "index": False},
+                "page": {"type": "integer", "index": False},
+            },
+        },
     }
 
 
@@ -204,17 +244,26 @@ def create_index(
     alias: str | None = None,
     vocabulary: Vocabulary | None = None,
     meta: dict[str, Any] | None = None,
+    vectors: VectorSpec | None = None,
 ) -> str | None:
     """Create ``concrete`` with the best analysis tier the cluster supports; that tier.
 
     With ``alias``, the index is created as the alias's write index. None when the
-    index already exists (another process created it first).
+    index already exists (another process created it first). ``vectors``: with the fields of
+    meaning search for that model (a cluster without the k-NN plugin, or a serverless
+    collection of the "search" type, gets the index without them: keyword search only, logged).
     """
     from opensearchpy.exceptions import RequestError
 
-    for tier in ANALYSIS_TIERS:
-        body = index_body(tier=tier, vocabulary=vocabulary)
-        body["mappings"]["_meta"] = {"docindex": {"analysis": tier, "variants": NORMALIZATION_VERSION, **(meta or {})}}
+    attempts = [(tier, vectors) for tier in ANALYSIS_TIERS]
+    if vectors is not None:
+        attempts = [pair for tier in ANALYSIS_TIERS for pair in ((tier, vectors), (tier, None))]
+    for tier, with_vectors in attempts:
+        body = index_body(tier=tier, vocabulary=vocabulary, vectors=with_vectors)
+        docindex_meta: dict[str, Any] = {"analysis": tier, "variants": NORMALIZATION_VERSION, **(meta or {})}
+        if with_vectors is not None:
+            docindex_meta["vectors"] = {"model": with_vectors.model_id, "dimension": with_vectors.dimension}
+        body["mappings"]["_meta"] = {"docindex": docindex_meta}
         if alias:
             body["aliases"] = {alias: {"is_write_index": True}}
         try:
@@ -223,6 +272,12 @@ def create_index(
             error_text = str(exc.info) if exc.info else str(exc)
             if "resource_already_exists" in error_text:
                 return None
+            if with_vectors is not None and any(word in error_text for word in ("knn", "k-NN", "vector")):
+                logger.warning(
+                    "k-NN not available on this cluster; the index is created without vectors (keyword search only)",
+                    extra={"index": concrete, "error": error_text[:300]},
+                )
+                continue
             if not any(word in error_text for word in ("icu", "kuromoji", "analyz", "char_filter", "tokenizer")):
                 raise
             logger.warning(
@@ -230,12 +285,15 @@ def create_index(
                 extra={"index": concrete, "tier": tier, "error": error_text[:300]},
             )
             continue
-        logger.info("created index", extra={"index": concrete, "alias": alias, "analysis": tier})
+        logger.info(
+            "created index",
+            extra={"index": concrete, "alias": alias, "analysis": tier, "vectors": bool(with_vectors)},
+        )
         return tier
     raise RuntimeError(f"could not create index {concrete} with any analysis tier")
 
 
-def ensure_index(client: OpenSearch, name: str) -> str:
+def ensure_index(client: OpenSearch, name: str, *, vectors: VectorSpec | None = None) -> str:
     """Create ``{name}-v{N}`` with alias ``name`` unless ``name`` exists.
 
     Writing through an alias lets ``docindex reindex`` rebuild the index with
@@ -245,8 +303,20 @@ def ensure_index(client: OpenSearch, name: str) -> str:
     if client.indices.exists(index=name):
         return name
     concrete = f"{name}-v{INDEX_VERSION}"
-    create_index(client, concrete, alias=name)
+    create_index(client, concrete, alias=name, vectors=vectors)
     return concrete
+
+
+def index_vectors(client: OpenSearch, name: str) -> VectorSpec | None:
+    """The model and dimension of ``name``'s vectors, from its mapping's ``_meta``; None without vectors."""
+    from docindex.embed import VectorSpec
+
+    mappings = client.indices.get_mapping(index=name)
+    for body in mappings.values():
+        found = ((body.get("mappings") or {}).get("_meta") or {}).get("docindex", {}).get("vectors")
+        if isinstance(found, dict) and found.get("model") and found.get("dimension"):
+            return VectorSpec(str(found["model"]), int(found["dimension"]))
+    return None
 
 
 # Fields added after INDEX_VERSION 1 was deployed: put on an existing index (adding fields is always allowed).

@@ -13,6 +13,9 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from docindex.core.observability import logger
+from docindex.embed import Embedder, EmbedderUnavailable
+from docindex.index.hybrid import EVERY_WORD, Fused, final_body, in_order, matched_total, query_vector, rank
 from docindex.text.width import normalize
 
 if TYPE_CHECKING:
@@ -169,6 +172,8 @@ def search(
     operators: bool = False,
     collapse: bool = False,
     page_hits: int = 3,
+    hybrid: bool | None = None,
+    embedder: Embedder | None = None,
 ) -> SearchHits:
     """Full-text search over content, title and file name, with highlighted snippets.
 
@@ -184,8 +189,12 @@ def search(
     ``also_in`` (see :func:`collapse_copies`). ``page_hits``: each hit's ``pages`` names at most
     this many of its matching pages (``number``, ``kind``, ``label``, ``snippet``), best first,
     and ``matching_pages`` counts them all (``docindex.index.pages``).
+
+    ``hybrid``: also find documents by meaning (``docindex.index.hybrid``): None (the default) does
+    when the index has vectors of ``embedder``'s model (default: the configured embedder), False
+    never does. A query with operators is searched by its words only. A hit found by meaning
+    alone has its best passage as its snippet and ``found_by: "meaning"``.
     """
-    from docindex.index.pages import page_hits as read_page_hits
     from docindex.index.pages import pages_clause
     from docindex.index.vocabulary import query_variants
 
@@ -203,16 +212,19 @@ def search(
     if modified_after or modified_before:
         bounds = {"gte": modified_after, "lt": modified_before}
         filters.append({"range": {"last_modified": {k: v for k, v in bounds.items() if v}}})
+    vector = None
+    if hybrid is not False and not (operators and parse_query(query).has_operators):
+        vector = query_vector(client, index, query, embedder if embedder is not None else default_embedder())
     pages = pages_clause(list(query_variants(query)), size=page_hits, pre_tag="[", post_tag="]")
-    if pages is not None:
-        filters.append(pages)
-    body = {
+    fetch = min(size * COLLAPSE_OVERFETCH, MAX_COLLAPSE_WINDOW) if collapse else size
+    start = (max(1, page) - 1) * size
+    body: dict[str, Any] = {
         # Collapsing needs room: copies of one file would otherwise crowd the page.
-        "size": min(size * COLLAPSE_OVERFETCH, MAX_COLLAPSE_WINDOW) if collapse else size,
-        "from": (max(1, page) - 1) * size,
+        "size": fetch,
+        "from": start,
         "track_total_hits": True,
-        "query": {"bool": {"must": [must], "filter": filters}},
-        "_source": {"excludes": ["content", "pages"]},
+        "query": {"bool": {"must": [must], "filter": [*filters, *([pages] if pages else [])]}},
+        "_source": {"excludes": ["content", "pages", "passages"]},
         "highlight": {
             "fields": {
                 "content": {"fragment_size": 120, "number_of_fragments": 1},
@@ -224,33 +236,75 @@ def search(
             "post_tags": ["]"],
         },
     }
+    fused: Fused | None = None
+    page_ids: list[str] = []
+    if vector is not None:
+        keyword_query = {"bool": {"must": [must], "filter": filters}}
+        fused = rank(client, index, keyword_query=keyword_query, filters=filters, vector=vector)
+        hybrid_body, page_ids = final_body(fused, start=start, size=fetch, keyword_must=must, filters=filters)
+        if pages is not None:
+            hybrid_body["query"]["bool"]["filter"].append(pages)
+        body = {**body, **hybrid_body}
+        body.pop("track_total_hits", None)
+        if page_ids:
+            body.pop("from", None)
     response = client.search(index=index, body=body)
-    hits = SearchHits()
-    total = response["hits"].get("total", 0)
-    hits.total = int(total.get("value", 0) if isinstance(total, dict) else total or 0)
-    hits.total_is_exact = not (isinstance(total, dict) and total.get("relation") == "gte")
-    for hit in response["hits"]["hits"]:
-        highlight = hit.get("highlight", {})
-        snippet = next(
-            (highlight[f][0] for f in ("content", "content.bigram", "title", "filename") if highlight.get(f)), ""
-        )
-        pages_found, matching = read_page_hits(hit, "[")
-        found = [{"number": p.number, "kind": p.kind, "label": p.label, "snippet": p.fragment} for p in pages_found]
-        hits.append(
-            {
-                "id": hit["_id"],
-                "score": hit.get("_score"),
-                "snippet": snippet,
-                **hit["_source"],
-                "pages": found,
-                "matching_pages": matching,
-            }
-        )
+    hits = SearchHits(_hit(hit, fused) for hit in in_order(response["hits"]["hits"], page_ids))
+    hits.total, hits.total_is_exact = _total(response, fused)
     if collapse:
         collapsed = SearchHits(collapse_copies(client, index, hits, size=size))
         collapsed.total, collapsed.total_is_exact = hits.total, hits.total_is_exact
         return collapsed
     return hits
+
+
+# A hit found by meaning alone shows this much of its best passage.
+SNIPPET_CHARS = 120
+
+
+def _hit(hit: dict[str, Any], fused: Fused | None) -> dict[str, Any]:
+    """One result as the CLI shows it: the highlighted snippet (or the best passage), its pages."""
+    from docindex.index.pages import page_hits
+
+    highlight = hit.get("highlight", {})
+    snippet = next(
+        (highlight[f][0] for f in ("content", "content.bigram", "title", "filename") if highlight.get(f)), ""
+    )
+    meaning = fused.vector.get(hit["_id"]) if fused is not None and not highlight else None
+    pages_found, matching = page_hits(hit, "[")
+    found = [{"number": p.number, "kind": p.kind, "label": p.label, "snippet": p.fragment} for p in pages_found]
+    result = {
+        "id": hit["_id"],
+        "score": hit.get("_score"),
+        "snippet": snippet or (meaning.passage[:SNIPPET_CHARS] if meaning else ""),
+        **hit["_source"],
+        "pages": found,
+        "matching_pages": matching,
+    }
+    if meaning is not None:
+        result.update({"found_by": "meaning", "passage_page": meaning.page})
+    return result
+
+
+def _total(response: dict[str, Any], fused: Fused | None) -> tuple[int, bool]:
+    """The number of matching documents, and whether it is exact."""
+    if fused is not None:
+        return matched_total(response), True
+    total = response["hits"].get("total", 0)
+    value = int(total.get("value", 0) if isinstance(total, dict) else total or 0)
+    return value, not (isinstance(total, dict) and total.get("relation") == "gte")
+
+
+def default_embedder() -> Embedder | None:
+    """The configured embedder (``EMBEDDINGS``), or None when it is off or cannot load (logged once)."""
+    from docindex.core.settings import EmbeddingSettings
+    from docindex.embed.settings import embedder_for
+
+    try:
+        return embedder_for(EmbeddingSettings.from_env())
+    except (EmbedderUnavailable, ValueError) as exc:
+        logger.warning("no embedder: keyword search only", extra={"error": str(exc)[:300]})
+        return None
 
 
 # Added to the score of every document whose words match: above any score of a document
@@ -287,6 +341,8 @@ def query_clause(query: str) -> dict[str, Any]:
             "fields": ["title^3", "filename^2", "content"],
             "type": "cross_fields",
             "operator": "and",
+            # Hybrid search keeps the documents that match every word ahead (docindex.index.hybrid).
+            "_name": EVERY_WORD,
         }
     }
     characters = {

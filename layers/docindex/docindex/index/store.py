@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from opensearchpy import OpenSearch
 
     from docindex.access.source import AccessMapSource
+    from docindex.embed import VectorSpec
     from docindex.index.bulk import BulkWriter
     from docindex.index.documents import IndexDocument
 
@@ -55,9 +56,12 @@ class DocumentStore:
         *,
         retry_seconds: float = DEFAULT_RETRY_SECONDS,
         access: AccessMapSource | None = None,
+        vectors: VectorSpec | None = None,
     ) -> None:
         self.client = client
         self.index = index
+        # The vector field a new index gets (meaning search); None: keyword search only.
+        self.vectors = vectors
         self.retry_seconds = retry_seconds
         # None: documents are written unstamped (no signed-in user sees them; tests of other concerns).
         self.access = access
@@ -78,7 +82,7 @@ class DocumentStore:
             if self._ready:
                 return
             if create:
-                self._retrying(lambda: ensure_index(self.client, self.index), retry_seconds)
+                self._retrying(lambda: ensure_index(self.client, self.index, vectors=self.vectors), retry_seconds)
                 # The indexer (not the worker, whose role may not change mappings) adds new fields.
                 self._retrying(lambda: ensure_added_fields(self.client, self.index), retry_seconds)
             elif not self._retrying(lambda: bool(self.client.indices.exists(index=self.index)), retry_seconds):

@@ -20,6 +20,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from docindex.index.hybrid import EVERY_WORD
+
 # Private-use characters mark highlighted runs; the API returns segments, never HTML.
 MARK_START = "\ue000"
 MARK_END = "\ue001"
@@ -57,6 +59,8 @@ class SearchRequest(BaseModel):
     page: int = Field(1, ge=1, le=1000)
     size: int = Field(20, ge=1, le=100)
     sort: Literal["relevance", "date"] = "relevance"
+    # auto: by words and, where the index has vectors, by meaning (hybrid); keyword: by words only.
+    mode: Literal["auto", "keyword"] = "auto"
 
     @field_validator("q", "prefix")
     @classmethod
@@ -129,6 +133,8 @@ def _text_clause(q: str) -> dict[str, Any]:
                 "default_operator": "and",
                 "flags": SIMPLE_QUERY_FLAGS,
                 "lenient": True,
+                # Hybrid search keeps the documents that match every word ahead (docindex.index.hybrid).
+                "_name": EVERY_WORD,
             }
         },
         {"match": {"filename.ngram": {"query": q, "minimum_should_match": "100%", "boost": 0.5}}},
@@ -143,6 +149,25 @@ def _text_clause(q: str) -> dict[str, Any]:
             scaled_variant_score(variants),
         ]
     return {"bool": {"should": should, "minimum_should_match": 1}}
+
+
+def request_filters(request: SearchRequest, principals: list[str]) -> list[dict[str, Any]]:
+    """The permission filter and the user's filters: what every leg of a search is limited to."""
+    filters: list[dict[str, Any]] = [permission_filter(principals)]
+    if request.prefix:
+        filters.append({"prefix": {"key": request.prefix}})
+    if request.extension:
+        filters.append({"term": {"extension": request.extension.lower()}})
+    if request.ocr_status:
+        filters.append({"term": {"ocr_status": request.ocr_status}})
+    if request.modified_from or request.modified_to:
+        bounds: dict[str, str] = {}
+        if request.modified_from:
+            bounds["gte"] = request.modified_from.isoformat()
+        if request.modified_to:
+            bounds["lte"] = request.modified_to.isoformat() + "T23:59:59.999Z"
+        filters.append({"range": {"last_modified": bounds}})
+    return filters
 
 
 def search_body(
@@ -162,20 +187,7 @@ def search_body(
     start = (request.page - 1) * size
     if start + size > max_result_window:
         raise ValueError(f"page too deep: at most {max_result_window} results can be paged through")
-    filters: list[dict[str, Any]] = [permission_filter(principals)]
-    if request.prefix:
-        filters.append({"prefix": {"key": request.prefix}})
-    if request.extension:
-        filters.append({"term": {"extension": request.extension.lower()}})
-    if request.ocr_status:
-        filters.append({"term": {"ocr_status": request.ocr_status}})
-    if request.modified_from or request.modified_to:
-        bounds: dict[str, str] = {}
-        if request.modified_from:
-            bounds["gte"] = request.modified_from.isoformat()
-        if request.modified_to:
-            bounds["lte"] = request.modified_to.isoformat() + "T23:59:59.999Z"
-        filters.append({"range": {"last_modified": bounds}})
+    filters = request_filters(request, principals)
     must = [text_query(request.q)] if request.q else [{"match_all": {}}]
     if request.q:
         from docindex.index.pages import pages_clause

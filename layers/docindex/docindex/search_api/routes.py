@@ -11,17 +11,21 @@ import json
 import re
 from functools import lru_cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
 from pydantic import ValidationError
 
 from docindex.core.observability import logger
+from docindex.embed import Embedder
 from docindex.search_api.principals import Caller, Unauthenticated, caller_from_claims
 from docindex.search_api.query import SearchRequest
 from docindex.search_api.service import NotFound, NotModified, SearchService
 from docindex.search_api.settings import SearchApiSettings
+
+if TYPE_CHECKING:
+    from docindex.core.clients import Clients
 
 STATIC = {
     "index.html": "text/html; charset=utf-8",
@@ -176,5 +180,20 @@ def get_resolver() -> APIGatewayHttpResolver:
 
         settings = SearchApiSettings.from_env()
         clients = Clients(settings)
-        _resolver = build_resolver(settings, SearchService(settings, opensearch=clients.opensearch, s3=clients.s3))
+        service = SearchService(
+            settings, opensearch=clients.opensearch, s3=clients.s3, embedder=_embedder(settings, clients)
+        )
+        _resolver = build_resolver(settings, service)
     return _resolver
+
+
+def _embedder(settings: SearchApiSettings, clients: Clients) -> Embedder | None:
+    """The query embedder of meaning search; None (keyword search, logged) when it cannot load."""
+    from docindex.embed import EmbedderUnavailable
+    from docindex.embed.settings import embedder_for
+
+    try:
+        return embedder_for(settings, bedrock_client=lambda: clients.bedrock_runtime)
+    except (EmbedderUnavailable, ValueError) as exc:
+        logger.warning("no embedder: keyword search only", extra={"error": str(exc)[:300]})
+        return None

@@ -17,12 +17,24 @@ from typing import Any
 from urllib.parse import quote
 
 from docindex.core.observability import logger
+from docindex.embed import Embedder
+from docindex.index.hybrid import Fused, final_body, in_order, matched_total, query_vector, rank
 from docindex.index.pages import page_hits
 from docindex.search_api.principals import Caller
-from docindex.search_api.query import MARK_START, SearchRequest, document_body, page_body, search_body, segments
+from docindex.search_api.query import (
+    MARK_START,
+    SearchRequest,
+    document_body,
+    page_body,
+    request_filters,
+    search_body,
+    segments,
+)
 from docindex.search_api.settings import SearchApiSettings
 
 DOC_ID = re.compile(r"^[0-9a-f]{64}$")
+# A hit found by meaning alone shows this much of its best passage.
+SNIPPET_CHARS = 160
 
 
 def is_pdf(source: dict[str, Any]) -> bool:
@@ -87,11 +99,15 @@ def _buckets(aggregations: dict[str, Any], name: str, *, key: str = "key") -> li
 class SearchService:
     """The search API's logic; clients passed in."""
 
-    def __init__(self, settings: SearchApiSettings, *, opensearch: Any, s3: Any) -> None:
+    def __init__(
+        self, settings: SearchApiSettings, *, opensearch: Any, s3: Any, embedder: Embedder | None = None
+    ) -> None:
         self.settings = settings
         self.opensearch = opensearch
         self.s3 = s3
         self.index = settings.opensearch_index
+        # Embeds queries for the vector leg (None: keyword search only); see docindex.index.hybrid.
+        self.embedder = embedder
 
     def search(self, request: SearchRequest, caller: Caller) -> dict[str, Any]:
         """Hits, total and facet counts, all within what ``caller`` may read."""
@@ -104,13 +120,20 @@ class SearchService:
             page_hits=self.settings.page_hits,
         )
         started = time.perf_counter()
+        fused, page_ids = self._hybrid(request, caller, body)
         response = self.opensearch.search(index=self.index, body=body)
         hits = []
-        for hit in response["hits"]["hits"]:
+        for hit in in_order(response["hits"]["hits"], page_ids):
             summary = _summary(hit)
             highlight = hit.get("highlight") or {}
             fragment = (highlight.get("content") or [""])[0]
             summary["snippet"] = segments(fragment)
+            meaning = fused.vector.get(hit["_id"]) if fused is not None and not highlight else None
+            if meaning is not None:
+                # Found by meaning alone: its best passage is the snippet, nothing in it is marked.
+                summary["snippet"] = segments(meaning.passage[:SNIPPET_CHARS])
+                summary["found_by"] = "meaning"
+                summary["passage_page"] = meaning.page
             summary["title_highlight"] = segments((highlight.get("title") or [""])[0])
             summary["filename_highlight"] = segments((highlight.get("filename") or [""])[0])
             pages, matching = page_hits(hit, MARK_START)
@@ -120,7 +143,7 @@ class SearchService:
             summary["matching_pages"] = matching
             hits.append(summary)
         total = response["hits"]["total"]
-        total_value = int(total["value"] if isinstance(total, dict) else total)
+        total_value = matched_total(response) if fused else int(total["value"] if isinstance(total, dict) else total)
         aggregations = response.get("aggregations") or {}
         logger.info(
             "search",
@@ -129,6 +152,7 @@ class SearchService:
                 "filters": sum(bool(x) for x in (request.prefix, request.extension, request.modified_from)),
                 "total": total_value,
                 "returned": len(hits),
+                "hybrid": fused is not None,
                 "opensearch_ms": round((time.perf_counter() - started) * 1000, 1),
             },
         )
@@ -144,6 +168,34 @@ class SearchService:
                 "ocr_status": _buckets(aggregations, "ocr_status"),
             },
         }
+
+    def _hybrid(self, request: SearchRequest, caller: Caller, body: dict[str, Any]) -> tuple[Fused | None, list[str]]:
+        """Make ``body`` the hybrid page when the request and the index allow it (docindex.index.hybrid).
+
+        Both legs are limited by the caller's permission filter and the user's filters; the
+        facets and the total count the union of keyword matches and the vector leg's documents.
+        """
+        if not request.q or request.sort != "relevance" or request.mode != "auto":
+            return None, []
+        vector = query_vector(self.opensearch, self.index, request.q, self.embedder)
+        if vector is None:
+            return None, []
+        filters = request_filters(request, caller.principals)
+        must = body["query"]["bool"]["must"][0]
+        fused = rank(
+            self.opensearch,
+            self.index,
+            keyword_query={"bool": {"must": [must], "filter": filters}},
+            filters=filters,
+            vector=vector,
+        )
+        page, page_ids = final_body(fused, start=body["from"], size=body["size"], keyword_must=must, filters=filters)
+        # The page-hits clause (filter context) stays: each hit still names its matching pages.
+        page["query"]["bool"]["filter"] += [f for f in body["query"]["bool"]["filter"] if f not in filters]
+        body.update({**page, "aggs": {**body["aggs"], **page["aggs"]}})
+        if page_ids:
+            body.pop("from", None)
+        return fused, page_ids
 
     def _readable(self, doc_id: str, caller: Caller) -> dict[str, Any]:
         if not DOC_ID.match(doc_id):
