@@ -145,7 +145,8 @@ def load(client: Any, index: str, documents: list[tuple[str, str]], embedded: di
 
     model = next(iter(embedded.values())).model_id if embedded else None
     spec = vector_spec(_settings())
-    assert spec is not None and spec.model_id == model
+    assert spec is not None
+    assert spec.model_id == model
     ensure_index(client, index, vectors=spec)
 
     def actions() -> Any:
@@ -210,16 +211,19 @@ def measure(docs: int) -> dict[str, Any]:
 
 
 def _existing_sets(client: Any, search: Callable[..., Any]) -> dict[str, Any]:
-    """The keyword relevance set, keyword-only and hybrid, on its own index."""
+    """The keyword relevance set (tests/support/relevance.py), keyword-only and hybrid, its files with vectors."""
     from tests.support import relevance
 
-    relevance.load(client, "relevance")
+    documents = [(key, "\n".join(filter(None, (title, text)))) for key, (title, text) in relevance.DOCUMENTS.items()]
+    embedded, _ = embed_corpus(documents, VectorCache(CACHE))
+    load(client, "relevance", documents, embedded)
     found: dict[str, Any] = {}
     for name, hybrid in (("keyword_only", False), ("hybrid", True)):
-        outcomes = relevance.run(
-            client, "relevance", search=lambda c, i, q, size: search(c, i, q, size=size, hybrid=hybrid)
-        )
-        found[name] = relevance.summary(outcomes)
+
+        def run_one(c: Any, i: str, q: str, size: int, hybrid: bool = hybrid) -> Any:
+            return search(c, i, q, size=size, hybrid=hybrid)
+
+        found[name] = relevance.summary(relevance.run(client, "relevance", search=run_one))
     return {"relevance": found}
 
 

@@ -125,6 +125,23 @@ def start_osmem(state_dir: Path, port: int | None = None) -> ServerInfo:
     return ServerInfo("osmem", url, process.pid)
 
 
+def start_knn(state_dir: Path, upstream: str, port: int | None = None) -> ServerInfo:
+    """The k-NN stand-in in front of osmem-server (devkit.local.knn): exact vector search, the rest passed on."""
+    port = port or free_port()
+    log = state_dir / "knn.log"
+    with log.open("ab") as out:
+        process = subprocess.Popen(  # noqa: S603  # fixed argv, our own interpreter  # nosec B603
+            [sys.executable, "-m", "devkit.local.knn", "--upstream", upstream, "--port", str(port)],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    url = f"http://127.0.0.1:{port}"
+    _wait_until(url, "/", process, log, timeout=30)
+    return ServerInfo("knn", url, process.pid)
+
+
 def start_gateway(state_dir: Path, env_file: Path, port: int | None = None) -> ServerInfo:
     """The local API Gateway + sign-in stand-in serving the search API and page (devkit.local.gateway)."""
     port = port or free_port()

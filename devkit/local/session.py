@@ -45,7 +45,7 @@ def local_up(
     """
     import boto3
 
-    from devkit.local.servers import load_servers, responds, save_servers, start_moto, start_osmem
+    from devkit.local.servers import load_servers, save_servers
     from devkit.local.stack import StackNames, StackOptions, provision
     from docindex.core.clients import boto_config
 
@@ -53,21 +53,9 @@ def local_up(
     servers = load_servers(state_dir)
     env: dict[str, str] = {}
     restarted: list[str] = []
-    if aws_endpoint is None:
-        known = servers.get("moto")
-        if not (known and responds(known.url, "/moto-api/")):
-            if known:
-                restarted.append("moto")
-            servers["moto"] = start_moto(state_dir)
-        aws_endpoint = servers["moto"].url
-        env.update(EMBEDDED_CREDENTIALS)
-    if opensearch_endpoint is None:
-        known = servers.get("osmem")
-        if not (known and responds(known.url)):
-            if known:
-                restarted.append("osmem")
-            servers["osmem"] = start_osmem(state_dir)
-        opensearch_endpoint = servers["osmem"].url
+    aws_endpoint, opensearch_endpoint = _embedded_servers(
+        state_dir, servers, aws_endpoint, opensearch_endpoint, env=env, restarted=restarted
+    )
     save_servers(state_dir, servers)
 
     credentials = {
@@ -142,6 +130,42 @@ def local_up(
         save_servers(state_dir, servers)
         env["SEARCH_PAGE_URL"] = servers["gateway"].url + "/"
     return env
+
+
+def _embedded_servers(
+    state_dir: Path,
+    servers: dict[str, Any],
+    aws_endpoint: str | None,
+    opensearch_endpoint: str | None,
+    *,
+    env: dict[str, str],
+    restarted: list[str],
+) -> tuple[str, str]:
+    """Start (or reuse) moto, osmem and the k-NN stand-in for the endpoints not given; their URLs."""
+    from devkit.local.servers import responds, start_knn, start_moto, start_osmem, stop
+
+    if aws_endpoint is None:
+        known = servers.get("moto")
+        if not (known and responds(known.url, "/moto-api/")):
+            if known:
+                restarted.append("moto")
+            servers["moto"] = start_moto(state_dir)
+        aws_endpoint = servers["moto"].url
+        env.update(EMBEDDED_CREDENTIALS)
+    if opensearch_endpoint is None:
+        known = servers.get("osmem")
+        if not (known and responds(known.url)):
+            if known:
+                restarted.append("osmem")
+            servers["osmem"] = start_osmem(state_dir)
+        # osmem answers no k-NN query: the stand-in in front of it does (meaning search, devkit/local/knn.py).
+        knn = servers.get("knn")
+        if not (knn and responds(knn.url)) or "osmem" in restarted:
+            if knn:
+                stop(knn)
+            servers["knn"] = start_knn(state_dir, servers["osmem"].url)
+        opensearch_endpoint = servers["knn"].url
+    return aws_endpoint, opensearch_endpoint
 
 
 RESET_BOTH = "docindex local down && rm -rf .docindex && docindex local up"

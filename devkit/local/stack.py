@@ -16,6 +16,8 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from docindex.core.aws import error_code
+from docindex.core.settings import EmbeddingSettings
+from docindex.embed.settings import vector_spec
 from docindex.index.mapping import ensure_index
 
 DAY = 24 * 3600
@@ -72,6 +74,8 @@ class StackOptions:
     ocr_max_receive_count: int = 5
     # The ingest queue's visibility timeout; 0 = six times the function timeout.
     visibility_timeout: int = 0
+    # Meaning search (EMBEDDINGS): local (the model in process), bedrock or off.
+    embeddings: str = "local"
 
     @property
     def ingest_visibility_timeout(self) -> int:
@@ -195,8 +199,10 @@ def provision(
     )
     _table(dynamodb, names.idempotency_table, ttl_attribute="expiration")
     _table(dynamodb, names.ledger_table, ttl_attribute=None)
-    ensure_index(opensearch, names.index)
+    vectors = vector_spec(EmbeddingSettings.from_env({"EMBEDDINGS": options.embeddings}))
+    ensure_index(opensearch, names.index, vectors=vectors)
     return {
+        "EMBEDDINGS": options.embeddings,
         "DOCINDEX_BUCKET": names.bucket,
         "CONTENT_CACHE_BUCKET": names.cache_bucket,
         "INGEST_QUEUE_URL": ingest["url"],

@@ -96,6 +96,7 @@ class SearchWorld:
 
 
 def build_world(stack: Stack, tmp_path: Path, cognito: Any) -> SearchWorld:
+    from docindex.embed.settings import embedder_for
     from docindex.search_api.routes import build_resolver
     from docindex.search_api.service import SearchService
     from docindex.search_api.settings import SearchApiSettings
@@ -104,7 +105,8 @@ def build_world(stack: Stack, tmp_path: Path, cognito: Any) -> SearchWorld:
     map_path = tmp_path / "access-map.json"
     map_path.write_text(json.dumps(ACCESS_MAP, ensure_ascii=False))
     settings = SearchApiSettings.from_env(stack.settings_env())
-    service = SearchService(settings, opensearch=stack.opensearch, s3=stack.aws.s3)
+    # The configured embedder, as the deployed function builds it (None where the stack has EMBEDDINGS=off).
+    service = SearchService(settings, opensearch=stack.opensearch, s3=stack.aws.s3, embedder=embedder_for(settings))
     verifier = JwtVerifier(
         jwks_url=f"{stack.aws.endpoint}/{env['COGNITO_USER_POOL_ID']}/.well-known/jwks.json",
         issuer=env["OIDC_ISSUER"],

@@ -66,8 +66,12 @@ class Metric:
     OCR_PROCESSES_LOST = "OcrProcessesLost"
     OCR_LEASES_LOST = "OcrLeasesLost"
     # The redrive's (functions/redrive): real start runs only; skips and errors also once per Reason.
-    # Meaning search (docindex/embed, docindex/index/hybrid.py).
+    # Meaning search (docindex/embed, docindex/index/hybrid.py, docindex/worker/vectors.py).
     HYBRID_SEARCH_DEGRADED = "HybridSearchDegraded"
+    EMBED_JOBS_QUEUED = "EmbedJobsQueued"
+    PASSAGES_EMBEDDED = "PassagesEmbedded"
+    EMBEDDING_SECONDS_PER_PASSAGE = "EmbeddingSecondsPerPassage"
+    EMBEDDINGS_FAILED = "EmbeddingsFailed"
     REDRIVES_STARTED = "RedrivesStarted"
     REDRIVES_SKIPPED = "RedrivesSkipped"
     REDRIVE_ERRORS = "RedriveErrors"

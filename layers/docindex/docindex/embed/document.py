@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import base64
+import struct
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from docindex.embed import Embedder
-from docindex.embed.chunks import passages
+from docindex.embed.chunks import Passage, passages
 
 
 @dataclass(frozen=True)
@@ -46,13 +48,28 @@ class EmbeddedDocument:
     passages: tuple[EmbeddedPassage, ...]
 
     def to_cache(self) -> dict[str, Any]:
-        return {"model_id": self.model_id, "passages": [p.to_source() for p in self.passages]}
+        """A compact copy for the content cache: each vector as base64 of little-endian float32."""
+        passages = []
+        for passage in self.passages:
+            entry = passage.to_source()
+            entry["vector"] = base64.b64encode(struct.pack(f"<{len(passage.vector)}f", *passage.vector)).decode()
+            passages.append(entry)
+        return {"model_id": self.model_id, "passages": passages}
 
     @classmethod
     def from_cache(cls, data: dict[str, Any] | None) -> EmbeddedDocument | None:
+        """What ``to_cache`` kept; None for anything else (a miss: the document is embedded again)."""
         if not isinstance(data, dict) or not data.get("model_id"):
             return None
-        return cls(str(data["model_id"]), tuple(EmbeddedPassage.from_source(p) for p in data.get("passages") or []))
+        passages = []
+        try:
+            for entry in data.get("passages") or []:
+                packed = base64.b64decode(entry["vector"])
+                vector = list(struct.unpack(f"<{len(packed) // 4}f", packed))
+                passages.append(EmbeddedPassage.from_source({**entry, "vector": vector}))
+        except (KeyError, TypeError, ValueError, struct.error):
+            return None
+        return cls(str(data["model_id"]), tuple(passages))
 
 
 def embed_document(
@@ -61,16 +78,28 @@ def embed_document(
     *,
     title: str | None = None,
     page_starts: Sequence[int] = (),
+    pages: Sequence[dict[str, Any]] = (),
     max_passages: int,
     max_chars: int,
 ) -> EmbeddedDocument:
     """Split ``content`` into passages (at most ``max_passages``) and embed each.
 
-    The first passage is embedded with the document's title (or file name) in front of it:
-    a short passage says little on its own, and a Japanese office names its files for what
-    they are (旅費精算規程.docx).
+    ``pages``: the document's pages as the index keeps them (``n`` and ``text``): passages are cut
+    page by page and carry the page's number (their offsets are then within the page's text).
+    The first passage is embedded with the document's title (or file name) in front of it: a
+    short passage says little on its own, and a Japanese office names its files for what they
+    are (旅費精算規程.docx).
     """
-    found = passages(content, max_chars=max_chars, max_passages=max_passages, page_starts=page_starts)
+    if pages:
+        found: list[Passage] = []
+        for page in pages:
+            if len(found) >= max_passages:
+                break
+            number = page.get("n") if isinstance(page.get("n"), int) else None
+            for p in passages(str(page.get("text") or ""), max_chars=max_chars, max_passages=max_passages - len(found)):
+                found.append(Passage(p.text, p.start, p.end, number))
+    else:
+        found = passages(content, max_chars=max_chars, max_passages=max_passages, page_starts=page_starts)
     if not found and title:
         texts = [title]
         vectors = embedder.passages(texts)

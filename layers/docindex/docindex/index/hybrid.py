@@ -51,6 +51,11 @@ class Fused:
 
     order: list[str] = field(default_factory=list)
     vector: dict[str, VectorHit] = field(default_factory=dict)
+    keyword: set[str] = field(default_factory=set)
+
+    def by_meaning_alone(self, doc_id: str) -> VectorHit | None:
+        """The vector hit of a document the keyword leg did not find (None otherwise)."""
+        return None if doc_id in self.keyword else self.vector.get(doc_id)
 
     def page(self, start: int, size: int) -> list[str]:
         return self.order[start : start + size]
@@ -106,7 +111,7 @@ def fuse(keyword: Sequence[str], vector: Sequence[VectorHit], *, first: set[str]
     position = {doc_id: i for i, doc_id in enumerate([*keyword, *(h.doc_id for h in vector)])}
     ahead = first or set()
     order = sorted(scores, key=lambda d: (d not in ahead, -scores[d], position[d]))
-    return Fused(order=order, vector={hit.doc_id: hit for hit in vector})
+    return Fused(order=order, vector={hit.doc_id: hit for hit in vector}, keyword=set(keyword))
 
 
 def union_query(keyword_query: dict[str, Any], vector_ids: Sequence[str]) -> dict[str, Any]:

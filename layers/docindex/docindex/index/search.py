@@ -270,13 +270,13 @@ def _hit(hit: dict[str, Any], fused: Fused | None) -> dict[str, Any]:
     snippet = next(
         (highlight[f][0] for f in ("content", "content.bigram", "title", "filename") if highlight.get(f)), ""
     )
-    meaning = fused.vector.get(hit["_id"]) if fused is not None and not highlight else None
+    meaning = fused.by_meaning_alone(hit["_id"]) if fused is not None else None
     pages_found, matching = page_hits(hit, "[")
     found = [{"number": p.number, "kind": p.kind, "label": p.label, "snippet": p.fragment} for p in pages_found]
     result = {
         "id": hit["_id"],
         "score": hit.get("_score"),
-        "snippet": snippet or (meaning.passage[:SNIPPET_CHARS] if meaning else ""),
+        "snippet": meaning.passage[:SNIPPET_CHARS] if meaning else snippet,
         **hit["_source"],
         "pages": found,
         "matching_pages": matching,

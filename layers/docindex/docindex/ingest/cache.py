@@ -21,7 +21,7 @@ from __future__ import annotations
 import gzip
 import json
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -73,6 +73,10 @@ class CachedContent:
             PageText(number=int(number), kind=str(kind), text=str(text), name=name or None)
             for number, kind, text, name in self.pages
         )
+
+    # Meaning search: the passages' vectors for this text (EmbeddedDocument.to_cache), added by the
+    # worker once it embedded them; a rename or copy then embeds nothing.
+    embeddings: dict[str, Any] | None = None
 
     @classmethod
     def from_extracted(cls, extracted: ExtractedDocument) -> CachedContent | None:
@@ -157,6 +161,11 @@ class ContentCache:
             )
         except (ClientError, BotoCoreError) as exc:
             logger.warning("content cache not written", extra={"error": str(exc)})
+
+
+def with_embeddings(entry: CachedContent | None, embeddings: dict[str, Any]) -> CachedContent | None:
+    """``entry`` with the vectors of its text (None stays None: nothing cached for these bytes)."""
+    return replace(entry, embeddings=embeddings) if entry is not None else None
 
 
 def _inflate(packed: bytes) -> bytes:

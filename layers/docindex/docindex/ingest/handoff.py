@@ -13,6 +13,11 @@ from docindex.core.exceptions import PoisonMessageError, TransientError
 _RANGE = frozenset({"first_page", "last_page", "page_count", "ranges"})
 
 
+# The reason of a job that only adds meaning search's vectors to a document the indexer wrote
+# complete (docindex/worker/vectors.py): no download, no OCR.
+EMBED_REASON = "embed"
+
+
 @dataclass(frozen=True)
 class OcrJob:
     """What the worker needs to produce a document's content.
@@ -24,7 +29,7 @@ class OcrJob:
 
     bucket: str
     key: str
-    reason: str  # image, scanned_pdf, too_large
+    reason: str  # image, scanned_pdf, too_large; embed (EMBED_REASON)
     generation: int
     version_id: str | None = None
     etag: str | None = None

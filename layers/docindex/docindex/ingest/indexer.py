@@ -32,6 +32,8 @@ from docindex.core.changes import Action, ObjectChange, is_excluded, parse_body
 from docindex.core.exceptions import ObjectArchivedError, PoisonMessageError, TransientError
 from docindex.core.observability import Metric, count, logger
 from docindex.core.storage import ByteBudget, FetchedObject, ObjectStore
+from docindex.embed.document import EmbeddedDocument
+from docindex.embed.settings import vector_spec
 from docindex.extract import ExtractedDocument, ExtractionLimits
 from docindex.extract.isolation import ExtractionPool
 from docindex.index.bulk import BulkWriter, WriteOutcome
@@ -39,7 +41,7 @@ from docindex.index.documents import IndexDocument, OcrStatus
 from docindex.index.store import DocumentStore
 from docindex.ingest.batch import ConcurrentBatchProcessor, WorkSlots
 from docindex.ingest.cache import CachedContent, ContentCache
-from docindex.ingest.handoff import OcrJob, OcrQueue
+from docindex.ingest.handoff import EMBED_REASON, OcrJob, OcrQueue
 from docindex.ingest.invocation import (
     LATE_START_SECONDS,
     LATE_START_SHARE,
@@ -76,8 +78,13 @@ class Indexer:
     ) -> None:
         self.settings = settings.for_indexer()
         self.opensearch = opensearch
+        # Meaning search: the vector field a new index gets; documents with text get an embed job.
+        self.vectors = vector_spec(settings)
         self.documents = DocumentStore(
-            opensearch, self.settings.opensearch_index, access=AccessMapSource.from_settings(settings, s3)
+            opensearch,
+            self.settings.opensearch_index,
+            access=AccessMapSource.from_settings(settings, s3),
+            vectors=self.vectors,
         )
         self.ledger = Ledger(dynamodb, settings.ledger_table_name)
         self.store = ObjectStore(s3)
@@ -300,12 +307,29 @@ class Indexer:
             count(Metric.OCR_JOBS_QUEUED)
             logger.info("change written before its invocation died; its OCR job is queued again")
             return {"outcome": Outcome.OCR_QUEUED.value, "resumed": True}
+        if self._embed_job_lost(change, claim, version, source):
+            logger.info("change written before its invocation died; its embed job is queued again")
+            return {"outcome": Outcome.DUPLICATE.value, "resumed": True, "embed_job": True}
         logger.info("change written before its invocation died; not written again")
         return {"outcome": Outcome.DUPLICATE.value, "resumed": True}
 
+    def _embed_job_lost(self, change: ObjectChange, claim: Claim, version: int, source: dict[str, Any]) -> bool:
+        """Send again the embed job an invocation that died after its write may not have sent."""
+        if (
+            self.vectors is None
+            or version != claim.generation
+            or source.get("embedding_model") == self.vectors.model_id
+        ):
+            return False
+        # Whether it has text, on this rare path only: the whole document.
+        full = self.documents.current(change.doc_id, retry_seconds=0)
+        if full is None or full[0] != version or not self._wants_vectors(IndexDocument.from_source(full[1])):
+            return False
+        return self._queue_embedding(change, claim, IndexDocument.from_source(full[1]))
+
     def _indexed(self, doc_id: str) -> tuple[int, dict[str, Any]] | None:
         """The indexed document's version and OCR fields, None when there is none (no retry: SQS retries)."""
-        fields = ["ocr_status", "ocr_reason", "etag", "version_id", "size", "content_type"]
+        fields = ["ocr_status", "ocr_reason", "etag", "version_id", "size", "content_type", "embedding_model"]
         return self.documents.current(doc_id, fields=fields, retry_seconds=0)
 
     def _quarantine(self, change: ObjectChange, claim: Claim, run: BatchRun) -> dict[str, Any]:
@@ -405,6 +429,8 @@ class Indexer:
         result: dict[str, Any] = {"outcome": Outcome.INDEXED.value, "kind": extracted.kind}
         if extracted.error:
             result["extraction_error"] = extracted.error
+        if self._wants_vectors(doc):
+            result["embed_job"] = self._queue_embedding(change, claim, doc)
         return result
 
     # -- re-syncs, renames, copies and archives (issue 14) --------------------
@@ -424,7 +450,11 @@ class Indexer:
             "unchanged content: identity refreshed without reading the body",
             extra={"etag": change.etag, "size": change.size, "indexed_version": indexed_version},
         )
-        return {"outcome": Outcome.UNCHANGED.value}
+        result: dict[str, Any] = {"outcome": Outcome.UNCHANGED.value}
+        if self._wants_vectors(doc):
+            # Indexed before meaning search (or with another model): a re-announcement fills it in.
+            result["embed_job"] = self._queue_embedding(change, claim, doc)
+        return result
 
     def _index_cached(
         self, change: ObjectChange, claim: Claim, run: BatchRun, fetched: FetchedObject, cached: CachedContent
@@ -450,6 +480,9 @@ class Indexer:
         )
         if cached.ocr_status != OcrStatus.NONE:
             doc = doc.ocr_done_from_cache(OcrStatus(cached.ocr_status), cached.ocr_reason or "image")
+        embedded = EmbeddedDocument.from_cache(cached.embeddings)
+        if embedded is not None and self.vectors is not None and embedded.model_id == self.vectors.model_id:
+            doc = doc.with_embeddings(embedded)  # a rename or a copy: its vectors too, nothing embedded
         outcome = self._write(change, claim, run, doc)
         if outcome is WriteOutcome.CONFLICT:
             count(Metric.STALE_EVENTS_SKIPPED)
@@ -457,7 +490,43 @@ class Indexer:
         count(Metric.DOCUMENTS_INDEXED)
         count(Metric.BYTES_INDEXED, fetched.size)
         logger.info("content seen before: indexed from the cache", extra={"ocr_status": cached.ocr_status})
-        return {"outcome": Outcome.INDEXED.value, "cached": True, "ocr_status": cached.ocr_status}
+        result: dict[str, Any] = {"outcome": Outcome.INDEXED.value, "cached": True, "ocr_status": cached.ocr_status}
+        if self._wants_vectors(doc):
+            result["embed_job"] = self._queue_embedding(change, claim, doc)
+        return result
+
+    # -- meaning search (docindex/worker/vectors.py) ------------------------------
+
+    def _wants_vectors(self, doc: IndexDocument) -> bool:
+        """A document with text and without this model's vectors, while meaning search is on."""
+        return (
+            self.vectors is not None
+            and bool(doc.content)
+            and doc.ocr_status in (OcrStatus.NONE, OcrStatus.DONE)
+            and doc.embedding_model != self.vectors.model_id
+        )
+
+    def _queue_embedding(self, change: ObjectChange, claim: Claim, doc: IndexDocument) -> bool:
+        """Send the worker an embed job for the document written at this claim's generation.
+
+        The document is searchable by its words already; the job adds its vectors at the next
+        generation. A failure to send fails the record (SQS retries it; ``_resume`` sends again).
+        """
+        self.ocr_queue.send(
+            OcrJob(
+                bucket=change.bucket,
+                key=change.key,
+                reason=EMBED_REASON,
+                generation=claim.generation,
+                version_id=doc.version_id,
+                etag=doc.etag,
+                sequencer=change.sequencer,
+                size=doc.size,
+                content_type=doc.content_type,
+            )
+        )
+        count(Metric.EMBED_JOBS_QUEUED)
+        return True
 
     def _index_archived(self, change: ObjectChange, claim: Claim, run: BatchRun) -> dict[str, Any]:
         """GetObject said ``InvalidObjectState``: indexed by name now, once; a completed restore re-indexes it."""

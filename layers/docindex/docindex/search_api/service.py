@@ -128,7 +128,7 @@ class SearchService:
             highlight = hit.get("highlight") or {}
             fragment = (highlight.get("content") or [""])[0]
             summary["snippet"] = segments(fragment)
-            meaning = fused.vector.get(hit["_id"]) if fused is not None and not highlight else None
+            meaning = fused.by_meaning_alone(hit["_id"]) if fused is not None else None
             if meaning is not None:
                 # Found by meaning alone: its best passage is the snippet, nothing in it is marked.
                 summary["snippet"] = segments(meaning.passage[:SNIPPET_CHARS])
@@ -142,8 +142,11 @@ class SearchService:
             ]
             summary["matching_pages"] = matching
             hits.append(summary)
-        total = response["hits"]["total"]
-        total_value = matched_total(response) if fused else int(total["value"] if isinstance(total, dict) else total)
+        if fused is not None:
+            total_value = matched_total(response)
+        else:
+            total = response["hits"]["total"]
+            total_value = int(total["value"] if isinstance(total, dict) else total)
         aggregations = response.get("aggregations") or {}
         logger.info(
             "search",

