@@ -78,8 +78,9 @@ sam-validate: $(SAM) ## sam validate --lint on template.yaml (offline, no AWS cr
 	$(SAM_ENV) $(SAM) validate --lint --region us-east-1 --template-file template.yaml
 
 .PHONY: check-wheels
-check-wheels: $(STAMP) ## Check the layer's pinned requirements have cp313/aarch64 wheels (asks PyPI)
+check-wheels: $(STAMP) ## Check the layers' pinned requirements have cp313/aarch64 wheels (asks PyPI)
 	scripts/check_layer_wheels.sh
+	scripts/check_layer_wheels.sh layers/embedding/requirements.txt
 
 .PHONY: test-template
 test-template: $(STAMP) ## Only the template invariant tests

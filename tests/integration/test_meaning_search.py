@@ -229,3 +229,67 @@ def test_an_unknown_mode_is_refused(world: tuple[SearchWorld, Stack, Proxy]) -> 
     found, _, _ = world
     status, _ = found.call("/search", found.tokens["eigyo"]["access_token"], q="出張", mode="nonsense")
     assert status == 400
+
+
+def test_an_index_from_before_meaning_search_gets_vectors_by_reindex_and_reprocess(
+    make_stack: Any, ocr_pool: OcrPool, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    from docindex.cli import main
+    from docindex.index.mapping import index_vectors
+    from docindex.index.search import search
+    from tests.integration.conftest import build_indexer, invoke, sqs_event
+
+    # Given an index built before meaning search (no vector fields), its files indexed by their words
+    stack = make_stack(embeddings="off")
+    keys = ["総務部/規程/旅費精算規程.txt", "総務部/案内/社員食堂のご案内.txt"]
+    indexer = build_indexer(stack)
+    for key in keys:
+        stack.aws.s3.put_object(Bucket=stack.bucket, Key=key, Body=FILES[key].encode())
+    changes = [{"docindex": "change", "bucket": stack.bucket, "key": key, "action": "created"} for key in keys]
+    assert invoke(indexer, sqs_event(*changes)) == set()
+    assert index_vectors(stack.opensearch, stack.index) is None
+    with Proxy(stack.osmem_url, ExactKnn()) as proxy:
+        env = stack.settings_env(EMBEDDINGS="local", OPENSEARCH_ENDPOINT=proxy.url)
+        for name, value in env.items():
+            monkeypatch.setenv(name, value)
+        target = ["--opensearch-endpoint", proxy.url, "--index", stack.index]
+        # When the operator rebuilds it with the current settings (no downtime: the alias moves at the end)
+        assert main(["reindex", *target, "--ledger-table", stack.env["LEDGER_TABLE"], "--settle", "0", "--json"]) == 0
+        assert json.loads(capsys.readouterr().out)["copied"] == 2
+        client = OpenSearch(hosts=[proxy.url], timeout=60)
+        assert index_vectors(client, stack.index) is not None
+        # (still found by its words, not yet by meaning)
+        assert [h["key"] for h in search(client, stack.index, "食堂")] == [keys[1]]
+        assert search(client, stack.index, "出張のお金を返してもらう手続き") == []
+        # and queues an embed job for every document without vectors, which the worker runs
+        assert main(["reprocess", "--missing-vectors", *target, "--json"]) == 0
+        assert json.loads(capsys.readouterr().out)["sent"] == 2
+        with worker_factory(ocr_pool) as make:
+            _drain(make(stack, EMBEDDINGS="local"), stack)
+        # Then every document has its vectors and is found by meaning
+        assert all(stack.doc(key)["_source"]["passages"] for key in keys)  # type: ignore[index]
+        assert search(client, stack.index, "出張のお金を返してもらう手続き")[0]["key"] == keys[0]
+        assert main(["reprocess", "--missing-vectors", *target, "--json"]) == 0
+        assert json.loads(capsys.readouterr().out)["matched"] == 0
+
+
+def test_analysis_validate_proves_the_vector_query_on_the_cluster(
+    osmem_url: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    from docindex.cli import main
+
+    monkeypatch.setenv("OPENSEARCH_AUTH", "none")
+    monkeypatch.setenv("EMBEDDINGS", "local")
+    # A cluster that answers k-NN queries (here the stand-in): mapping, filtered query, both ways
+    with Proxy(osmem_url, ExactKnn()) as proxy:
+        assert main(["analysis", "validate", "--opensearch-endpoint", proxy.url, "--json"]) == 0
+        meaning = json.loads(capsys.readouterr().out)["cluster"]["meaning_search"]
+        assert meaning == {"vectors": True, "query": True, "model": "multilingual-e5-small-q4", "dimension": 384}
+    # One that takes the mapping and refuses the query (osmem alone) is an error, said in one line
+    assert main(["analysis", "validate", "--opensearch-endpoint", osmem_url, "--json"]) == 2
+    report = json.loads(capsys.readouterr().out)
+    assert any("vector query failed" in error for error in report["errors"])

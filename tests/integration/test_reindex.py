@@ -221,6 +221,7 @@ def test_analysis_validate_checks_the_file_and_tries_it_on_the_cluster(
     from docindex.cli import main
 
     monkeypatch.setenv("OPENSEARCH_AUTH", "none")
+    monkeypatch.setenv("EMBEDDINGS", "off")  # meaning search's part: tests/integration/test_meaning_search.py
     good = tmp_path / "good.toml"
     good.write_text(
         '[user_dictionary]\nrules = ["情シス,情シス,ジョウシス,カスタム名詞"]\n[synonyms]\nsets = ["pc, パソコン"]\n',

@@ -391,6 +391,8 @@ def test_indexer_environment():
         "CONTENT_CACHE_BUCKET",
         "ACCESS_MAP_URI",
         "DOCINDEX_ADMIN_GROUP",
+        "EMBEDDINGS",
+        "EMBEDDING_MODEL",
     }
     assert variables["OPENSEARCH_SERVICE"] == "aoss"
     assert variables["OPENSEARCH_AUTH"] == "sigv4"
@@ -934,3 +936,46 @@ def test_a_company_oidc_provider_replaces_the_user_pool():
     assert jwt["Issuer"] == "https://login.microsoftonline.com/tenant/v2.0"
     assert jwt["Audience"] == ["api://docindex"]
     assert env(external, "SearchFunction")["GROUPS_CLAIM"] == "groups"
+
+
+# ------------------------------------------------------------------ meaning search (issue 30)
+
+
+def _statements(role: dict[str, Any]) -> list[dict[str, Any]]:
+    return [s for policy in role["Properties"]["Policies"] for s in policy["PolicyDocument"]["Statement"]]
+
+
+@pytest.mark.parametrize("mode", ["local", "bedrock", "off"])
+def test_the_model_layer_and_bedrock_rights_follow_the_embeddings_parameter(mode: str) -> None:
+    resources = default_resources(Embeddings=mode)
+    layers = [ref_target(layer) for layer in resources["SearchFunction"]["Properties"]["Layers"]]
+    # The model ships in its own layer, to the search function only (documents are embedded by the worker).
+    assert ("EmbeddingLayer" in resources) is (mode == "local")
+    assert ("EmbeddingLayer" in layers) is (mode == "local")
+    assert [ref_target(layer) for layer in resources["IndexerFunction"]["Properties"]["Layers"]] == ["DocIndexLayer"]
+    for function in ("SearchFunction", "IndexerFunction"):
+        assert env(resources, function)["EMBEDDINGS"] == mode
+    worker_env = {
+        e["Name"]: e["Value"]
+        for e in resources["WorkerTaskDefinition"]["Properties"]["ContainerDefinitions"][0]["Environment"]
+    }
+    assert worker_env["EMBEDDINGS"] == mode
+    # Bedrock: InvokeModel on the one configured foundation model, for the two callers, nothing else.
+    for role in ("SearchRole", "WorkerTaskRole", "IndexerRole"):
+        bedrock = [s for s in _statements(resources[role]) if "bedrock" in str(s["Action"])]
+        if mode == "bedrock" and role != "IndexerRole":
+            (statement,) = bedrock
+            assert statement["Action"] == "bedrock:InvokeModel"
+            assert "foundation-model/${EmbeddingModel}" in str(statement["Resource"])
+        else:
+            assert bedrock == []
+
+
+def test_the_model_layer_is_built_without_numpy_for_python313_arm64() -> None:
+    layer = TEMPLATE["Resources"]["EmbeddingLayer"]
+    assert layer["Metadata"] == {"BuildMethod": "makefile", "BuildArchitecture": "arm64"}
+    makefile = (REPO_ROOT / layer["Properties"]["ContentUri"] / "Makefile").read_text()
+    assert "build-EmbeddingLayer:" in makefile
+    assert "--no-deps" in makefile
+    assert "--platform manylinux2014_aarch64" in makefile
+    assert "--python-version 3.13" in makefile

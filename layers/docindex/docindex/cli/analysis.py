@@ -68,12 +68,31 @@ def _on_cluster(args: argparse.Namespace, vocabulary: Any, findings: Any) -> dic
         findings.errors.append(f"the cluster refused the settings: {exc}")
         return None
     findings.warnings += _index_warnings(client, deployment.opensearch_index)
+    cluster["meaning_search"] = _meaning_search_on(client, findings)
     if cluster["analysis"] == "cjk" and (vocabulary.dictionary_rules or vocabulary.dictionary_package):
         findings.warnings.append(
             "the cluster created the index without kuromoji: it lacks analysis-kuromoji, or it refused "
             "the dictionary (run with -v to see its answer)"
         )
     return cluster
+
+
+def _meaning_search_on(client: Any, findings: Any) -> dict[str, Any] | None:
+    """The vector mapping and the permission-filtered vector query, on the cluster (meaning search)."""
+    from docindex.core.settings import EmbeddingSettings
+    from docindex.embed.settings import vector_spec
+    from docindex.index.hybrid import try_vectors_on_cluster
+
+    spec = vector_spec(EmbeddingSettings.from_env())
+    if spec is None:
+        return None
+    found = try_vectors_on_cluster(client, spec)
+    if not found["vectors"]:
+        findings.warnings.append(f"meaning search: {found['reason']}; search will be by words only")
+    elif not found["query"]:
+        why = found.get("reason") or "it did not answer as expected"
+        findings.errors.append(f"meaning search: the permission-filtered vector query failed: {why}")
+    return found
 
 
 def _index_warnings(client: Any, index: str) -> list[str]:

@@ -107,7 +107,14 @@ def _run(args: argparse.Namespace) -> int:
         findings = vocabulary_module.check(vocabulary)
         if not findings.ok:
             raise CommandError(f"{vocabulary.source}: " + "; ".join(findings.errors) + " (docindex analysis validate)")
-        result = ops.reindex(client, alias, ledger, vocabulary=vocabulary, settle_seconds=settle, progress=progress)
+        from docindex.core.settings import EmbeddingSettings
+        from docindex.embed.settings import vector_spec
+
+        # The vectors the pipeline writes (EMBEDDINGS, EMBEDDING_MODEL: the env file or the stack's).
+        vectors = vector_spec(EmbeddingSettings.from_env())
+        result = ops.reindex(
+            client, alias, ledger, vocabulary=vocabulary, settle_seconds=settle, progress=progress, vectors=vectors
+        )
     if args.json:
         _ops.emit_json(result.to_dict())
         return _ops.EXIT_OK

@@ -48,6 +48,12 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--extension", metavar="EXT", help="only documents with this extension (doc, ppt, msg...)")
     parser.add_argument("--prefix", help="only keys under this prefix")
     parser.add_argument("--before", type=_date, metavar="DATE", help="only documents indexed before this date")
+    parser.add_argument(
+        "--missing-vectors",
+        action="store_true",
+        help="meaning search: queue an embed job (OCR queue) for each document without the configured model's "
+        "vectors, instead of re-extracting (after docindex reindex gave an older index the vector fields)",
+    )
     parser.add_argument("--after", metavar="KEY", help="resume: only keys after this one (printed by an earlier run)")
     parser.add_argument(
         "--rate",
@@ -66,8 +72,12 @@ def run(args: argparse.Namespace) -> int:
     from docindex.ops.enqueue import ChangeSender, RateLimiter
     from docindex.ops.reprocess import ReprocessFilter, count_matching, matching, reprocess
 
+    if args.missing_vectors:
+        return _missing_vectors(args)
     if not any((args.extraction_error, args.extension, args.prefix, args.before)):
-        raise CommandError("give at least one filter (--extraction-error, --extension, --prefix, --before)")
+        raise CommandError(
+            "give at least one filter (--extraction-error, --extension, --prefix, --before) or --missing-vectors"
+        )
     deployment, clients = _ops.resolve(args)
     opensearch = _ops.opensearch_for(deployment)
     queue_url = deployment.ingest_queue_url
@@ -114,4 +124,41 @@ def run(args: argparse.Namespace) -> int:
             out.line(f"stopped by an error: {result.error}", style="bold red")
         if result.last and (result.error or args.limit):
             out.line(f"resume with: --after {result.last[1]!r}", style="yellow")
+    return _ops.EXIT_FAIL if result.error else _ops.EXIT_OK
+
+
+def _missing_vectors(args: argparse.Namespace) -> int:
+    from docindex.core.settings import EmbeddingSettings
+    from docindex.embed.settings import vector_spec
+    from docindex.ingest.handoff import OcrQueue
+    from docindex.ops.enqueue import RateLimiter
+    from docindex.ops.vectors import embed_jobs, missing_vectors_query, queue_embed_jobs
+
+    spec = vector_spec(EmbeddingSettings.from_env())
+    if spec is None:
+        raise CommandError("meaning search is off (EMBEDDINGS=off): no vectors to fill in")
+    deployment, clients = _ops.resolve(args)
+    opensearch = _ops.opensearch_for(deployment)
+    queue_url = deployment.ocr_queue_url
+    if not queue_url and not args.dry_run:
+        raise CommandError("no OCR queue: give --stack (or an env file with OCR_QUEUE_URL), or use --dry-run")
+    index = deployment.opensearch_index
+    query = missing_vectors_query(spec.model_id, prefix=args.prefix, bucket=deployment.bucket)
+    total = int(opensearch.count(index=index, body={"query": query})["count"])
+    after = (deployment.bucket or "", args.after) if args.after else None
+    result = queue_embed_jobs(
+        embed_jobs(opensearch, index, query, after=after),
+        queue=None if args.dry_run else OcrQueue(clients.client("sqs"), str(queue_url)),
+        rate=RateLimiter(args.rate or None),
+        limit=args.limit,
+    )
+    if args.json:
+        _ops.emit_json({"version": 1, "model": spec.model_id, **result.to_dict()})
+    else:
+        verb = "would queue" if result.dry_run else "queued"
+        queued = result.matched if result.dry_run else result.sent
+        print(f"{total:,} documents without {spec.model_id} vectors; {verb} {queued:,} embed jobs")
+        if result.error:
+            last = result.last[1] if result.last else ""
+            print(f"stopped by an error: {result.error}; resume with: --after {last!r}")
     return _ops.EXIT_FAIL if result.error else _ops.EXIT_OK

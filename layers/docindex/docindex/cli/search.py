@@ -42,6 +42,10 @@ HIT_FIELDS = (
     # and how many pages match in all (0 for a file without pages).
     "pages",
     "matching_pages",
+    # Meaning search (issue 30): "meaning" for a hit no word of the query matched (its snippet is the
+    # passage that matched), null otherwise; the page that passage is on.
+    "found_by",
+    "passage_page",
 )
 
 
@@ -90,6 +94,7 @@ def _search(args: argparse.Namespace) -> int:
         modified_before=args.modified_before,
         operators=True,
         collapse=args.collapse,
+        hybrid=False if args.keyword_only else None,
     )
     first = (args.page - 1) * args.size
     # The operator's view: every document, whatever the access map says (the search API filters per user).
@@ -120,7 +125,8 @@ def _search(args: argparse.Namespace) -> int:
         score = f"{hit['score']:.2f}" if hit.get("score") is not None else "-"
         status = "" if hit.get("ocr_status") in (None, "none", "done") else f" [ocr {hit['ocr_status']}]"
         error = f" [{hit['extraction_error']}]" if hit.get("extraction_error") else ""
-        print(_ops.safe_text(f"{score:>6}  s3://{hit.get('bucket')}/{hit.get('key')}{status}{error}"))
+        meaning = " [by meaning]" if hit.get("found_by") == "meaning" else ""
+        print(_ops.safe_text(f"{score:>6}  s3://{hit.get('bucket')}/{hit.get('key')}{status}{error}{meaning}"))
         if hit.get("snippet"):
             print("        " + _ops.safe_text(" ".join(str(hit["snippet"]).split())))
         for page in hit.get("pages") or []:
@@ -177,6 +183,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--modified-after", type=_day_or_time, metavar="DATE", help="last modified on or after DATE")
     parser.add_argument("--modified-before", type=_day_or_time, metavar="DATE", help="last modified before DATE")
     parser.add_argument("--bucket", help="only documents of this bucket (an index may hold several)")
+    parser.add_argument(
+        "--keyword-only",
+        action="store_true",
+        help="search by the query's words only (default: also by meaning where the index has vectors)",
+    )
     parser.add_argument(
         "--collapse",
         action="store_true",

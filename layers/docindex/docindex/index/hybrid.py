@@ -232,3 +232,44 @@ def in_order(hits: list[dict[str, Any]], page_ids: list[str]) -> list[dict[str, 
         return hits
     position = {doc_id: n for n, doc_id in enumerate(page_ids)}
     return sorted(hits, key=lambda hit: position.get(hit["_id"], len(position)))
+
+
+def try_vectors_on_cluster(client: Any, vectors: VectorSpec) -> dict[str, Any]:
+    """Prove meaning search on a cluster: an index with the vector fields, a document, the vector leg.
+
+    A throwaway index gets the vector mapping (the k-NN plugin must accept it), one document with
+    one passage, and the vector leg's query with a permission filter, once for a principal that
+    may read it (it must be found) and once for one that may not (it must not). Deleted after.
+    """
+    import uuid
+
+    from opensearchpy.exceptions import RequestError
+
+    from docindex.index.mapping import create_index
+
+    name = f"docindex-validate-knn-{uuid.uuid4().hex[:12]}"
+    create_index(client, name, vectors=vectors)
+    try:
+        from docindex.index.mapping import index_vectors
+
+        if index_vectors(client, name) is None:
+            return {"vectors": False, "reason": "the cluster created the index without vector fields (no k-NN)"}
+        vector = [1.0] + [0.0] * (vectors.dimension - 1)
+        source = {
+            "key": "validate.txt",
+            "allow_principals": ["group:validate"],
+            "embedding_model": vectors.model_id,
+            "passages": [{"text": "validate", "start": 0, "end": 8, "vector": vector}],
+        }
+        client.index(index=name, id="validate", body=source, refresh=True)
+        allowed = [{"terms": {"allow_principals": ["group:validate"]}}]
+        denied = [{"terms": {"allow_principals": ["group:other"]}}]
+        try:
+            found = vector_hits(client.search(index=name, body=vector_body(vector, k=1, filters=allowed)))
+            hidden = vector_hits(client.search(index=name, body=vector_body(vector, k=1, filters=denied)))
+        except RequestError as exc:
+            return {"vectors": True, "query": False, "reason": f"the vector query was refused: {exc.error}"}
+        ok = [h.doc_id for h in found] == ["validate"] and not hidden and found[0].passage == "validate"
+        return {"vectors": True, "query": ok, "model": vectors.model_id, "dimension": vectors.dimension}
+    finally:
+        client.indices.delete(index=name, ignore=[404])

@@ -43,6 +43,7 @@ from docindex.index.mapping import create_index
 if TYPE_CHECKING:
     from opensearchpy import OpenSearch
 
+    from docindex.embed import VectorSpec
     from docindex.index.vocabulary import Vocabulary
     from docindex.ingest.ledger import Ledger
 
@@ -135,8 +136,14 @@ def reindex(
     settle_seconds: float = DEFAULT_SETTLE_SECONDS,
     progress: Progress | None = None,
     after_copy: Callable[[], None] | None = None,
+    vectors: VectorSpec | None = None,
 ) -> Switch:
-    """Build ``<alias>-v{N+1}`` with the current settings and move the alias to it (steps 1–5)."""
+    """Build ``<alias>-v{N+1}`` with the current settings and move the alias to it (steps 1–5).
+
+    ``vectors``: the new index gets meaning search's fields for that model (an index created before
+    them gets them this way; the copied documents keep the vectors they have, and ``docindex
+    reprocess --missing-vectors`` queues the rest).
+    """
     source = write_index(client, alias)
     existing = versions(client, alias)
     number = max(existing, default=0) + 1
@@ -144,7 +151,11 @@ def reindex(
     started = _now()
     result = Switch(alias=alias, source=source, target=target, started_at=_iso(started))
     result.analysis = create_index(
-        client, target, vocabulary=vocabulary, meta={"reindexed_from": source, "started_at": result.started_at}
+        client,
+        target,
+        vocabulary=vocabulary,
+        meta={"reindexed_from": source, "started_at": result.started_at},
+        vectors=vectors,
     )
     if result.analysis is None:
         raise ReindexError(f"{target} already exists: another reindex is running, or clean up first")

@@ -9,18 +9,20 @@
       year: "年", ocr_status: "OCR", download: "ダウンロード", prev: "前へ", next: "次へ", clear: "絞り込みを解除",
       modified: "更新", error: "エラーが発生しました", within: "絞り込み:",
       openAt: (l) => `${l} を開く`, preview: "プレビュー", hidePreview: "プレビューを閉じる",
-      previewOf: (l) => `${l} のプレビュー`, morePages: (n) => `ほか ${n} ページ`, pagesIn: "一致したページ"},
+      previewOf: (l) => `${l} のプレビュー`, morePages: (n) => `ほか ${n} ページ`, pagesIn: "一致したページ",
+      meaning: "言葉の意味でも探す", byMeaning: "意味で一致"},
     en: {title: "Document search", lang: "日本語", signin: "Sign in", signout: "Sign out", query: "Keywords",
       sort: "Sort by", relevance: "Relevance", date: "Modified", search: "Search", pleaseSignIn: "Please sign in.",
       results: (n) => `${n} results`, none: "No documents match.", extension: "Type", folder: "Folder",
       year: "Year", ocr_status: "OCR", download: "Download", prev: "Previous", next: "Next", clear: "Clear filters",
       modified: "Modified", error: "Something went wrong", within: "Filters:",
       openAt: (l) => `Open at ${l}`, preview: "Preview", hidePreview: "Hide preview",
-      previewOf: (l) => `Preview of ${l}`, morePages: (n) => `${n} more pages`, pagesIn: "Matching pages"},
+      previewOf: (l) => `Preview of ${l}`, morePages: (n) => `${n} more pages`, pagesIn: "Matching pages",
+      meaning: "Also search by meaning", byMeaning: "Found by meaning"},
   };
   let lang = localStorage.getItem("docindex.lang") || "ja";
   let config = null;
-  const state = {q: "", sort: "relevance", prefix: "", extension: "", ocr_status: "", modified_from: "", modified_to: "", page: 1};
+  const state = {q: "", sort: "relevance", mode: "auto", prefix: "", extension: "", ocr_status: "", modified_from: "", modified_to: "", page: 1};
   const $ = (id) => document.getElementById(id);
   const t = (k, ...a) => { const v = T[lang][k]; return typeof v === "function" ? v(...a) : v; };
   const el = (tag, props, ...kids) => {
@@ -172,7 +174,8 @@
       const open = el("button", {type: "button", className: "download", textContent: t("download"),
         onclick: async () => { const link = await api("documents/" + hit.id + "/download"); location.assign(link.url); }});
       list.append(el("li", {},
-        el("div", {}, el("span", {className: "icon", textContent: (hit.extension || "?").toUpperCase()}), name),
+        el("div", {}, el("span", {className: "icon", textContent: (hit.extension || "?").toUpperCase()}), name,
+          hit.found_by === "meaning" ? el("span", {className: "by-meaning", textContent: t("byMeaning")}) : ""),
         el("div", {}, folderButtons(hit.folder)),
         el("p", {className: "snippet"}, marked(hit.snippet, "")),
         hitPages(hit),
@@ -243,7 +246,11 @@
     $("signin").onclick = signIn;
     $("signout").onclick = signOut;
     $("lang").onclick = () => { lang = lang === "ja" ? "en" : "ja"; localStorage.setItem("docindex.lang", lang); applyLanguage(); };
-    $("search").onsubmit = (ev) => { ev.preventDefault(); state.q = $("q").value.trim(); state.sort = $("sort").value; state.page = 1; run(); };
+    $("search").onsubmit = (ev) => {
+      ev.preventDefault();
+      state.q = $("q").value.trim(); state.sort = $("sort").value; state.mode = $("meaning").checked ? "auto" : "keyword";
+      state.page = 1; run();
+    };
     showSignedIn();
     if (token()) { $("q").focus(); }
   }
