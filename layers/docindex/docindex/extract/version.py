@@ -6,4 +6,4 @@ cached results of the old version then simply miss (``docindex/ingest/cache.py``
 and expire with the cache's lifecycle rule. Nothing has to be purged.
 """
 
-EXTRACTOR_VERSION = "3"  # 3: document properties (author, last saved by, created, modified)
+EXTRACTOR_VERSION = "4"  # 4: OCR turns pages upright, honours fax resolution, reads mixed vertical pages
