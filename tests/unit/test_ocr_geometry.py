@@ -90,12 +90,12 @@ def test_a_resolution_without_a_unit_still_gives_the_pixels_aspect() -> None:
 
 def test_vertical_columns_read_across_show_as_stacked_narrow_lines() -> None:
     # Three columns read across: each "line" three characters from three columns, one under the other
-    rows = [((1420, 740 + 46 * i, 1555, 780 + 46 * i), "防 各 避") for i in range(8)]
-    heading = [((205, 198, 872, 269), "社内行事のお知らせ")]
+    rows = [((1420, 740 + 46 * i, 1555, 780 + 46 * i), "防 各 避", 90.0) for i in range(8)]
+    heading = [((205, 198, 872, 269), "社内行事のお知らせ", 90.0)]
     reading = Reading("", 84, vertical=False, lines=tuple(heading + rows))
     assert stacked_columns(reading) == [(1420, 740, 1555, 780 + 46 * 7)]
     # A short table of wide rows is not vertical writing
-    table = [((200, 400 + 50 * i, 900, 440 + 50 * i), "避難訓練 十二月五日") for i in range(8)]
+    table = [((200, 400 + 50 * i, 900, 440 + 50 * i), "避難訓練 十二月五日", 90.0) for i in range(8)]
     assert stacked_columns(Reading("", 84, vertical=False, lines=tuple(table))) == []
 
 

@@ -34,7 +34,7 @@ import time
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -121,6 +121,9 @@ class PageResult:
     # How the page was turned before it was read: counter-clockwise quarter turns, then degrees of skew.
     rotation: int = 0
     skew: float = 0.0
+    # Why the page was OCR'd: "image", "no_text_layer", "sparse_text_layer", or why its text layer
+    # was not trusted (docindex.extract.textlayer).
+    reason: str | None = None
     error: str | None = None
     detail: str = ""
 
@@ -139,11 +142,6 @@ def tidy_text(text: str) -> str:
     """Drop Tesseract's spaces between Japanese characters, trailing blanks and runs of empty lines."""
     lines = [_CJK_GAP.sub("", line).rstrip() for line in text.replace("\r", "").split("\n")]
     return _BLANK_LINES.sub("\n\n", "\n".join(lines)).strip()
-
-
-def count_chars(text: str) -> int:
-    """Non-blank characters: what decides whether a PDF page's text layer is real."""
-    return sum(1 for c in text if not c.isspace())
 
 
 def find_tessdata(configured: str | None = None) -> str:
@@ -299,7 +297,10 @@ def process_page(path: str, kind: Kind, index: int, options: OcrOptions) -> Page
 
 def _process_page(path: str, kind: Kind, index: int, options: OcrOptions, started: float) -> PageResult:
     try:
-        text_or_image = _pdf_page(path, index, options) if kind == "pdf" else _image_page(path, index, options)
+        if kind == "pdf":
+            text_or_image, reason = _pdf_page(path, index, options)
+        else:
+            text_or_image, reason = _image_page(path, index, options), "image"
     except (MemoryError, PageTooLarge):
         raise
     except Exception as exc:  # noqa: BLE001 - a broken page is reported, the other pages still count
@@ -310,7 +311,7 @@ def _process_page(path: str, kind: Kind, index: int, options: OcrOptions, starte
         return PageResult(index, text=text, source="text_layer", seconds=time.perf_counter() - started)
     image, dpi = text_or_image
     try:
-        return _recognize(image, dpi, index, options, started)
+        return replace(_recognize(image, dpi, index, options, started), reason=reason)
     finally:
         image.close()
 
@@ -409,22 +410,22 @@ def _extract_file(path: str, filename: str, limits: ExtractionLimits, max_bytes:
 # -- PDF pages ---------------------------------------------------------------
 
 
-def _pdf_page(path: str, index: int, options: OcrOptions) -> str | tuple[Image.Image, int]:
+def _pdf_page(path: str, index: int, options: OcrOptions) -> tuple[str | tuple[Image.Image, int], str | None]:
+    """The page's text layer if it can be trusted (``extract.textlayer``), else its image and why it is OCR'd."""
+    from docindex.extract.textlayer import judge, read_text_layer
+
     with _open_pdf(path) as pdf:
         page = pdf[index]
         try:
-            textpage = page.get_textpage()
-            try:
-                text = textpage.get_text_bounded()
-            finally:
-                textpage.close()
-            if count_chars(text) >= options.min_text_chars:
-                return text
+            layer = read_text_layer(page)
+            verdict = judge(layer, min_chars=options.min_text_chars)
+            if verdict.trusted:
+                return layer.text, None
             _check_page_images(page, options)
             embedded = _embedded_scan(page, options)
             if embedded is not None:
-                return embedded
-            return _render(page, options)
+                return embedded, verdict.reason
+            return _render(page, options), verdict.reason
         finally:
             page.close()
 

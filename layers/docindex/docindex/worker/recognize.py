@@ -52,6 +52,7 @@ MIN_SHARE = 0.15
 MIN_SECONDS_LEFT = 2.0
 
 Box = tuple[int, int, int, int]
+Line = tuple[Box, str, float]  # a text line's box, text and confidence
 Engines = Callable[[str, int], Any]
 
 
@@ -90,7 +91,7 @@ class Reading:
     uncovered: float = 0.0
     layout: Layout = field(default_factory=Layout)
     # Each text line's box and text (horizontal readings): where vertical writing read across shows.
-    lines: tuple[tuple[Box, str], ...] = ()
+    lines: tuple[Line, ...] = ()
 
     @property
     def mass(self) -> int:
@@ -106,7 +107,7 @@ class Reading:
 class Found:
     text: str
     confidence: int
-    lines: tuple[tuple[Box, str], ...] = ()
+    lines: tuple[Line, ...] = ()
 
     @property
     def mass(self) -> int:
@@ -292,16 +293,19 @@ class PageReader:
             return reading
         text = reading.text
         margin = max(2, self.dpi // 60)
-        for box, line in reading.lines:
+        for box, line, confidence in reading.lines:
             letters = sum(1 for c in line if c.isascii() and c.isalpha())
-            if letters < 3 or letters * 2 < sum(1 for c in line if not c.isspace()) or not self.time_left():
+            if letters < MIN_LATIN_LETTERS or letters * 4 < sum(1 for c in line if not c.isspace()):
                 continue
+            if not self.time_left():
+                break
             left, top, right, bottom = box
             crop = image.crop((max(0, left - margin), max(0, top - margin), right + margin, bottom + margin))
             # One block, not one line: such a line's box often takes in its neighbour too.
             found = self.recognize(self.engines(languages[0], self.psm.SINGLE_BLOCK), crop)
             crop.close()
-            if found is not None and found.confidence >= LOW_CONFIDENCE and japanese_share(found.text) >= 0.5:
+            # An English line in a Japanese page reads worse with the Japanese model alone: it stays.
+            if found is not None and found.confidence > confidence and japanese_share(found.text) >= 0.5:
                 text = text.replace(line.strip(), found.text.strip(), 1)
         return reading if text == reading.text else replace(reading, text=text)
 
@@ -336,13 +340,13 @@ class PageReader:
         finally:
             api.Clear()
 
-    def text_lines(self, api: Any) -> tuple[tuple[Box, str], ...]:
+    def text_lines(self, api: Any) -> tuple[Line, ...]:
         level = self.tesserocr.RIL.TEXTLINE
         out = []
         for line in self.tesserocr.iterate_level(api.GetIterator(), level):
             box = line.BoundingBox(level)
             if box is not None:
-                out.append((tuple(box), line.GetUTF8Text(level) or ""))
+                out.append((tuple(box), line.GetUTF8Text(level) or "", float(line.Confidence(level))))
         return tuple(out)
 
     def upright(self, image: Image.Image) -> geometry.Correction:
@@ -360,6 +364,8 @@ class PageReader:
         return self.ends - time.monotonic() >= MIN_SECONDS_LEFT
 
 
+# A line of a Japanese page with at least this many Latin letters (and a quarter of its characters) is read again.
+MIN_LATIN_LETTERS = 4
 # At least this many lines at most this many characters wide, stacked: vertical columns read across.
 MIN_STACKED_LINES = 5
 MAX_STACKED_WIDTH = 4
@@ -379,7 +385,7 @@ def stacked_columns(reading: Reading) -> list[Box]:
             )
         run.clear()
 
-    for box, text in reading.lines:
+    for box, text, _ in reading.lines:
         height = max(1, box[3] - box[1])
         narrow = bool(text.strip()) and box[2] - box[0] <= MAX_STACKED_WIDTH * height
         if narrow and run:
