@@ -8,6 +8,8 @@ word its manifest lists must find it. One stack for the whole corpus: the OCR is
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from devkit.ocr_defects import FIXTURES, DefectFile, load_manifest
@@ -116,10 +118,11 @@ def test_pdf_pages_whose_text_layer_lies_are_ocr_d_and_the_others_keep_it(
 
 
 def test_low_confidence_documents_are_found_and_outdated_ocr_is_read_again(
-    stack: Stack, make_worker: WorkerFactory
+    stack: Stack, make_worker: WorkerFactory, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     import json
 
+    from docindex.cli import main
     from docindex.core.changes import doc_id
     from docindex.extract.version import OCR_VERSION
     from docindex.ops.enqueue import ChangeSender, RateLimiter
@@ -141,6 +144,16 @@ def test_low_confidence_documents_are_found_and_outdated_ocr_is_read_again(
     assert [hit["key"] for hit in hits] == [PREFIX + low]
     assert hits[0]["ocr_page_reasons"] == ["image"]
     assert search(stack.opensearch, stack.index, "", ocr_confidence_below=confidence[low]) == []
+    # ... and so does the operator's command
+    env_file = tmp_path / "local.env"
+    env_file.write_text("".join(f"{name}={value}\n" for name, value in stack.settings_env().items()))
+    capsys.readouterr()
+    argv = ["search", "--ocr-confidence-below", str(confidence[high]), "--env-file", str(env_file), "--json"]
+    assert main(argv) == 0
+    listed = json.loads(capsys.readouterr().out)["hits"]
+    assert [(hit["key"], hit["ocr_confidence"], hit["ocr_page_reasons"]) for hit in listed] == [
+        (PREFIX + low, confidence[low], ["image"])
+    ]
 
     # Given one of them indexed by an older OCR pipeline (no ocr_version), its cached result gone with
     # the extractor version that keyed it (what an upgrade does)
