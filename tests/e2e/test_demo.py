@@ -39,6 +39,9 @@ def test_demo_indexes_samples_and_finds_japanese_and_english(tmp_path: Path) -> 
         ("非常階段", "総務部/掲示/社内行事のお知らせ.tif"),
     ):
         assert key in out.split(f"$ docindex search {query!r}")[1].split("$ docindex search")[0], query
+    # typed 高橋, the file writes 髙橋 (spelling variants)
+    typed = out.split("$ docindex search '高橋 評価'")[1].split("$ docindex search")[0]
+    assert "人事部/評価/2024年度 人事評価 髙橋.txt" in typed
     assert "stopped moto" in out
     # two employees search the same word through the search API: each sees their own department's file
     sales = out.split("eigyo (営業部) searches")[1].split("jinji (人事部) searches")[0]
