@@ -344,21 +344,28 @@ def check_resync(
     """No unchanged re-upload read its body; every copy and rename came from the content cache.
 
     ``gets``: the indexer's GetObject requests during the phase by ``/bucket/key``;
-    ``log_lines``: the indexer's logs; ``messages``: what was sent during the phase.
+    ``log_lines``: the indexer's logs of the phase; ``messages``: what was sent during the phase.
     The phase runs with the faults off on documents already complete, so each
     of these is a certainty, not an odds: a re-upload of bytes the index holds
     needs no body, and bytes extracted or recognised before need no extraction
     and no OCR.
+
+    A key re-uploaded and then renamed in the phase (its delete comes after the re-upload in
+    S3's order) may end either way: the re-upload applied as ``unchanged`` before the delete,
+    or, when the delete is delivered first, skipped as ``stale`` — older than the delete, so
+    it must not bring the file back. Both read no body.
     """
     from docindex.core.changes import doc_id
 
     report = ResyncReport(resynced=len(plan.resynced), copied=len(plan.copied), renamed=len(plan.renamed))
     outcomes = applied_outcomes(log_lines)
+    deleted_after = {source for source, _ in plan.renamed}
     for key in plan.resynced:
         reads = gets.get(f"/{bucket}/{key}", 0)
         if reads:
             report.body_reads[key] = reads
-        if not any(r.get("outcome") == "unchanged" for r in outcomes.get(key, [])):
+        right = {"unchanged", "stale"} if key in deleted_after else {"unchanged"}
+        if not any(r.get("outcome") in right for r in outcomes.get(key, [])):
             report.not_unchanged.append(key)
     jobs = queued_ocr_jobs(messages, ocr_url)
     for key in plan.new_keys:

@@ -569,13 +569,17 @@ class Soak:
         with self._gets_lock:
             gets_before = Counter(self.lambda_gets)
         sent_before = len(self.sends.snapshot())
+        # Only this phase's log records judge it (an earlier "unchanged" of the key proves nothing).
+        logs_before = {log: log.stat().st_size for log in self.dir.glob("indexer-*.log")}
         plan = workload.resync_phase(self.config.resync_objects)
         self._drain(stack, "after the re-sync")
         with self._gets_lock:
             gets = Counter(self.lambda_gets) - gets_before
         lines: list[str] = []
         for log in sorted(self.dir.glob("indexer-*.log")):
-            lines.extend(log.read_text(encoding="utf-8", errors="replace").splitlines())
+            with log.open("rb") as handle:
+                handle.seek(logs_before.get(log, 0))
+                lines.extend(handle.read().decode("utf-8", errors="replace").splitlines())
         report = check_resync(
             plan,
             bucket=workload.bucket,

@@ -535,7 +535,9 @@ class Workload:
         body, and every copy and rename was indexed from the content cache (no
         extraction, no OCR job). Copies and renames are taken among the files
         the indexer reads itself (a file above MAX_OBJECT_BYTES goes to the
-        worker whatever the cache holds) and whose content extracts.
+        worker whatever the cache holds) and whose content extracts. A file may
+        be both re-uploaded and then renamed: its delete is then newer than the
+        re-upload, which may be skipped as stale if the delete arrives first.
         """
         plan = ResyncPlan()
         present = sorted(self.present_keys())

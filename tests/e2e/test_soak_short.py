@@ -105,11 +105,6 @@ RACE = [
     "--max-receive-count", "2", "--lambdas", "4", "--no-poison", "--kill-probability", "0",
     "--worker-kill-probability", "0", "--write-delay-probability", "0.4", "--write-delay-seconds", "6:8",
     "--storm-weights", "flash=100",
-    # Focused on deletes racing held writes: the re-sync phase (judged by the full soak on every
-    # seed, and by tests/integration/test_resync.py) is left out. In this run, under a loaded
-    # machine, one unchanged re-upload was once applied as a new version after a late delete of
-    # the same key (content correct, nothing resurrected): see docs/reliability.md.
-    "--no-resync",
 ]  # fmt: skip
 
 

@@ -28,9 +28,11 @@ class CountingS3:
     def __init__(self, client: Any) -> None:
         self._client = client
         self.gets: Counter[str] = Counter()
+        self.keys: Counter[str] = Counter()
 
     def get_object(self, **params: Any) -> Any:
         self.gets[params["Bucket"]] += 1
+        self.keys[params["Key"]] += 1
         return self._client.get_object(**params)
 
     def __getattr__(self, name: str) -> Any:
@@ -79,6 +81,52 @@ def test_an_unchanged_reupload_refreshes_the_identity_without_reading_the_body(s
     assert doc is not None
     assert "訂正版" in doc["_source"]["content"]
     assert doc["_source"]["content_sha256"] != first["_source"]["content_sha256"]
+
+
+@pytest.mark.parametrize("ordered_by", ["sequencer", "event_time"])
+@pytest.mark.parametrize("delete_first", [True, False], ids=["delete-delivered-first", "in-order"])
+def test_a_reupload_then_renamed_ends_as_s3_ordered_it_whichever_arrives_first(
+    stack: Stack, ordered_by: str, delete_first: bool
+) -> None:
+    # The soak's re-sync phase once failed here (docs/reliability.md): a file re-uploaded unchanged
+    # and then renamed, whose delete was delivered before the re-upload. By S3's order the re-upload
+    # is older than the delete: skipped as stale, it reads nothing and cannot bring the file back.
+    key = "経理部/請求書+見積書/a&b (copy) 00020.txt"
+    moved = "経理部/請求書+見積書/移動済み moved/a&b (copy) 00020.txt"
+    body = "請求書 a&b 合計 88,000円".encode()
+    indexer, counting = counting_indexer(stack)
+
+    def announce(name: str, step: int, *, event: str = "ObjectCreated:Put", etag: str | None = None) -> Any:
+        order: dict[str, Any] = (
+            {"sequencer": SEQ[step]} if ordered_by == "sequencer" else {"time": f"2026-11-20T09:00:0{step}.000Z"}
+        )
+        size = len(body) if etag else None
+        return s3_notification(stack.bucket, name, event=event, etag=etag, size=size, **order)
+
+    # Given a file indexed once
+    etag = stack.aws.s3.put_object(Bucket=stack.bucket, Key=key, Body=body)["ETag"].strip('"')
+    assert invoke(indexer, sqs_event(announce(key, 1, etag=etag))) == set()
+    assert counting.keys[key] == 1
+    # When a sync task re-uploads the same bytes, then the file is renamed (a copy, then a delete)
+    stack.aws.s3.put_object(Bucket=stack.bucket, Key=key, Body=body)
+    stack.aws.s3.copy_object(Bucket=stack.bucket, Key=moved, CopySource={"Bucket": stack.bucket, "Key": key})
+    stack.aws.s3.delete_object(Bucket=stack.bucket, Key=key)
+    reupload = announce(key, 2, etag=etag)
+    copy = announce(moved, 3, event="ObjectCreated:Copy", etag=etag)
+    delete = announce(key, 4, event="ObjectRemoved:Delete")
+    # ... and the notifications arrive in S3's order, or the delete before the re-upload
+    for message in [delete, reupload, copy] if delete_first else [reupload, copy, delete]:
+        assert invoke(indexer, sqs_event(message)) == set()
+    # Then the renamed file is gone under its old name and found under its new one, from the cache
+    assert stack.doc(key) is None
+    doc = stack.doc(moved)
+    assert doc is not None
+    assert "合計 88,000円" in doc["_source"]["content"]
+    assert metric_total("ContentCacheHits") == 1
+    # ... and the re-upload read no body: unchanged when it came first, stale when the delete did
+    assert counting.keys[key] == 1
+    assert metric_total("UnchangedContentSkipped") == (0 if delete_first else 1)
+    assert metric_total("StaleEventsSkipped") == (1 if delete_first else 0)
 
 
 class CountingGets:

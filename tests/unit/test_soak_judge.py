@@ -8,8 +8,8 @@ from devkit.faults import SentMessage, Write
 from devkit.messages import Change
 from docindex.core.changes import doc_id
 from docindex.ingest.handoff import OcrJob
-from soak.judge import announced_changes, check_content, check_dlq, count_writes, queued_ocr_jobs
-from soak.workload import Expectation, ObjectState
+from soak.judge import announced_changes, check_content, check_dlq, check_resync, count_writes, queued_ocr_jobs
+from soak.workload import Expectation, ObjectState, ResyncPlan
 
 BUCKET = "soak1-documents"
 INGEST, OCR = "http://q/ingest", "http://q/ocr"
@@ -106,3 +106,27 @@ def test_content_must_match_the_latest_version() -> None:
     assert report.pending == 1
     missing = {k: v for k, v in good.items() if k != "b.docx"}
     assert check_content(expected, missing).mismatches[0]["problem"] == "no document"
+
+
+def _applied(key: str, outcome: str, **extra: object) -> str:
+    return json.dumps({"message": "change applied", "key": key, "outcome": outcome, **extra}, ensure_ascii=False)
+
+
+def test_a_reupload_must_be_unchanged_unless_renamed_after_it_in_the_phase() -> None:
+    from collections import Counter
+
+    moved = "移動済み moved/" + KEY
+    plan = ResyncPlan(resynced=[KEY, "b.txt"], renamed=[(KEY, moved)])
+    lines = [_applied(KEY, "stale"), _applied(moved, "indexed", cached=True), _applied("b.txt", "unchanged")]
+    # A re-upload older than its rename's delete, skipped as stale when the delete came first: right
+    report = check_resync(plan, bucket=BUCKET, gets=Counter(), log_lines=lines, messages=[], ocr_url=OCR)
+    assert report.ok
+    # ... but a plain re-upload skipped as stale, or one that read its body, is not
+    stale = [*lines[:2], _applied("b.txt", "stale")]
+    report = check_resync(plan, bucket=BUCKET, gets=Counter(), log_lines=stale, messages=[], ocr_url=OCR)
+    assert report.not_unchanged == ["b.txt"]
+    read = check_resync(
+        plan, bucket=BUCKET, gets=Counter({f"/{BUCKET}/{KEY}": 1}), log_lines=lines, messages=[], ocr_url=OCR
+    )
+    assert read.body_reads == {KEY: 1}
+    assert not read.ok
