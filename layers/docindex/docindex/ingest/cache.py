@@ -74,6 +74,9 @@ class CachedContent:
             for number, kind, text, name in self.pages
         )
 
+    # The OCR'd pages of an OCR result (index ``ocr_pages``): a copy gets the same fields.
+    ocr_pages: list[dict[str, Any]] = field(default_factory=list)
+
     @classmethod
     def from_extracted(cls, extracted: ExtractedDocument) -> CachedContent | None:
         """The entry for an indexer extraction; None when it must not be cached."""

@@ -449,4 +449,5 @@ class JobRunner:
             truncated=content.truncated,
             error=content.error,
             pages=content.pages,
+            ocr_pages=content.ocr_page_info,
         )
