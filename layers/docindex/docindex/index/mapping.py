@@ -152,6 +152,11 @@ MAPPINGS: dict[str, Any] = {
         "page_count": {"type": "integer"},
         "ocr_status": {"type": "keyword"},
         "ocr_reason": {"type": "keyword"},
+        # What OCR did page by page (issue 26): stored for operators, not indexed.
+        "ocr_pages": {"type": "object", "enabled": False},
+        "ocr_page_reasons": {"type": "keyword"},
+        "ocr_confidence": {"type": "integer"},
+        "ocr_version": {"type": "integer"},
         "extraction_error": {"type": "keyword"},
         # Where in the file (issue 28): each page, slide, sheet or attachment as a nested document
         # with its own text, searched with the same analyzers as ``content``; a query's inner hits
@@ -325,6 +330,7 @@ def index_vectors(client: OpenSearch, name: str) -> VectorSpec | None:
 ADDED_FIELDS = (
     *("folders", "allow_principals", "deny_principals", "content_sha256", "content_dropped"),
     *("author", "last_saved_by", "created", "modified"),
+    *("ocr_pages", "ocr_page_reasons", "ocr_confidence", "ocr_version"),
     "pages",
 )
 

@@ -171,6 +171,7 @@ def search(
     modified_before: str | None = None,
     operators: bool = False,
     collapse: bool = False,
+    ocr_confidence_below: int | None = None,
     page_hits: int = 3,
     hybrid: bool | None = None,
     embedder: Embedder | None = None,
@@ -186,7 +187,10 @@ def search(
     of those extensions; ``modified_after`` (inclusive) / ``modified_before`` (exclusive) bound
     ``last_modified`` (ISO dates or times). ``collapse``: identical copies (same
     ``content_sha256``) are one hit, the best-scoring copy, with every other copy's location in
-    ``also_in`` (see :func:`collapse_copies`). ``page_hits``: each hit's ``pages`` names at most
+    ``also_in`` (see :func:`collapse_copies`). ``ocr_confidence_below``: only documents with an
+    OCR'd page read at a mean word confidence below it (``ocr_confidence``); with it, an empty
+    ``query`` lists every such document, least confident first.
+    ``page_hits``: each hit's ``pages`` names at most
     this many of its matching pages (``number``, ``kind``, ``label``, ``snippet``), best first,
     and ``matching_pages`` counts them all (``docindex.index.pages``).
 
@@ -201,8 +205,8 @@ def search(
     # The index's char filter normalizes width and form on the cluster; doing the same here
     # makes the query independent of whether the cluster (or an emulator) applies it.
     query = normalize(query)
-    must = synonym_clause(query)
-    if operators:
+    must = synonym_clause(query) if query.strip() or ocr_confidence_below is None else {"match_all": {}}
+    if operators and query.strip():
         parsed = parse_query(query)
         if parsed.has_operators:
             must = user_query(parsed)
@@ -213,9 +217,11 @@ def search(
         bounds = {"gte": modified_after, "lt": modified_before}
         filters.append({"range": {"last_modified": {k: v for k, v in bounds.items() if v}}})
     vector = None
-    if hybrid is not False and not (operators and parse_query(query).has_operators):
+    if hybrid is not False and query.strip() and not (operators and parse_query(query).has_operators):
         vector = query_vector(client, index, query, embedder if embedder is not None else default_embedder())
     pages = pages_clause(list(query_variants(query)), size=page_hits, pre_tag="[", post_tag="]")
+    if ocr_confidence_below is not None:
+        filters.append(low_confidence_filter(ocr_confidence_below))
     fetch = min(size * COLLAPSE_OVERFETCH, MAX_COLLAPSE_WINDOW) if collapse else size
     start = (max(1, page) - 1) * size
     body: dict[str, Any] = {
@@ -236,6 +242,8 @@ def search(
             "post_tags": ["]"],
         },
     }
+    if ocr_confidence_below is not None and not query.strip():
+        body["sort"] = [{"ocr_confidence": "asc"}, {"key": "asc"}]
     fused: Fused | None = None
     page_ids: list[str] = []
     if vector is not None:
@@ -404,6 +412,11 @@ def variant_clause(query: str) -> dict[str, Any] | None:
         else:
             clauses.append(as_typed)
     return {"bool": {"must": clauses}} if folded_any else None
+
+
+def low_confidence_filter(below: int) -> dict[str, Any]:
+    """Documents with an OCR'd page read at a mean word confidence below ``below`` (0-100)."""
+    return {"range": {"ocr_confidence": {"lt": below}}}
 
 
 def _filters(prefix: str | None, extension: str | None, bucket: str | None) -> list[dict[str, Any]]:

@@ -74,6 +74,8 @@ class CachedContent:
             for number, kind, text, name in self.pages
         )
 
+    # The OCR'd pages of an OCR result (index ``ocr_pages``): a copy gets the same fields.
+    ocr_pages: list[dict[str, Any]] = field(default_factory=list)
     # Meaning search: the passages' vectors for this text (EmbeddedDocument.to_cache), added by the
     # worker once it embedded them; a rename or copy then embeds nothing.
     embeddings: dict[str, Any] | None = None

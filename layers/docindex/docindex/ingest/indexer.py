@@ -479,7 +479,7 @@ class Indexer:
             )
         )
         if cached.ocr_status != OcrStatus.NONE:
-            doc = doc.ocr_done_from_cache(OcrStatus(cached.ocr_status), cached.ocr_reason or "image")
+            doc = doc.ocr_done_from_cache(OcrStatus(cached.ocr_status), cached.ocr_reason or "image", cached.ocr_pages)
         embedded = EmbeddedDocument.from_cache(cached.embeddings)
         if embedded is not None and self.vectors is not None and embedded.model_id == self.vectors.model_id:
             doc = doc.with_embeddings(embedded)  # a rename or a copy: its vectors too, nothing embedded

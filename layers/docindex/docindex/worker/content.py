@@ -48,6 +48,8 @@ class JobContent:
     ocr_seconds: float = 0.0
     vertical_pages: int = 0
     confidences: list[int] = field(default_factory=list)
+    # One entry per OCR'd page (index ``ocr_pages``), in page order.
+    ocr_page_info: list[dict[str, Any]] = field(default_factory=list)
     # Taken from the content cache: the same bytes were recognised before (no pages run now).
     cached: bool = False
     # Each page's text (docindex.extract.base.PageText), in page order.
@@ -66,6 +68,7 @@ class JobContent:
             content_type=entry.content_type,
             truncated=entry.truncated,
             error=entry.error,
+            ocr_page_info=list(entry.ocr_pages),
             cached=True,
             pages=entry.page_texts(),
         )
@@ -84,6 +87,7 @@ class JobContent:
             error=self.error,
             ocr_reason=reason,
             pages=CachedContent.pack_pages(self.pages),
+            ocr_pages=list(self.ocr_page_info),
             embeddings=self.embedded.to_cache() if self.embedded is not None else None,
         )
 

@@ -462,6 +462,7 @@ class JobRunner:
             truncated=content.truncated,
             error=content.error,
             pages=content.pages,
+            ocr_pages=content.ocr_page_info,
         ).with_embeddings(content.embedded)
 
     # -- meaning search (docindex.worker.vectors) -----------------------------
