@@ -60,15 +60,18 @@ def _module_name(path: Path) -> str:
 
 
 def _imported_modules(path: Path, modules: set[str]) -> set[str]:
-    """The shipped modules ``path`` imports (``from a.b import c``: ``a.b``, and ``a.b.c`` when a module)."""
+    """The shipped modules ``path`` imports (``from a.b import c``: ``a.b.c`` when it is a module, else ``a.b``)."""
     found: set[str] = set()
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found.add(node.module)
-            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+            submodules = {f"{node.module}.{alias.name}" for alias in node.names} & modules
+            found.update(submodules)
+            # Importing names (not only submodules) from a package is importing the package.
+            if len(submodules) < len(node.names):
+                found.add(node.module)
     return found & modules
 
 

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from docindex.core.limits import growth_bound
+from docindex.worker.options import OcrOptions
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -47,7 +48,6 @@ if TYPE_CHECKING:
 
 Kind = Literal["pdf", "image"]
 MiB = 1024 * 1024
-VerticalMode = Literal["auto", "always", "never"]
 
 # Where Debian/Ubuntu (tesseract-ocr-*), Alpine and Homebrew put the models.
 _TESSDATA_CANDIDATES = (
@@ -63,37 +63,6 @@ _TESSDATA_CANDIDATES = (
 _CJK = r"[\u3000-\u303f\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]"
 _CJK_GAP = re.compile(rf"(?<={_CJK})[ \t]+(?={_CJK})")
 _BLANK_LINES = re.compile(r"\n{3,}")
-
-
-@dataclass(frozen=True)
-class OcrOptions:
-    """How pages are rasterized and recognized (from ``WorkerSettings``)."""
-
-    languages: str = "jpn+eng"
-    vertical_languages: str = "jpn_vert"
-    vertical: VerticalMode = "auto"
-    dpi: int = 300
-    tessdata_dir: str | None = None
-    # A PDF page with at least this many non-blank characters in its text layer is not OCR'd.
-    min_text_chars: int = 16
-    page_timeout_seconds: float = 300.0
-    # A page that reads badly is checked for being sideways, upside down or askew (geometry.py).
-    orientation: bool = True
-    # Bigger pages are scaled down to this many pixels before OCR (memory and time bound).
-    max_pixels: int = 80_000_000
-    # How much a pool process's address space may grow for one page (or probe, or file): its
-    # share of the task's memory (``WorkerSettings.process_memory_bytes``). None: unbounded.
-    memory_bytes: int | None = None
-
-    @property
-    def decode_budget(self) -> int | None:
-        """The most bytes one page's images may take decoded: a third of the grant.
-
-        Decoding, the upright copy and the grey copy coexist, then Tesseract's own; what is
-        measured (pixels x bytes per pixel, from the file's header) against this never
-        reaches the bound in practice, and the bound catches what could not be measured.
-        """
-        return None if self.memory_bytes is None else self.memory_bytes // 3
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ from docindex.worker import geometry
 if TYPE_CHECKING:
     from PIL import Image
 
-    from docindex.worker.ocr import OcrOptions
+    from docindex.worker.options import OcrOptions
 
 # Below this mean word confidence the automatic page segmentation has likely
 # cut the page wrong (sparse pages, forms, a lone line): read it again as
