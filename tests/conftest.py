@@ -144,9 +144,6 @@ def make_stack(aws: Aws, opensearch: Any, osmem_url: str) -> Callable[..., Stack
 
     def make(prefix: str | None = None, **options: Any) -> Stack:
         names = StackNames(prefix or f"t{uuid.uuid4().hex[:10]}")
-        # Meaning search is on where a test asks for it (tests/integration/test_meaning_search.py): its embed
-        # jobs would otherwise join every other test's OCR queue.
-        options.setdefault("embeddings", "off")
         env = provision(
             s3=aws.s3,
             sqs=aws.sqs,

@@ -34,6 +34,7 @@ def local_up(
     log_level: str = "WARNING",
     notes: list[str] | None = None,
     serve_api: bool = False,
+    embeddings: str = "local",
 ) -> dict[str, str]:
     """Start or reuse the servers, provision the stack, write the env file; return the env.
 
@@ -81,6 +82,7 @@ def local_up(
             max_receive_count=max_receive_count,
             visibility_timeout=visibility_timeout,
             ocr_visibility_timeout=ocr_visibility_timeout,
+            embeddings=embeddings,
         ),
         region=region,
     )

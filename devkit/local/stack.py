@@ -74,8 +74,9 @@ class StackOptions:
     ocr_max_receive_count: int = 5
     # The ingest queue's visibility timeout; 0 = six times the function timeout.
     visibility_timeout: int = 0
-    # Meaning search (EMBEDDINGS): local (the model in process), bedrock or off.
-    embeddings: str = "local"
+    # Meaning search (EMBEDDINGS): local (the model in process), bedrock or off. The local run turns it
+    # on (docindex local up); a test or a harness that provisions a stack asks for it where it wants it.
+    embeddings: str = "off"
 
     @property
     def ingest_visibility_timeout(self) -> int:

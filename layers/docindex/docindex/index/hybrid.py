@@ -184,8 +184,12 @@ def rank(
     filters: Sequence[dict[str, Any]],
     vector: Sequence[float],
     window: int = WINDOW,
+    spread: float | None = None,
 ) -> Fused:
-    """Both legs' best ``window`` documents, fused; the keyword query's ``EVERY_WORD`` matches first."""
+    """Both legs' best ``window`` documents, fused; the keyword query's ``EVERY_WORD`` matches first.
+
+    ``spread``: the vector leg keeps only documents scoring within it of its best one (None: all).
+    """
     keyword = client.search(
         index=index,
         body={"size": window, "_source": False, "track_total_hits": False, "query": keyword_query},
@@ -196,8 +200,10 @@ def rank(
         keyword_ids.append(hit["_id"])
         if EVERY_WORD in (hit.get("matched_queries") or []):
             first.add(hit["_id"])
-    nearest = client.search(index=index, body=vector_body(vector, k=window, filters=filters))
-    return fuse(keyword_ids, vector_hits(nearest), first=first)
+    nearest = vector_hits(client.search(index=index, body=vector_body(vector, k=window, filters=filters)))
+    if spread is not None and nearest:
+        nearest = [hit for hit in nearest if hit.score >= nearest[0].score - spread]
+    return fuse(keyword_ids, nearest, first=first)
 
 
 def final_body(

@@ -14,12 +14,16 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from docindex.core.observability import logger
+from docindex.core.settings import EmbeddingSettings
 from docindex.embed import Embedder, EmbedderUnavailable
 from docindex.index.hybrid import EVERY_WORD, Fused, final_body, in_order, matched_total, query_vector, rank
 from docindex.text.width import normalize
 
 if TYPE_CHECKING:
     from opensearchpy import OpenSearch
+
+# The vector leg keeps documents within this score of its best one (MEANING_SCORE_SPREAD's default).
+DEFAULT_SPREAD: float = EmbeddingSettings.model_fields["meaning_score_spread"].default
 
 # The fields a query searches, with their boosts.
 TEXT_FIELDS = ["title^3", "filename^2", "content"]
@@ -175,6 +179,7 @@ def search(
     page_hits: int = 3,
     hybrid: bool | None = None,
     embedder: Embedder | None = None,
+    meaning_score_spread: float | None = DEFAULT_SPREAD,
 ) -> SearchHits:
     """Full-text search over content, title and file name, with highlighted snippets.
 
@@ -248,7 +253,9 @@ def search(
     page_ids: list[str] = []
     if vector is not None:
         keyword_query = {"bool": {"must": [must], "filter": filters}}
-        fused = rank(client, index, keyword_query=keyword_query, filters=filters, vector=vector)
+        fused = rank(
+            client, index, keyword_query=keyword_query, filters=filters, vector=vector, spread=meaning_score_spread
+        )
         hybrid_body, page_ids = final_body(fused, start=start, size=fetch, keyword_must=must, filters=filters)
         if pages is not None:
             hybrid_body["query"]["bool"]["filter"].append(pages)

@@ -194,6 +194,7 @@ class SearchService:
             keyword_query={"bool": {"must": [must], "filter": filters}},
             filters=filters,
             vector=vector,
+            spread=self.settings.meaning_score_spread,
         )
         page, page_ids = final_body(fused, start=body["from"], size=body["size"], keyword_must=must, filters=filters)
         # The page-hits clause (filter context) stays: each hit still names its matching pages.
