@@ -111,6 +111,8 @@ def _search(args: argparse.Namespace) -> int:
         ocr_confidence_below=args.ocr_confidence_below,
     )
     first = (args.page - 1) * args.size
+    # Exit code 0 means the query's words were found; documents found by meaning alone do not count.
+    by_words = any(hit.get("found_by") != "meaning" for hit in hits)
     # The operator's view: every document, whatever the access map says (the search API filters per user).
     print("note: operator search: access map not applied (employees search through the search API)", file=sys.stderr)
     if args.json:
@@ -127,8 +129,11 @@ def _search(args: argparse.Namespace) -> int:
                 "settings": _ops.settings_json(deployment),
             }
         )
-        return _ops.EXIT_OK if hits else _ops.EXIT_FINDINGS
+        return _ops.EXIT_OK if by_words else _ops.EXIT_FINDINGS
     _ops.print_settings(deployment)
+    if hits and not by_words:
+        # Documents near in meaning are suggestions: nothing holds the query's words.
+        print(_ops.safe_text(f"no documents contain {args.query!r}; nearest by meaning:"))
     if not hits:
         beyond = f" on page {args.page} (there are {hits.total})" if hits.total else ""
         print(_ops.safe_text(f"no documents match {args.query!r}{beyond}"))
@@ -151,7 +156,7 @@ def _search(args: argparse.Namespace) -> int:
             print("        also in: " + _ops.safe_text(", ".join(hit["also_in"])))
     if first + len(hits) < hits.total:
         print(f"more: --page {args.page + 1}")
-    return _ops.EXIT_OK
+    return _ops.EXIT_OK if by_words else _ops.EXIT_FINDINGS
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -166,7 +171,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "the hit count, then score, key and a snippet with the matches in [brackets]. An administrator's tool: it "
             "reads the whole index and does not apply the access map (employees use the search API and page, which "
             "do). "
-            "Exit code: 0 found, 1 nothing found, 2 error."
+            "Where the index has vectors, documents near the query in meaning follow the matches (marked "
+            "[by meaning]; --keyword-only turns that off). "
+            "Exit code: 0 found, 1 no document holds the query's words, 2 error."
         ),
         formatter_class=_ops.HelpFormatter,
         epilog=(

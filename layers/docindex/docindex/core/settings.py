@@ -117,6 +117,10 @@ class EmbeddingSettings(EnvSettings):
     # (OpenSearch's cosine score, (1 + cos) / 2): nearest is not always near. multilingual-e5 packs
     # every score into 0.90-0.96; 0.01 kept the answer of 93 % of the bench's queries and ~4 documents.
     meaning_score_spread: float = Field(0.01, alias="MEANING_SCORE_SPREAD", ge=0, le=1)
+    # And never below this score: a query about nothing in the index ("obsolete" once its file is
+    # gone) finds nothing. Measured for multilingual-e5-small (unrelated text scores 0.88-0.90, the
+    # bench's answers 0.91-0.96); another model needs its own.
+    meaning_min_score: float = Field(0.905, alias="MEANING_MIN_SCORE", ge=0, le=1)
 
 
 class Settings(OpenSearchSettings, AccessSettings, EmbeddingSettings):

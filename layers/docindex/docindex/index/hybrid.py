@@ -185,10 +185,12 @@ def rank(
     vector: Sequence[float],
     window: int = WINDOW,
     spread: float | None = None,
+    min_score: float = 0.0,
 ) -> Fused:
     """Both legs' best ``window`` documents, fused; the keyword query's ``EVERY_WORD`` matches first.
 
-    ``spread``: the vector leg keeps only documents scoring within it of its best one (None: all).
+    The vector leg keeps only documents scoring at least ``min_score``, and within ``spread`` of its
+    best one (None: however far).
     """
     keyword = client.search(
         index=index,
@@ -201,6 +203,7 @@ def rank(
         if EVERY_WORD in (hit.get("matched_queries") or []):
             first.add(hit["_id"])
     nearest = vector_hits(client.search(index=index, body=vector_body(vector, k=window, filters=filters)))
+    nearest = [hit for hit in nearest if hit.score >= min_score]
     if spread is not None and nearest:
         nearest = [hit for hit in nearest if hit.score >= nearest[0].score - spread]
     return fuse(keyword_ids, nearest, first=first)

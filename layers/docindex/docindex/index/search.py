@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 # The vector leg keeps documents within this score of its best one (MEANING_SCORE_SPREAD's default).
 DEFAULT_SPREAD: float = EmbeddingSettings.model_fields["meaning_score_spread"].default
+DEFAULT_MIN_SCORE: float = EmbeddingSettings.model_fields["meaning_min_score"].default
 
 # The fields a query searches, with their boosts.
 TEXT_FIELDS = ["title^3", "filename^2", "content"]
@@ -180,6 +181,7 @@ def search(
     hybrid: bool | None = None,
     embedder: Embedder | None = None,
     meaning_score_spread: float | None = DEFAULT_SPREAD,
+    meaning_min_score: float = DEFAULT_MIN_SCORE,
 ) -> SearchHits:
     """Full-text search over content, title and file name, with highlighted snippets.
 
@@ -254,7 +256,13 @@ def search(
     if vector is not None:
         keyword_query = {"bool": {"must": [must], "filter": filters}}
         fused = rank(
-            client, index, keyword_query=keyword_query, filters=filters, vector=vector, spread=meaning_score_spread
+            client,
+            index,
+            keyword_query=keyword_query,
+            filters=filters,
+            vector=vector,
+            spread=meaning_score_spread,
+            min_score=meaning_min_score,
         )
         hybrid_body, page_ids = final_body(fused, start=start, size=fetch, keyword_must=must, filters=filters)
         if pages is not None:

@@ -195,6 +195,7 @@ class SearchService:
             filters=filters,
             vector=vector,
             spread=self.settings.meaning_score_spread,
+            min_score=self.settings.meaning_min_score,
         )
         page, page_ids = final_body(fused, start=body["from"], size=body["size"], keyword_must=must, filters=filters)
         # The page-hits clause (filter context) stays: each hit still names its matching pages.
