@@ -11,11 +11,11 @@ stand-in), and every step is visible and testable. The legs:
   filters as its *pre*-filter (never post-filtering: a page is never emptied and nothing the
   caller may not read is counted), its ``window`` nearest documents by their best passage.
 
-Reciprocal-rank fusion (RRF, k = 60) orders the union; documents that match every word of the
-query (the keyword leg's promise) stay ahead of documents found by meaning alone, so an exact
-search never gets worse. Totals and facets are counted over the same union (keyword matches or
-one of the vector leg's documents), with the same filters. Beyond the fused window, the rest of
-the keyword matches follow in keyword order.
+Reciprocal-rank fusion (RRF, k = 60) orders the union; the keyword leg's matches (each holds all
+of the query, as words, in another spelling, as characters or in its file name) stay ahead of
+documents found by meaning alone, so an exact search never loses its matches. Totals and facets
+are counted over the same union (keyword matches or one of the vector leg's documents), with the
+same filters. Beyond the fused window, the rest of the keyword matches follow in keyword order.
 """
 
 from __future__ import annotations
@@ -99,7 +99,7 @@ def vector_hits(response: dict[str, Any]) -> list[VectorHit]:
 
 
 def fuse(keyword: Sequence[str], vector: Sequence[VectorHit], *, first: set[str] | None = None) -> Fused:
-    """Reciprocal-rank fusion of the two legs; documents in ``first`` (every word matched) stay ahead.
+    """Reciprocal-rank fusion of the two legs; documents in ``first`` (the exact matches) stay ahead.
 
     Ties keep the keyword leg's order, then the vector leg's.
     """
@@ -123,8 +123,6 @@ def union_query(keyword_query: dict[str, Any], vector_ids: Sequence[str]) -> dic
 
 # -- running it -----------------------------------------------------------------------------
 
-# The keyword leg names the clause that requires every word as typed: its documents stay ahead.
-EVERY_WORD = "every_word"
 # How long a process trusts what it read of an index's vectors (the model in its mapping's _meta).
 INDEX_VECTORS_TTL_SECONDS = 300.0
 _index_vectors: dict[tuple[int, str], tuple[float, Any]] = {}
@@ -187,7 +185,7 @@ def rank(
     spread: float | None = None,
     min_score: float = 0.0,
 ) -> Fused:
-    """Both legs' best ``window`` documents, fused; the keyword query's ``EVERY_WORD`` matches first.
+    """Both legs' best ``window`` documents, fused; the keyword leg's matches first.
 
     The vector leg keeps only documents scoring at least ``min_score``, and within ``spread`` of its
     best one (None: however far).
@@ -196,12 +194,11 @@ def rank(
         index=index,
         body={"size": window, "_source": False, "track_total_hits": False, "query": keyword_query},
     )
-    keyword_ids: list[str] = []
-    first: set[str] = set()
-    for hit in keyword["hits"]["hits"]:
-        keyword_ids.append(hit["_id"])
-        if EVERY_WORD in (hit.get("matched_queries") or []):
-            first.add(hit["_id"])
+    keyword_ids = [hit["_id"] for hit in keyword["hits"]["hits"]]
+    # Every keyword hit holds all of the query (as words, in another spelling, as characters or in
+    # its file name: each clause requires every part): such exact matches stay ahead of documents
+    # found by meaning alone, ordered among themselves by both legs.
+    first = set(keyword_ids)
     nearest = vector_hits(client.search(index=index, body=vector_body(vector, k=window, filters=filters)))
     nearest = [hit for hit in nearest if hit.score >= min_score]
     if spread is not None and nearest:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from docindex.core.observability import logger
 from docindex.core.settings import EmbeddingSettings
 from docindex.embed import Embedder, EmbedderUnavailable
-from docindex.index.hybrid import EVERY_WORD, Fused, final_body, in_order, matched_total, query_vector, rank
+from docindex.index.hybrid import Fused, final_body, in_order, matched_total, query_vector, rank
 from docindex.text.width import normalize
 
 if TYPE_CHECKING:
@@ -364,8 +364,6 @@ def query_clause(query: str) -> dict[str, Any]:
             "fields": ["title^3", "filename^2", "content"],
             "type": "cross_fields",
             "operator": "and",
-            # Hybrid search keeps the documents that match every word ahead (docindex.index.hybrid).
-            "_name": EVERY_WORD,
         }
     }
     characters = {

@@ -20,8 +20,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from docindex.index.hybrid import EVERY_WORD
-
 # Private-use characters mark highlighted runs; the API returns segments, never HTML.
 MARK_START = "\ue000"
 MARK_END = "\ue001"
@@ -138,8 +136,6 @@ def _text_clause(q: str) -> dict[str, Any]:
                 "default_operator": "and",
                 "flags": SIMPLE_QUERY_FLAGS,
                 "lenient": True,
-                # Hybrid search keeps the documents that match every word ahead (docindex.index.hybrid).
-                "_name": EVERY_WORD,
             }
         },
         {"match": {"filename.ngram": {"query": q, "minimum_should_match": "100%", "boost": 0.5}}},
