@@ -134,8 +134,10 @@ def embed_corpus(documents: list[tuple[str, str]], cache: VectorCache) -> tuple[
     return embedded, cost
 
 
-def load(client: Any, index: str, documents: list[tuple[str, str]], embedded: dict[str, Any]) -> None:
-    """The corpus as docindex writes it: every field, and the passages with their vectors."""
+def load(
+    client: Any, index: str, documents: list[tuple[str, str]], embedded: dict[str, Any], *, vectors: bool = True
+) -> None:
+    """The corpus as docindex writes it: every field, and (``vectors``) the passages with their vectors."""
     from opensearchpy import helpers
 
     from docindex.core.changes import doc_id
@@ -147,13 +149,13 @@ def load(client: Any, index: str, documents: list[tuple[str, str]], embedded: di
     spec = vector_spec(_settings())
     assert spec is not None
     assert spec.model_id == model
-    ensure_index(client, index, vectors=spec)
+    ensure_index(client, index, vectors=spec if vectors else None)
 
     def actions() -> Any:
         for key, text in documents:
             doc = IndexDocument.for_object(bucket=BUCKET, key=key, size=len(text.encode()), etag="e", version_id=None)
             doc = doc.with_content(text=text, title=None, page_count=None, truncated=False, error=None)
-            doc = doc.with_embeddings(embedded[key])
+            doc = doc.with_embeddings(embedded[key] if vectors else None)
             yield {"_index": index, "_id": doc_id(BUCKET, key), "_source": doc.source()}
 
     helpers.bulk(client, actions(), chunk_size=200, request_timeout=300)
@@ -196,6 +198,8 @@ def measure(docs: int) -> dict[str, Any]:
     with OsmemServer.start(japanese=True) as server, Proxy(server.url, ExactKnn()) as proxy:
         client = OpenSearch(hosts=[proxy.url], timeout=300)
         load(client, "documents", documents, embedded)
+        load(client, "documents-without-vectors", documents, embedded, vectors=False)
+        size = {name: _store_bytes(client, name) for name in ("documents-without-vectors", "documents")}
         run(search, client, "documents", QUERIES[:5], hybrid=True)  # warm-up: the query model, the caches
         keyword = run(search, client, "documents", QUERIES, hybrid=False)
         hybrid = run(search, client, "documents", QUERIES, hybrid=True)
@@ -206,25 +210,55 @@ def measure(docs: int) -> dict[str, Any]:
         "keyword_only": by_kind(keyword),
         "hybrid": by_kind(hybrid),
         "latency_ms": {"keyword_only": latency(keyword), "hybrid": latency(hybrid)},
+        "index_bytes_per_document": {
+            "without_vectors": round(size["documents-without-vectors"] / len(documents)),
+            "with_vectors": round(size["documents"] / len(documents)),
+        },
         "existing_sets": existing,
     }
 
 
+def _store_bytes(client: Any, index: str) -> int:
+    """osmem's own estimate of the index's size (not Lucene's files)."""
+    client.indices.refresh(index=index)
+    return int(client.indices.stats(index=index)["_all"]["primaries"]["store"]["size_in_bytes"])
+
+
 def _existing_sets(client: Any, search: Callable[..., Any]) -> dict[str, Any]:
-    """The keyword relevance set (tests/support/relevance.py), keyword-only and hybrid, its files with vectors."""
+    """The keyword relevance set (tests/support/relevance.py) and the spelling-variant pairs
+    (bench.variants, both directions), keyword-only and hybrid, their files with vectors."""
+    from bench import variants
     from tests.support import relevance
 
     documents = [(key, "\n".join(filter(None, (title, text)))) for key, (title, text) in relevance.DOCUMENTS.items()]
     embedded, _ = embed_corpus(documents, VectorCache(CACHE))
     load(client, "relevance", documents, embedded)
-    found: dict[str, Any] = {}
+    found: dict[str, Any] = {"relevance": {}, "variants": {}}
     for name, hybrid in (("keyword_only", False), ("hybrid", True)):
 
         def run_one(c: Any, i: str, q: str, size: int, hybrid: bool = hybrid) -> Any:
             return search(c, i, q, size=size, hybrid=hybrid)
 
-        found[name] = relevance.summary(relevance.run(client, "relevance", search=run_one))
-    return {"relevance": found}
+        found["relevance"][name] = relevance.summary(relevance.run(client, "relevance", search=run_one))
+    outcomes: dict[str, list[Outcome]] = {"keyword_only": [], "hybrid": []}
+    for direction in ("forward", "backward"):
+        pairs = variants._documents(direction)
+        embedded, _ = embed_corpus(pairs, VectorCache(CACHE))
+        index = f"variants-{direction}"
+        load(client, index, pairs, embedded)
+        for number, (kind, written, typed) in enumerate(variants.PAIRS):
+            query = MeaningQueryLike(typed if direction == "forward" else written, f"pairs/{number:03d}.txt", kind)
+            for name, hybrid in (("keyword_only", False), ("hybrid", True)):
+                outcomes[name] += run(search, client, index, [query], hybrid=hybrid)
+    found["variants"] = {name: metrics(rows) for name, rows in outcomes.items()}
+    return found
+
+
+@dataclass(frozen=True)
+class MeaningQueryLike:
+    text: str
+    expected: str
+    kind: str
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -249,7 +283,8 @@ def main(argv: list[str] | None = None) -> int:
             f"  {kind:<18} {kw['recall_at_3']:>10.2f} {kw['mrr']:>7.3f} {kw['ndcg_at_10']:>8.3f}"
             f" {hy['recall_at_3']:>10.2f} {hy['mrr']:>6.3f} {hy['ndcg_at_10']:>6.3f}   ({kw['queries']} queries)"
         )
-    print(f"  latency ms: {figures['latency_ms']}")
+    print(f"  latency ms (the vector leg on the exact stand-in, not HNSW): {figures['latency_ms']}")
+    print(f"  index bytes per document (osmem's estimate): {figures['index_bytes_per_document']}")
     print(f"  existing sets: {figures['existing_sets']}")
     return 0
 
