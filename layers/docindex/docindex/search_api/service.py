@@ -314,7 +314,8 @@ class SearchService:
                 logger.info("page preview not rendered; showing its text", extra={"id": doc_id, "why": str(exc)})
                 if page is None:
                     raise NotFound(doc_id) from None
-        assert page is not None  # renderable or a page, checked above
+        if page is None:  # not renderable and no page text: checked above, kept for the type checker
+            raise NotFound(doc_id)
         text = {
             "number": number,
             "kind": page.get("kind") or "page",
