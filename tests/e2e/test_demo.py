@@ -32,6 +32,8 @@ def test_demo_indexes_samples_and_finds_japanese_and_english(tmp_path: Path) -> 
     assert "OcrJobsQueued          5" in out
     assert "OcrJobsCompleted       5" in out
     assert "ご[請求]金額" in out
+    # the quarterly report's hit names the page its words are on (issue 28)
+    assert "p. 2: 大阪府と[福岡県]の売上" in out.replace("[福岡][県]", "[福岡県]")
     # ... a page fed sideways, a fax at 200 x 100 dpi and a notice written vertically too
     for query, key in (
         ("健康診断", "スキャン/健康診断のお知らせ 横向き.tif"),

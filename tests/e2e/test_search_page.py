@@ -20,6 +20,9 @@ from tests.support.search_api import ACCESS_MAP, FILES, PASSWORD
 
 pytestmark = pytest.mark.e2e
 
+# A 120-page report whose word is on page 87 only (generated: no real file has a word on one known page).
+REPORT = "営業部/年次報告/2024_年次報告書.pdf"
+WORD = "内部統制"
 SALES = {"営業部/見積/2024_見積書_A社.txt", "営業部/提案/提案書_B社.md", "共有/規程/就業規則.txt"}
 HR = {"人事部/評価/2024_人事評価_山田.txt", "人事部/給与/給与テーブル.csv", "共有/規程/就業規則.txt"}
 
@@ -64,7 +67,13 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
         for key, text in FILES.items():
             client("s3").put_object(Bucket=env["DOCINDEX_BUCKET"], Key=key, Body=text.encode())
             bodies.append({"docindex": "change", "bucket": env["DOCINDEX_BUCKET"], "key": key, "action": "created"})
-        assert invoke(indexer, sqs_event(*bodies)) == set()
+        from devkit.samples import make_pdf
+
+        report = [f"第{n}頁 事業の概況 売上高と営業利益の推移" for n in range(1, 121)]
+        report[86] = f"第87頁 {WORD}の評価結果"
+        client("s3").put_object(Bucket=env["DOCINDEX_BUCKET"], Key=REPORT, Body=make_pdf(report))
+        bodies.append({"docindex": "change", "bucket": env["DOCINDEX_BUCKET"], "key": REPORT, "action": "created"})
+        assert invoke(indexer, sqs_event(*bodies), timeout=120) == set()
         opensearch.indices.refresh(index=env["OPENSEARCH_INDEX"])
         yield env
     finally:
@@ -120,3 +129,39 @@ def test_each_user_sees_only_their_departments_files_in_the_page(page: dict[str,
 def test_another_department_gets_other_results_for_the_same_query(page: dict[str, str], browser: Any) -> None:
     hr = sign_in_and_search(browser, page["SEARCH_PAGE_URL"], "hr", "売上")
     assert hr == HR
+
+
+def test_a_hit_names_its_page_shows_its_preview_and_opens_there_on_a_phone(page: dict[str, str], browser: Any) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    # A phone-sized window
+    browser.set_window_size(390, 844)
+    sign_in_and_search(browser, page["SEARCH_PAGE_URL"], "sales", WORD)
+    wait = WebDriverWait(browser, 30)
+    # Then the report's hit names p. 87 with its snippet
+    hit = next(li for li in browser.find_elements(By.CSS_SELECTOR, "#results > li") if "2024_年次報告書.pdf" in li.text)
+    label = hit.find_element(By.CSS_SELECTOR, ".hit-pages .page-open")
+    assert label.text == "p. 87"
+    assert WORD in hit.find_element(By.CSS_SELECTOR, ".hit-pages .snippet mark").text.replace(" ", "") or WORD in (
+        hit.find_element(By.CSS_SELECTOR, ".hit-pages .snippet").text
+    )
+    # and a picture of that page
+    image = wait.until(lambda d: hit.find_elements(By.CSS_SELECTOR, "figure.preview img"))[0]
+    wait.until(lambda d: d.execute_script("return arguments[0].complete && arguments[0].naturalWidth", image))
+    assert browser.execute_script("return arguments[0].naturalWidth", image) > 0
+    assert image.get_attribute("alt") == "p. 87 のプレビュー"
+    # nothing wider than the phone's screen
+    assert browser.execute_script("return document.documentElement.scrollWidth <= window.innerWidth")
+    # When the employee opens it from the keyboard
+    browser.execute_script("arguments[0].focus()", label)
+    assert browser.switch_to.active_element == label
+    label.send_keys(Keys.ENTER)
+    # Then the browser goes to the file itself, at page 87
+    wait.until(lambda d: "#page=87" in d.current_url)
+    from urllib.parse import unquote, urlparse
+
+    opened = urlparse(browser.current_url)
+    assert unquote(opened.path) == f"/{page['DOCINDEX_BUCKET']}/{REPORT}"  # the object itself (moto's S3)
+    assert "Signature=" in opened.query  # through a presigned link

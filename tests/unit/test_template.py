@@ -890,7 +890,12 @@ def test_search_data_routes_need_a_jwt_and_only_the_page_is_public():
     routes = {
         r["Properties"]["RouteKey"]: r["Properties"] for r in by_type(resources, "AWS::ApiGatewayV2::Route").values()
     }
-    for key in ("GET /search", "GET /documents/{id}", "GET /documents/{id}/download"):
+    for key in (
+        "GET /search",
+        "GET /documents/{id}",
+        "GET /documents/{id}/download",
+        "GET /documents/{id}/pages/{n}/preview",
+    ):
         assert routes[key]["AuthorizationType"] == "JWT"
         assert ref_target(routes[key]["AuthorizerId"]) == "SearchAuthorizer"
     public = {k for k, r in routes.items() if r["AuthorizationType"] == "NONE"}

@@ -19,6 +19,8 @@ DEMO_QUERIES = (
     *("会議室用プロジェクター", "第二会議室", "格式測試"),
     # in a page scanned sideways, a fax (200 x 100 dpi) and a notice written vertically
     *("健康診断", "物流倉庫", "非常階段"),
+    # on the second page of the quarterly report: the hit names the page
+    "福岡県",
 )
 DUPLICATES = 3
 # Who may read what in the demo (docs/search-api.md): everything is shared except two departments'
@@ -179,6 +181,8 @@ def _demo(args: argparse.Namespace) -> int:
             print(f"     {hit['key']}{status}")
             if hit.get("snippet"):
                 print(f"       … {' '.join(hit['snippet'].split())[:110]} …")
+            for page in hit.get("pages") or []:
+                print(f"       {page['label']}: {' '.join(page['snippet'].split())[:100]}")
     _employee_search(env)
     if args.stop:
         for info in session.local_down(args.state_dir):

@@ -40,6 +40,10 @@ HIT_FIELDS = (
     "snippet",
     "content_sha256",
     "also_in",
+    # Where in the file (issue 28): the best matching pages, each {number, kind, label, snippet},
+    # and how many pages match in all (0 for a file without pages).
+    "pages",
+    "matching_pages",
 )
 
 
@@ -55,6 +59,15 @@ def _day_or_time(text: str) -> str:
 
 def _hit_json(hit: dict[str, Any]) -> dict[str, Any]:
     return {name: hit.get(name) for name in HIT_FIELDS}
+
+
+def _print_pages(hit: dict[str, Any]) -> None:
+    """The hit's matching pages, each with its snippet, and how many more match (issue 28)."""
+    for page in hit.get("pages") or []:
+        print(_ops.safe_text(f"        {page['label']}: " + " ".join(str(page["snippet"]).split())))
+    more_pages = int(hit.get("matching_pages") or 0) - len(hit.get("pages") or [])
+    if more_pages > 0:
+        print(f"        … {more_pages} more matching page{'s' if more_pages > 1 else ''}")
 
 
 def _search(args: argparse.Namespace) -> int:
@@ -127,6 +140,7 @@ def _search(args: argparse.Namespace) -> int:
         print(_ops.safe_text(f"{score:>6}  s3://{hit.get('bucket')}/{hit.get('key')}{status}{error}"))
         if hit.get("snippet"):
             print("        " + _ops.safe_text(" ".join(str(hit["snippet"]).split())))
+        _print_pages(hit)
         if hit.get("also_in"):
             print("        also in: " + _ops.safe_text(", ".join(hit["also_in"])))
     if first + len(hits) < hits.total:

@@ -69,6 +69,37 @@ class FileType:
     encrypted: bool = False
 
 
+# What a page of each kind is called on the search page (``PageText.label``).
+PAGE_KINDS = ("page", "slide", "sheet", "part")
+
+
+@dataclass(frozen=True)
+class PageText:
+    """One page of a paged document: a PDF or scan page, a slide, a sheet, a mail's body or attachment.
+
+    ``number`` counts from 1 in the document's own order (the PDF page number, the slide
+    number, the sheet's position in the workbook, the part's position in the mail) and names
+    the page in the search API (``/documents/{id}/pages/{number}/preview``). ``name`` is the
+    sheet's or attachment's own name, where it has one.
+    """
+
+    number: int
+    kind: str
+    text: str
+    name: str | None = None
+
+    @property
+    def label(self) -> str:
+        """How a person names the page: ``p. 87``, ``スライド 12``, ``シート 売上``, ``添付 見積.pdf``."""
+        if self.kind == "slide":
+            return f"スライド {self.number}"
+        if self.kind == "sheet":
+            return f"シート {self.name}" if self.name else f"シート {self.number}"
+        if self.kind == "part":
+            return f"添付 {self.name}" if self.name else ("本文" if self.number == 1 else f"添付 {self.number - 1}")
+        return f"p. {self.number}"
+
+
 @dataclass
 class ExtractedDocument:
     """The text and metadata of one file, or why there is none.
@@ -98,3 +129,6 @@ class ExtractedDocument:
     last_saved_by: str | None = None
     created: str | None = None
     modified: str | None = None
+    # Where each page starts, with its own text, for formats that have pages (PDF pages, slides,
+    # sheets, a mail's parts); empty for the others. ``text`` is the pages joined and cleaned.
+    pages: tuple[PageText, ...] = ()

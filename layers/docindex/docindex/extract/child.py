@@ -92,6 +92,7 @@ def _serve(requests: IO[bytes], answers: IO[bytes]) -> None:
             "last_saved_by": ctx.last_saved_by,
             "created": ctx.created.isoformat() if ctx.created else None,
             "modified": ctx.modified.isoformat() if ctx.modified else None,
+            "page_marks": ctx.page_marks,
             "peak_rss": peak_rss(),
             # After running out of memory the heap is not worth keeping.
             "retire": error == "memory",

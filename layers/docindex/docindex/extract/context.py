@@ -18,6 +18,11 @@ from docindex.extract.base import Deadline, ExtractionLimits, JobBounds
 # At most this many dropped parts are named on a document, each in at most MAX_DROP_CHARS characters.
 MAX_DROPPED = 20
 MAX_DROP_CHARS = 200
+# At most this many page boundaries are kept for one document (a page-per-row export, a mail
+# of 10,000 attachments): OpenSearch's index.mapping.nested_objects.limit is 10,000.
+MAX_PAGE_MARKS = 5000
+
+PageMark = tuple[int, str, int, str | None]
 
 
 def _aware(value: Any) -> datetime | None:
@@ -98,6 +103,17 @@ class ExtractionContext:
     bounds: JobBounds | None = None
     # Parts left out, "what: why" (``drop``); the document is then marked truncated.
     dropped: list[str] = field(default_factory=list)
+    # Where pages start in ``text`` (``start_page``): (offset, kind, number, name).
+    page_marks: list[PageMark] = field(default_factory=list)
+
+    def start_page(self, kind: str, number: int, name: str | None = None) -> None:
+        """Mark that the text appended from now on belongs to page ``number`` (a slide, a sheet, a part).
+
+        Text appended before the first mark belongs to no page (a mail's headers are part 1's).
+        Marks past :data:`MAX_PAGE_MARKS` are ignored: the text still counts, under the last page.
+        """
+        if len(self.page_marks) < MAX_PAGE_MARKS and not self.text.full:
+            self.page_marks.append((len(self.text), kind, number, name[:MAX_DROP_CHARS] if name else None))
 
     def drop(self, what: str, why: str) -> None:
         """Record a part left out of the text (a sheet, pages, a member, an attachment) and why."""

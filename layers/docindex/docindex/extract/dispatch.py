@@ -9,8 +9,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
 
 from docindex.core.exceptions import ExtractionError
-from docindex.extract.base import Deadline, ExtractedDocument, ExtractionLimits, FileType
-from docindex.extract.context import ExtractionContext
+from docindex.extract.base import Deadline, ExtractedDocument, ExtractionLimits, FileType, PageText
+from docindex.extract.context import ExtractionContext, PageMark
 from docindex.extract.detect import detect_type
 
 if TYPE_CHECKING:
@@ -123,7 +123,8 @@ def extract(
     else:
         error, detail = _run(extractor, data, ftype, ctx)
 
-    text = clean_text(ctx.text.getvalue())
+    raw = ctx.text.getvalue()
+    text = clean_text(raw)
     title = clean_text(ctx.title or "") or None
     if ctx.text.truncated:
         ctx.drop(f"text after {ctx.text.max_chars:,} characters", "MAX_CONTENT_CHARS")
@@ -148,7 +149,19 @@ def extract(
         last_saved_by=_person(ctx.last_saved_by),
         created=_iso(ctx.created),
         modified=_iso(ctx.modified),
+        pages=split_pages(raw, ctx.page_marks),
     )
+
+
+def split_pages(raw: str, marks: list[PageMark]) -> tuple[PageText, ...]:
+    """Each marked page's text, cleaned like the whole; pages without text are left out (nothing matches them)."""
+    pages: list[PageText] = []
+    for index, (offset, kind, number, name) in enumerate(marks):
+        end = marks[index + 1][0] if index + 1 < len(marks) else len(raw)
+        text = clean_text(raw[offset:end])
+        if text:
+            pages.append(PageText(number=number, kind=kind, text=text, name=clean_text(name or "") or None))
+    return tuple(pages)
 
 
 def _person(value: str | None) -> str | None:

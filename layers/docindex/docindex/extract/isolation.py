@@ -30,7 +30,7 @@ header, the request followed by the file's bytes::
     -> {"kind", "mime", "encrypted", "limits": {...}, "seconds", "memory"} + data
     <- {"error", "detail", "text", "truncated", "title", "page_count", "ocr_reason",
         "encoding", "incomplete", "dropped", "author", "last_saved_by", "created", "modified",
-        "peak_rss", "retire"}
+        "page_marks": [[offset, kind, number, name], ...], "peak_rss", "retire"}
 """
 
 from __future__ import annotations
@@ -47,10 +47,10 @@ import threading
 import time
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
-from typing import IO
+from typing import IO, Any
 
 from docindex.extract.base import ExtractionLimits, FileType, JobBounds
-from docindex.extract.context import ExtractionContext
+from docindex.extract.context import MAX_DROP_CHARS, MAX_PAGE_MARKS, ExtractionContext
 
 MiB = 1024 * 1024
 # Formats whose parsers run native code that cannot be bounded from outside, and the readers of
@@ -189,10 +189,14 @@ class _Result:
     last_saved_by: str | None = None
     created: str | None = None
     modified: str | None = None
+    page_marks: list[list[Any]] = field(default_factory=list)
     peak_rss: int = 0
     retire: bool = False
 
     def fill(self, ctx: ExtractionContext) -> None:
+        base = len(ctx.text)
+        for offset, kind, number, name in self.page_marks[:MAX_PAGE_MARKS]:
+            ctx.page_marks.append((base + int(offset), str(kind), int(number), str(name) if name else None))
         if self.text:
             ctx.text.append(self.text)
         ctx.text.truncated = ctx.text.truncated or self.truncated
@@ -257,8 +261,9 @@ class _Child:
             self._stdin.flush()
         except (BrokenPipeError, OSError):
             return self._died(bounds, killed_for=None)
-        # Text of max_chars characters, JSON-escaped at worst (\uXXXX), plus the rest of the header.
-        max_output = limits.max_chars * 6 + MiB
+        # Text of max_chars characters, JSON-escaped at worst (\uXXXX), the page marks (a name
+        # each), plus the rest of the header.
+        max_output = limits.max_chars * 6 + MAX_PAGE_MARKS * (MAX_DROP_CHARS * 6 + 64) + MiB
         status, payload = _read_frame(self._stdout, bounds.seconds + KILL_GRACE_SECONDS, max_output)
         if status == "ok":
             try:

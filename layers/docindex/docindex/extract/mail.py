@@ -48,6 +48,7 @@ def extract_mail(data: bytes, ftype: FileType, ctx: ExtractionContext) -> None:
     ctx.author = headers["From"] or None
     ctx.set_dates(_sent(headers["Date"]), None)
     lines = [f"{name}: {value}" for name, value in headers.items() if value]
+    ctx.start_page("part", 1)  # the message itself; each named attachment is the next part
     if not ctx.text.append("\n".join(lines) + "\n\n"):
         return
     body, attachments = _split(message)
@@ -182,6 +183,7 @@ def _attachment(part: Message, ctx: ExtractionContext) -> bool:
     if not name and content_type.startswith("image/"):
         return True  # an inline picture of an HTML mail or a saved page
     label = name or content_type
+    ctx.start_page("part", len(ctx.page_marks) + 1, label)
     if not ctx.text.append(f"\n[{label}]\n"):
         return False
     data = _payload(part)

@@ -118,6 +118,8 @@ def _read_message(message: _Message, ctx: ExtractionContext, *, depth: int, top:
         f"Subject: {subject}" if subject else "",
     ]
     header = "\n".join(line for line in lines if line and not line.endswith(": "))
+    if top:
+        ctx.start_page("part", 1)  # the message itself; each attachment of it is the next part
     if not ctx.text.append(header + "\n\n"):
         return False
     if not ctx.text.append(_body(message) + "\n"):
@@ -158,6 +160,8 @@ def _attachment(message: _Message, prefix: str, ctx: ExtractionContext, depth: i
     name = (
         attachment.string(ATTACH_LONG_NAME) or attachment.string(ATTACH_NAME) or attachment.string(ATTACH_DISPLAY)
     ).strip()
+    if depth == ctx.depth:  # an attachment of the file's own message, not of a message attached to it
+        ctx.start_page("part", len(ctx.page_marks) + 1, name or None)
     if not ctx.text.append(f"\n[{name or 'attachment'}]\n"):
         return False
     embedded = f"{prefix}__substg1.0_{ATTACH_DATA:04X}000D/"

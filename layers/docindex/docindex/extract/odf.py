@@ -29,6 +29,8 @@ _LINE_BREAK = f"{{{_TEXT}}}line-break"
 _PAGE = f"{{{_DRAW}}}page"
 _TABLE = "urn:oasis:names:tc:opendocument:xmlns:table:1.0"
 _ROW = f"{{{_TABLE}}}table-row"
+_SHEET = f"{{{_TABLE}}}table"
+_SHEET_NAME = f"{{{_TABLE}}}name"
 _CELLS = (f"{{{_TABLE}}}table-cell", f"{{{_TABLE}}}covered-table-cell")
 _DC = "http://purl.org/dc/elements/1.1/"
 _META = "urn:oasis:names:tc:opendocument:xmlns:meta:1.0"
@@ -42,7 +44,7 @@ def extract_odf(data: bytes, ftype: FileType, ctx: ExtractionContext) -> None:
         if not zf.has("content.xml"):
             raise ExtractionError("corrupt", "no content.xml in the OpenDocument package")
         _meta(zf, ctx)
-        pages = _walk(zf, "content.xml", ctx)
+        pages = _walk(zf, "content.xml", ctx, paged=ftype.kind)
         if ftype.kind == "odp":
             ctx.page_count = pages
         # Headers and footers live in the master pages of styles.xml (a text document's; a
@@ -51,20 +53,24 @@ def extract_odf(data: bytes, ftype: FileType, ctx: ExtractionContext) -> None:
             _walk(zf, "styles.xml", ctx)
 
 
-def _walk(zf: SafeZip, part: str, ctx: ExtractionContext) -> int | None:
-    """Stream one part's paragraphs into ``ctx``; the number of pages (slides) seen, None once full."""
+def _walk(zf: SafeZip, part: str, ctx: ExtractionContext, *, paged: str = "") -> int | None:
+    """Stream one part's paragraphs into ``ctx``; the number of pages (slides) seen, None once full.
+
+    ``paged``: ``odp`` marks where each slide starts, ``ods`` where each sheet (a top-level table) does.
+    """
     from lxml import etree
 
     pending: list[str] = []
     depth = 0
-    pages = 0
+    seen = {_PAGE: 0, _SHEET: 0}
     try:
         with zf.open(part) as stream:
-            tags = (*_PARAGRAPHS, _PAGE, _ROW)
+            tags = (*_PARAGRAPHS, _PAGE, _ROW, *((_SHEET,) if paged == "ods" else ()))
             events = etree.iterparse(stream, events=("start", "end"), tag=tags, **PARSER_OPTIONS)
             for event, element in events:
-                if element.tag == _PAGE:
-                    pages += event == "start"
+                if element.tag in seen:
+                    if event == "start" and not depth and not _new_page(element, seen, pending, ctx, paged):
+                        return None
                     continue
                 if event == "start":
                     depth += 1
@@ -85,7 +91,21 @@ def _walk(zf: SafeZip, part: str, ctx: ExtractionContext) -> int | None:
         raise ExtractionError("corrupt", f"{part}: {exc}") from None
     if not ctx.text.append("".join(pending)):
         return None
-    return pages
+    return seen[_PAGE]
+
+
+def _new_page(element: Any, seen: dict[str, int], pending: list[str], ctx: ExtractionContext, paged: str) -> bool:
+    """Count a slide or sheet starting and mark it in ``ctx``; False once the text is full."""
+    # The text read so far belongs to the page before: it goes in first.
+    if pending and not ctx.text.append("".join(pending)):
+        return False
+    pending.clear()
+    seen[element.tag] += 1
+    if element.tag == _SHEET:
+        ctx.start_page("sheet", seen[_SHEET], element.get(_SHEET_NAME))
+    elif paged == "odp":
+        ctx.start_page("slide", seen[_PAGE])
+    return True
 
 
 def row_text(row: Any) -> str:

@@ -128,6 +128,7 @@ def _read_pages(pdf: Any, ctx: ExtractionContext) -> None:
                 sparse += 1
                 if layer.has_images:
                     reasons.add(SCANNED_PAGES)  # a scanned page among text pages (a contract's signed last page)
+            ctx.start_page("page", index + 1)
             if not ctx.text.append(layer.text.strip() + "\n\n"):
                 break
     finally:

@@ -126,6 +126,7 @@ def extract_ppt(data: bytes, ftype: FileType, ctx: ExtractionContext) -> None:
             return
         if index % 50 == 0:
             ctx.check_deadline()
+        ctx.start_page("slide", index + 1)
         if not ctx.text.append("\n".join(p for p in parts if p.strip()) + "\n\n"):
             return
 

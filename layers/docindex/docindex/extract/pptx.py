@@ -44,6 +44,7 @@ def extract_pptx(data: bytes, ftype: FileType, ctx: ExtractionContext) -> None:
                 ctx.check_deadline()
                 if not ctx.text.append("\n"):
                     return
+            ctx.start_page("slide", index + 1)
             for part in [slide, *_attached(zf, slide)]:
                 try:
                     if not walk_text(zf.open(part), DRAWINGML, ctx, part):

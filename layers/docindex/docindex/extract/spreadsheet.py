@@ -238,6 +238,7 @@ def _read_workbook(data: bytes, ctx: ExtractionContext, left_out: set[str] | fro
                 ctx.check_deadline()
                 if not ctx.text.append("\n"):
                     return
+            ctx.start_page("sheet", index + 1, name)
             if not ctx.text.append(f"{name}\n"):
                 return
             try:

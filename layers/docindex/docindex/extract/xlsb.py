@@ -43,6 +43,7 @@ def extract_xlsb(data: bytes, ftype: FileType, ctx: ExtractionContext) -> None:
                 if not ctx.text.append("\n"):
                     return
             name = getattr(record, "name", None) or f"Sheet {index + 1}"
+            ctx.start_page("sheet", index + 1, name)
             if not ctx.text.append(f"{name}\n"):
                 return
             try:

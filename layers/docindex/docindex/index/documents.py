@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from docindex.core.changes import ObjectChange
     from docindex.core.storage import FetchedObject
     from docindex.extract import ExtractedDocument
+    from docindex.extract.base import PageText
 
 
 class OcrStatus(StrEnum):
@@ -59,9 +60,34 @@ class ExtractionErrorCode(StrEnum):
 
 # Fields only extraction (the indexer's or the OCR worker's) contributes.
 CONTENT_FIELDS = (
-    *("content", "title", "page_count", "content_truncated", "content_dropped", "extraction_error"),
+    *("content", "title", "page_count", "content_truncated", "content_dropped", "extraction_error", "pages"),
     *("author", "last_saved_by", "created", "modified"),
 )
+
+
+# The pages of one document carry at most this many characters of text in all: each page is a
+# nested document holding its own copy of its text, and a document must stay under the smallest
+# managed domains' 10 MiB request (2,000,000 characters of content are ~6 MB of UTF-8 Japanese).
+# Pages past it are still in ``content``; the search only cannot name them.
+MAX_PAGE_TEXT_CHARS = 500_000
+# And at most this many pages: each is a nested document, and OpenSearch refuses a document with
+# more than index.mapping.nested_objects.limit (10,000 by default) of them.
+MAX_INDEXED_PAGES = 5000
+
+
+def page_entries(
+    pages: tuple[PageText, ...] | list[PageText], max_chars: int = MAX_PAGE_TEXT_CHARS
+) -> tuple[dict[str, Any], ...]:
+    """The nested ``pages`` of the index: number, kind, label and text of each page, within ``max_chars``."""
+    entries: list[dict[str, Any]] = []
+    left = max_chars
+    for page in pages[:MAX_INDEXED_PAGES]:
+        if left <= 0:
+            break
+        text = page.text[:left]
+        left -= len(text)
+        entries.append({"n": page.number, "kind": page.kind, "label": page.label, "text": text})
+    return tuple(entries)
 
 
 def now_iso() -> str:
@@ -126,6 +152,9 @@ class IndexDocument:
     created: str | None = None
     modified: str | None = None
     extraction_error: str | None = None
+    # Where in the file (issue 28): one nested object per page, slide, sheet or attachment with its
+    # text (``page_entries``); the search names the pages that match and previews them.
+    pages: tuple[dict[str, Any], ...] | None = None
     # Lowercase hex SHA-256 of the object's bytes: identical copies share it (search --collapse)
     # and it keys the extraction/OCR result cache.
     content_sha256: str | None = None
@@ -197,6 +226,7 @@ class IndexDocument:
             truncated=extracted.truncated,
             error=extracted.error,
             dropped=extracted.dropped,
+            pages=extracted.pages,
         ).with_properties(
             author=extracted.author,
             last_saved_by=extracted.last_saved_by,
@@ -210,7 +240,14 @@ class IndexDocument:
         known = {name: source[name] for name in cls.__dataclass_fields__ if name in source}
         if "ocr_status" in known:
             known["ocr_status"] = OcrStatus(known["ocr_status"])
-        for name in ("allow_principals", "deny_principals", "content_dropped", "ocr_pages", "ocr_page_reasons"):
+        for name in (
+            "allow_principals",
+            "deny_principals",
+            "content_dropped",
+            "ocr_pages",
+            "ocr_page_reasons",
+            "pages",
+        ):
             if name in known:
                 known[name] = tuple(known[name] or ())
         known["folders"] = folder_prefixes(str(source.get("key", "")))
@@ -235,10 +272,12 @@ class IndexDocument:
         truncated: bool,
         error: str | None,
         dropped: tuple[str, ...] | list[str] = (),
+        pages: tuple[PageText, ...] = (),
     ) -> IndexDocument:
         """This document with extraction's fields replaced (empty ones are left out).
 
-        ``dropped``: what was left out of the text and why (``content_dropped``).
+        ``dropped``: what was left out of the text and why (``content_dropped``); ``pages``: each
+        page's text, for formats that have pages (``pages``).
         """
         return replace(
             self,
@@ -248,6 +287,7 @@ class IndexDocument:
             content_truncated=True if truncated or dropped else None,
             content_dropped=tuple(dropped) or None,
             extraction_error=str(error) if error else None,
+            pages=(page_entries(pages) or None) if text else None,
         )
 
     def with_properties(
@@ -311,7 +351,9 @@ class IndexDocument:
 
     def without_content(self) -> IndexDocument:
         """The metadata-only fallback for a document OpenSearch refused."""
-        return replace(self, content=None, title=None, extraction_error=ExtractionErrorCode.INDEX_REJECTED.value)
+        return replace(
+            self, content=None, title=None, pages=None, extraction_error=ExtractionErrorCode.INDEX_REJECTED.value
+        )
 
     def ocr_result(
         self,
@@ -325,6 +367,7 @@ class IndexDocument:
         truncated: bool,
         error: str | None,
         ocr_pages: list[dict[str, Any]] | tuple[dict[str, Any], ...] = (),
+        pages: tuple[PageText, ...] = (),
     ) -> IndexDocument:
         """The pending document completed by the OCR worker's job.
 
@@ -338,7 +381,7 @@ class IndexDocument:
                 indexed_at=now_iso(),
                 content_type=self.content_type or content_type,
             )
-            .with_content(text=text, title=None, page_count=page_count, truncated=truncated, error=error)
+            .with_content(text=text, title=None, page_count=page_count, truncated=truncated, error=error, pages=pages)
             .with_ocr_pages(ocr_pages)
         )
         return replace(done, title=self.title or title or None)

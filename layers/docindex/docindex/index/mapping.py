@@ -156,6 +156,23 @@ MAPPINGS: dict[str, Any] = {
         "ocr_confidence": {"type": "integer"},
         "ocr_version": {"type": "integer"},
         "extraction_error": {"type": "keyword"},
+        # Where in the file (issue 28): each page, slide, sheet or attachment as a nested document
+        # with its own text, searched with the same analyzers as ``content``; a query's inner hits
+        # name the matching pages with a snippet of each (docs/search.md, "Pages").
+        "pages": {
+            "type": "nested",
+            "properties": {
+                "n": {"type": "integer"},
+                "kind": {"type": "keyword"},
+                "label": {"type": "keyword", "index": False},
+                "text": {
+                    "type": "text",
+                    "analyzer": "docindex_text",
+                    "search_analyzer": "docindex_search",
+                    "fields": {"bigram": {"type": "text", "analyzer": "docindex_bigram"}},
+                },
+            },
+        },
         # The search API: folder facets and filters, and who may read the file (docindex.access).
         "folders": {"type": "keyword", "ignore_above": 1024},
         "allow_principals": {"type": "keyword"},
@@ -244,6 +261,7 @@ ADDED_FIELDS = (
     *("folders", "allow_principals", "deny_principals", "content_sha256", "content_dropped"),
     *("author", "last_saved_by", "created", "modified"),
     *("ocr_pages", "ocr_page_reasons", "ocr_confidence", "ocr_version"),
+    "pages",
 )
 
 

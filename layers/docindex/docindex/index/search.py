@@ -169,6 +169,7 @@ def search(
     operators: bool = False,
     collapse: bool = False,
     ocr_confidence_below: int | None = None,
+    page_hits: int = 3,
 ) -> SearchHits:
     """Full-text search over content, title and file name, with highlighted snippets.
 
@@ -184,7 +185,14 @@ def search(
     ``also_in`` (see :func:`collapse_copies`). ``ocr_confidence_below``: only documents with an
     OCR'd page read at a mean word confidence below it (``ocr_confidence``); with it, an empty
     ``query`` lists every such document, least confident first.
+    ``page_hits``: each hit's ``pages`` names at most
+    this many of its matching pages (``number``, ``kind``, ``label``, ``snippet``), best first,
+    and ``matching_pages`` counts them all (``docindex.index.pages``).
     """
+    from docindex.index.pages import page_hits as read_page_hits
+    from docindex.index.pages import pages_clause
+    from docindex.index.vocabulary import query_variants
+
     # The index's char filter normalizes width and form on the cluster; doing the same here
     # makes the query independent of whether the cluster (or an emulator) applies it.
     query = normalize(query)
@@ -199,6 +207,9 @@ def search(
     if modified_after or modified_before:
         bounds = {"gte": modified_after, "lt": modified_before}
         filters.append({"range": {"last_modified": {k: v for k, v in bounds.items() if v}}})
+    pages = pages_clause(list(query_variants(query)), size=page_hits, pre_tag="[", post_tag="]")
+    if pages is not None:
+        filters.append(pages)
     if ocr_confidence_below is not None:
         filters.append(low_confidence_filter(ocr_confidence_below))
     body: dict[str, Any] = {
@@ -207,7 +218,7 @@ def search(
         "from": (max(1, page) - 1) * size,
         "track_total_hits": True,
         "query": {"bool": {"must": [must], "filter": filters}},
-        "_source": {"excludes": ["content"]},
+        "_source": {"excludes": ["content", "pages"]},
         "highlight": {
             "fields": {
                 "content": {"fragment_size": 120, "number_of_fragments": 1},
@@ -231,7 +242,18 @@ def search(
         snippet = next(
             (highlight[f][0] for f in ("content", "content.bigram", "title", "filename") if highlight.get(f)), ""
         )
-        hits.append({"id": hit["_id"], "score": hit.get("_score"), "snippet": snippet, **hit["_source"]})
+        pages_found, matching = read_page_hits(hit, "[")
+        found = [{"number": p.number, "kind": p.kind, "label": p.label, "snippet": p.fragment} for p in pages_found]
+        hits.append(
+            {
+                "id": hit["_id"],
+                "score": hit.get("_score"),
+                "snippet": snippet,
+                **hit["_source"],
+                "pages": found,
+                "matching_pages": matching,
+            }
+        )
     if collapse:
         collapsed = SearchHits(collapse_copies(client, index, hits, size=size))
         collapsed.total, collapsed.total_is_exact = hits.total, hits.total_is_exact

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from docindex.core.observability import Metric, count, logger
+from docindex.extract.base import PageText
 from docindex.extract.version import EXTRACTOR_VERSION
 from docindex.index.documents import OcrStatus
 
@@ -59,6 +60,20 @@ class CachedContent:
     last_saved_by: str | None = None
     created: str | None = None
     modified: str | None = None
+    # Each page as [number, kind, text, name] (docindex.extract.base.PageText).
+    pages: list[list[Any]] = field(default_factory=list)
+
+    @staticmethod
+    def pack_pages(pages: tuple[PageText, ...]) -> list[list[Any]]:
+        return [[page.number, page.kind, page.text, page.name] for page in pages]
+
+    def page_texts(self) -> tuple[PageText, ...]:
+        """The cached pages (an entry from before pages were kept has none)."""
+        return tuple(
+            PageText(number=int(number), kind=str(kind), text=str(text), name=name or None)
+            for number, kind, text, name in self.pages
+        )
+
     # The OCR'd pages of an OCR result (index ``ocr_pages``): a copy gets the same fields.
     ocr_pages: list[dict[str, Any]] = field(default_factory=list)
 
@@ -80,6 +95,7 @@ class CachedContent:
             last_saved_by=extracted.last_saved_by,
             created=extracted.created,
             modified=extracted.modified,
+            pages=cls.pack_pages(extracted.pages),
         )
 
 

@@ -439,6 +439,7 @@ class Indexer:
                 truncated=cached.truncated,
                 error=cached.error,
                 dropped=cached.dropped,
+                pages=cached.page_texts(),
             )
             .with_properties(
                 author=cached.author,

@@ -72,7 +72,7 @@ def find_stuck_pending(
         "version": True,
         "query": {"bool": {"filter": filters}},
         "sort": [{"key": {"order": "asc"}}],
-        "_source": {"excludes": ["content"]},
+        "_source": {"excludes": ["content", "pages"]},
     }
     found: list[StuckDocument] = []
     while len(found) < MAX_LISTED:

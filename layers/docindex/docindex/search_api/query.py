@@ -100,6 +100,14 @@ def child_folders_pattern(prefix: str) -> str:
     return _LUCENE_REGEX_SPECIAL.sub(r"\\\1", base) + "[^/]+/"
 
 
+def query_forms(q: str) -> list[str]:
+    """The query width-normalized as the index's analyzers do, and as written with the vocabulary's synonyms."""
+    from docindex.index.vocabulary import query_variants
+    from docindex.text.width import normalize
+
+    return list(query_variants(normalize(q)))
+
+
 def text_query(q: str) -> dict[str, Any]:
     """Every word in the text fields, or the whole query as file-name fragments; synonyms too.
 
@@ -109,10 +117,7 @@ def text_query(q: str) -> dict[str, Any]:
     searched in every spelling (``docindex.index.search.variant_clause``), ranked below the
     spelling typed.
     """
-    from docindex.index.vocabulary import query_variants
-    from docindex.text.width import normalize
-
-    variants = query_variants(normalize(q))
+    variants = query_forms(q)
     if len(variants) == 1:
         return _text_clause(q)
     return {"bool": {"should": [_text_clause(v) for v in variants], "minimum_should_match": 1}}
@@ -152,8 +157,12 @@ def search_body(
     max_page_size: int,
     max_result_window: int,
     max_analyzer_offset: int,
+    page_hits: int = 0,
 ) -> dict[str, Any]:
-    """The full OpenSearch body for a search request by a caller holding ``principals``."""
+    """The full OpenSearch body for a search request by a caller holding ``principals``.
+
+    ``page_hits``: name at most this many matching pages of each hit (``docindex.index.pages``).
+    """
     size = min(request.size, max_page_size)
     start = (request.page - 1) * size
     if start + size > max_result_window:
@@ -175,6 +184,12 @@ def search_body(
             bounds["lte"] = request.modified_to.isoformat() + "T23:59:59.999Z"
         filters.append({"range": {"last_modified": bounds}})
     must = [text_query(request.q)] if request.q else [{"match_all": {}}]
+    if request.q:
+        from docindex.index.pages import pages_clause
+
+        pages = pages_clause(query_forms(request.q), size=page_hits, pre_tag=MARK_START, post_tag=MARK_END)
+        if pages is not None:
+            filters.append(pages)
     by_date = {"last_modified": {"order": "desc", "missing": "_last"}}
     sort: list[Any] = ["_score", by_date] if (request.sort == "relevance" and request.q) else [by_date, "_score"]
     return {
@@ -222,6 +237,32 @@ def document_body(doc_id: str, principals: list[str]) -> dict[str, Any]:
         "size": 1,
         "query": {"bool": {"filter": [{"ids": {"values": [doc_id]}}, permission_filter(principals)]}},
         "_source": [*SUMMARY_FIELDS, "version_id", "indexed_at", "content_truncated"],
+    }
+
+
+def page_body(doc_id: str, principals: list[str], number: int) -> dict[str, Any]:
+    """One document by id, only if the caller may read it, with its page ``number`` (if indexed) as an inner hit."""
+    page = {
+        "nested": {
+            "path": "pages",
+            "query": {"term": {"pages.n": number}},
+            # The whole nested object: _source paths of nested inner hits are read differently
+            # across versions, a page object is small, and only one is asked for.
+            "inner_hits": {"name": "page", "size": 1},
+        }
+    }
+    return {
+        "size": 1,
+        "query": {
+            "bool": {
+                "filter": [
+                    {"ids": {"values": [doc_id]}},
+                    permission_filter(principals),
+                    {"bool": {"should": [page, {"match_all": {}}]}},
+                ]
+            }
+        },
+        "_source": [*SUMMARY_FIELDS, "version_id", "etag", "content_sha256", "indexed_at"],
     }
 
 

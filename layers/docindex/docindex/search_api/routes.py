@@ -8,6 +8,7 @@ page is hosted elsewhere: the template's ``SearchPageOrigin``).
 from __future__ import annotations
 
 import json
+import re
 from functools import lru_cache
 from importlib import resources
 from typing import Any
@@ -19,7 +20,7 @@ from pydantic import ValidationError
 from docindex.core.observability import logger
 from docindex.search_api.principals import Caller, Unauthenticated, caller_from_claims
 from docindex.search_api.query import SearchRequest
-from docindex.search_api.service import NotFound, SearchService
+from docindex.search_api.service import NotFound, NotModified, SearchService
 from docindex.search_api.settings import SearchApiSettings
 
 STATIC = {
@@ -28,6 +29,7 @@ STATIC = {
     "app.css": "text/css; charset=utf-8",
 }
 NOT_FOUND = {"message": "not found"}
+PAGE_NUMBER = re.compile(r"^[1-9][0-9]{0,5}$")
 
 
 @lru_cache(maxsize=len(STATIC))
@@ -45,12 +47,22 @@ def page_headers(settings: SearchApiSettings) -> dict[str, str]:
     connect = " ".join(x for x in ("'self'", _origin(settings.oidc_token_url)) if x)
     return {
         "Content-Security-Policy": (
-            f"default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+            f"default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; "
             f"connect-src {connect}; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
         ),
         "X-Content-Type-Options": "nosniff",
         "Referrer-Policy": "no-referrer",
         "Cache-Control": "no-cache",
+    }
+
+
+def preview_headers(settings: SearchApiSettings, *, found_etag: str) -> dict[str, str]:
+    """A preview is the caller's own: cached by their browser only, revalidated by its ETag."""
+    return {
+        "Cache-Control": f"private, max-age={settings.download_url_seconds}",
+        "ETag": found_etag,
+        "Vary": "Authorization",
+        "X-Content-Type-Options": "nosniff",
     }
 
 
@@ -94,10 +106,28 @@ def build_resolver(settings: SearchApiSettings, service: SearchService) -> APIGa
 
     @app.get("/documents/<doc_id>/download")
     def download(doc_id: str) -> Response:
+        params = app.current_event.query_string_parameters or {}
+        page = params.get("page") or ""
+        if page and not PAGE_NUMBER.match(page):
+            return json_response(400, {"message": "page must be a page number"})
         try:
-            return json_response(200, service.download(doc_id, caller()))
+            return json_response(200, service.download(doc_id, caller(), page=int(page) if page else None))
         except NotFound:
             return json_response(404, NOT_FOUND)
+
+    @app.get("/documents/<doc_id>/pages/<number>/preview")
+    def preview(doc_id: str, number: str) -> Response:
+        if not PAGE_NUMBER.match(number):
+            return json_response(404, NOT_FOUND)
+        headers = app.current_event.headers or {}
+        if_none_match = str(headers.get("if-none-match") or headers.get("If-None-Match") or "")
+        try:
+            found = service.preview(doc_id, caller(), int(number), if_none_match=if_none_match)
+        except NotFound:
+            return json_response(404, NOT_FOUND)
+        except NotModified as exc:
+            return Response(304, None, None, headers=preview_headers(settings, found_etag=str(exc.args[0])))
+        return Response(200, found.media_type, found.body, headers=preview_headers(settings, found_etag=found.etag))
 
     @app.get("/config.json")
     def config() -> Response:

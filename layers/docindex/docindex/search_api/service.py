@@ -7,21 +7,50 @@ nothing. Query text and document content are never logged.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
+import tempfile
 import time
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
 from docindex.core.observability import logger
+from docindex.index.pages import page_hits
 from docindex.search_api.principals import Caller
-from docindex.search_api.query import SearchRequest, document_body, search_body, segments
+from docindex.search_api.query import MARK_START, SearchRequest, document_body, page_body, search_body, segments
 from docindex.search_api.settings import SearchApiSettings
 
 DOC_ID = re.compile(r"^[0-9a-f]{64}$")
 
 
+def is_pdf(source: dict[str, Any]) -> bool:
+    """Whether the indexed file is a PDF (detected from its bytes, not its name)."""
+    return source.get("content_type") == "application/pdf"
+
+
 class NotFound(Exception):
     """No such document, or not one the caller may read (indistinguishable on purpose)."""
+
+
+class NotModified(Exception):
+    """The caller's cached preview (``If-None-Match``) is still this page's."""
+
+
+# Bumped when what a preview shows for the same page changes (size, marks, format): old ETags miss.
+PREVIEW_VERSION = "1"
+# A page shown as text shows at most this many characters of it.
+PREVIEW_TEXT_CHARS = 4000
+
+
+@dataclass(frozen=True)
+class PagePreview:
+    """A page's preview: a JPEG, or (for formats without a renderer) the page's text as JSON."""
+
+    media_type: str
+    body: bytes | str  # JPEG bytes, or the JSON text
+    etag: str
 
 
 def _folder(key: str) -> str:
@@ -73,6 +102,7 @@ class SearchService:
             max_page_size=self.settings.max_page_size,
             max_result_window=self.settings.max_result_window,
             max_analyzer_offset=self.settings.highlight_max_analyzer_offset,
+            page_hits=self.settings.page_hits,
         )
         started = time.perf_counter()
         response = self.opensearch.search(index=self.index, body=body)
@@ -84,6 +114,11 @@ class SearchService:
             summary["snippet"] = segments(fragment)
             summary["title_highlight"] = segments((highlight.get("title") or [""])[0])
             summary["filename_highlight"] = segments((highlight.get("filename") or [""])[0])
+            pages, matching = page_hits(hit, MARK_START)
+            summary["pages"] = [
+                {"number": p.number, "kind": p.kind, "label": p.label, "snippet": segments(p.fragment)} for p in pages
+            ]
+            summary["matching_pages"] = matching
             hits.append(summary)
         total = response["hits"]["total"]
         total_value = int(total["value"] if isinstance(total, dict) else total)
@@ -130,17 +165,115 @@ class SearchService:
         summary.update({"indexed_at": source.get("indexed_at"), "content_truncated": source.get("content_truncated")})
         return summary
 
-    def download(self, doc_id: str, caller: Caller) -> dict[str, Any]:
-        """A short-lived presigned GetObject URL for a file the caller may read."""
+    def download(self, doc_id: str, caller: Caller, *, page: int | None = None) -> dict[str, Any]:
+        """A short-lived presigned GetObject URL for a file the caller may read.
+
+        With ``page``, a PDF opens in the browser's viewer at that page (``inline`` and the
+        viewer's ``#page=N``, PDF open parameters); any other file is the download as without it.
+        """
         source = self._readable(doc_id, caller).get("_source") or {}
         filename = str(source.get("filename") or "download")
+        page_count = source.get("page_count")
+        at_page = (
+            page
+            if page is not None and is_pdf(source) and isinstance(page_count, int) and 1 <= page <= page_count
+            else None
+        )
+        # RFC 6266/5987: the browser saves (or shows) the file under its own (possibly Japanese) name.
+        disposition = "inline" if at_page else "attachment"
         params = {
             "Bucket": source["bucket"],
             "Key": source["key"],
-            # RFC 6266/5987: the browser saves the file under its own (possibly Japanese) name.
-            "ResponseContentDisposition": f"attachment; filename*=UTF-8''{quote(filename, safe='')}",
+            "ResponseContentDisposition": f"{disposition}; filename*=UTF-8''{quote(filename, safe='')}",
         }
+        if at_page:
+            # S3's stored type may be anything the scanner PC sent: the viewer needs application/pdf.
+            params["ResponseContentType"] = "application/pdf"
         seconds = self.settings.download_url_seconds
         url = self.s3.generate_presigned_url("get_object", Params=params, ExpiresIn=seconds)
-        logger.info("download link issued", extra={"id": doc_id, "expires_in": seconds})
-        return {"url": url, "expires_in": seconds, "filename": filename}
+        logger.info("download link issued", extra={"id": doc_id, "expires_in": seconds, "page": at_page})
+        answer: dict[str, Any] = {"url": url, "expires_in": seconds, "filename": filename}
+        if at_page:
+            answer["url"] = f"{url}#page={at_page}"
+            answer["page"] = at_page
+        return answer
+
+    def preview(self, doc_id: str, caller: Caller, number: int, *, if_none_match: str = "") -> PagePreview:
+        """Page ``number`` of a document the caller may read: a picture (PDF, scans) or its text.
+
+        ``NotFound`` for a document the caller may not read, a missing one and a page it does not
+        have, alike; ``NotModified`` when ``if_none_match`` is this preview's ``ETag`` (checked
+        after the permission, so a cached tag tells nothing either).
+        """
+        from docindex.search_api.preview import PreviewRefused, fetch_to_file, render, renderer_for
+
+        if not DOC_ID.match(doc_id) or not 0 < number < 1_000_000:
+            raise NotFound(doc_id)
+        response = self.opensearch.search(index=self.index, body=page_body(doc_id, caller.principals, number))
+        hits = response["hits"]["hits"]
+        if not hits:
+            raise NotFound(doc_id)
+        source = hits[0].get("_source") or {}
+        page = _inner_page(hits[0])
+        kind = renderer_for(source.get("content_type"))
+        page_count = source.get("page_count")
+        renderable = kind is not None and number <= (page_count if isinstance(page_count, int) else 1)
+        if not renderable and page is None:
+            raise NotFound(doc_id)
+        identity = ":".join(
+            str(source.get(name) or "") for name in ("etag", "version_id", "content_sha256", "indexed_at")
+        )
+        tag = hashlib.sha256(
+            f"{PREVIEW_VERSION}:{doc_id}:{identity}:{number}:{self.settings.preview_max_edge}".encode()
+        )
+        etag = f'"{tag.hexdigest()[:32]}"'
+        if etag in {t.strip() for t in if_none_match.split(",")}:
+            raise NotModified(etag)
+        started = time.perf_counter()
+        if renderable and kind is not None:
+            try:
+                with tempfile.TemporaryDirectory(prefix="docindex-preview-") as directory:
+                    path = fetch_to_file(
+                        self.s3,
+                        source["bucket"],
+                        source["key"],
+                        version_id=source.get("version_id"),
+                        max_bytes=self.settings.preview_max_object_bytes,
+                        directory=directory,
+                    )
+                    image = render(path, kind, number, self.settings.preview_max_edge)
+                logger.info(
+                    "page preview rendered",
+                    extra={
+                        "id": doc_id,
+                        "page": number,
+                        "renderer": kind,
+                        "bytes": len(image.jpeg),
+                        "ms": round((time.perf_counter() - started) * 1000, 1),
+                    },
+                )
+                return PagePreview("image/jpeg", image.jpeg, etag)
+            except PreviewRefused as exc:
+                logger.info("page preview not rendered; showing its text", extra={"id": doc_id, "why": str(exc)})
+                if page is None:
+                    raise NotFound(doc_id) from None
+        assert page is not None  # renderable or a page, checked above
+        text = {
+            "number": number,
+            "kind": page.get("kind") or "page",
+            "label": page.get("label") or f"p. {number}",
+            "text": str(page.get("text") or "")[:PREVIEW_TEXT_CHARS],
+        }
+        return PagePreview("application/json", json.dumps(text, ensure_ascii=False), etag)
+
+
+def _inner_page(hit: dict[str, Any]) -> dict[str, Any] | None:
+    """The nested page object a ``page_body`` search returned, if the document has that page."""
+    inner = ((hit.get("inner_hits") or {}).get("page") or {}).get("hits") or {}
+    for page in inner.get("hits") or []:
+        source = page.get("_source") or {}
+        # The nested object itself (OpenSearch), or under its path (other readers of the same answer).
+        found = source.get("pages", source) if isinstance(source, dict) else None
+        if isinstance(found, dict):
+            return found
+    return None

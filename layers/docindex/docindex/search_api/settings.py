@@ -19,6 +19,14 @@ class SearchApiSettings(OpenSearchSettings, AccessSettings):
     highlight_max_analyzer_offset: int = Field(
         999_999, alias="SEARCH_HIGHLIGHT_MAX_ANALYZER_OFFSET", ge=1000, le=1_000_000
     )
+    # Each hit names at most this many of its matching pages (best first); 0: no page hits.
+    page_hits: int = Field(3, alias="SEARCH_PAGE_HITS", ge=0, le=10)
+    # Page previews (GET /documents/{id}/pages/{n}/preview): the picture's longest edge in pixels,
+    # and the largest object read to render one (a larger file's preview is the page's text).
+    preview_max_edge: int = Field(1024, alias="SEARCH_PREVIEW_MAX_EDGE", ge=256, le=2048)
+    preview_max_object_bytes: int = Field(
+        256 * 1024 * 1024, alias="SEARCH_PREVIEW_MAX_OBJECT_BYTES", ge=1024 * 1024, le=2 * 1024 * 1024 * 1024
+    )
     download_url_seconds: int = Field(300, alias="DOWNLOAD_URL_SECONDS", ge=10, le=3600)
     # The page's sign-in (authorization code + PKCE against this OIDC provider).
     oidc_authorize_url: str = Field("", alias="OIDC_AUTHORIZE_URL")

@@ -11,6 +11,7 @@ from botocore.exceptions import BotoCoreError
 
 from docindex.core.exceptions import JobAbandoned, TransientError
 from docindex.core.storage import get_object, s3_sha256
+from docindex.extract.base import PageText
 from docindex.index.documents import OcrStatus
 from docindex.ingest.cache import CACHEABLE_ERRORS, CachedContent
 
@@ -50,6 +51,8 @@ class JobContent:
     ocr_page_info: list[dict[str, Any]] = field(default_factory=list)
     # Taken from the content cache: the same bytes were recognised before (no pages run now).
     cached: bool = False
+    # Each page's text (docindex.extract.base.PageText), in page order.
+    pages: tuple[PageText, ...] = ()
 
     @classmethod
     def from_cache(cls, entry: CachedContent) -> JobContent:
@@ -63,6 +66,7 @@ class JobContent:
             error=entry.error,
             ocr_page_info=list(entry.ocr_pages),
             cached=True,
+            pages=entry.page_texts(),
         )
 
     def cache_entry(self, reason: str) -> CachedContent | None:
@@ -78,6 +82,7 @@ class JobContent:
             truncated=self.truncated,
             error=self.error,
             ocr_reason=reason,
+            pages=CachedContent.pack_pages(self.pages),
             ocr_pages=list(self.ocr_page_info),
         )
 

@@ -345,6 +345,7 @@ class JobRunner:
             truncated=extracted.truncated,
             error=extracted.error,
             detail=extracted.error_detail or "",
+            pages=extracted.pages,
         )
 
     # -- commit ------------------------------------------------------------
@@ -447,5 +448,6 @@ class JobRunner:
             page_count=content.page_count,
             truncated=content.truncated,
             error=content.error,
+            pages=content.pages,
             ocr_pages=content.ocr_page_info,
         )

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from docindex.core.exceptions import JobAbandoned, TransientError
 from docindex.core.observability import logger
+from docindex.extract.base import PageText
 from docindex.index.documents import OcrStatus
 from docindex.worker.content import JobContent, Split
 from docindex.worker.ocr import DocumentInfo, PageResult, probe, process_page
@@ -77,6 +78,7 @@ class PageReader:
                 _tally(part, page)
                 if page.text:
                     part.texts.append(page.text)
+                    part.pages.append(page.index + 1)
                     chars += len(page.text) + 2
                 if chars >= self.max_content_chars:
                     part.truncated = True
@@ -99,6 +101,12 @@ class PageReader:
         content.text = text[: self.max_content_chars]
         content.truncated = (
             wanted < page_count or len(text) > len(content.text) or any(part.truncated for part in parts)
+        )
+        content.pages = tuple(
+            PageText(number=number, kind="page", text=page_text)
+            for part in parts
+            if len(part.pages) == len(part.texts)
+            for number, page_text in zip(part.pages, part.texts, strict=True)
         )
         errors = [error for part in parts for error in part.errors]
         for part in parts:

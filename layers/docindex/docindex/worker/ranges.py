@@ -47,6 +47,9 @@ class RangePart:
     first_page: int
     last_page: int
     texts: list[str] = field(default_factory=list)
+    # The page number (1-based) of each text in ``texts`` (pages without text have none). A part
+    # stored by a worker before pages were kept has none at all: its pages are not named.
+    pages: list[int] = field(default_factory=list)
     ocr_pages: int = 0
     text_layer_pages: int = 0
     ocr_seconds: float = 0.0

@@ -7,12 +7,16 @@
       sort: "並び順", relevance: "関連度", date: "更新日", search: "検索", pleaseSignIn: "サインインしてください。",
       results: (n) => `${n} 件`, none: "該当する文書はありません。", extension: "種類", folder: "フォルダ",
       year: "年", ocr_status: "OCR", download: "ダウンロード", prev: "前へ", next: "次へ", clear: "絞り込みを解除",
-      modified: "更新", error: "エラーが発生しました", within: "絞り込み:"},
+      modified: "更新", error: "エラーが発生しました", within: "絞り込み:",
+      openAt: (l) => `${l} を開く`, preview: "プレビュー", hidePreview: "プレビューを閉じる",
+      previewOf: (l) => `${l} のプレビュー`, morePages: (n) => `ほか ${n} ページ`, pagesIn: "一致したページ"},
     en: {title: "Document search", lang: "日本語", signin: "Sign in", signout: "Sign out", query: "Keywords",
       sort: "Sort by", relevance: "Relevance", date: "Modified", search: "Search", pleaseSignIn: "Please sign in.",
       results: (n) => `${n} results`, none: "No documents match.", extension: "Type", folder: "Folder",
       year: "Year", ocr_status: "OCR", download: "Download", prev: "Previous", next: "Next", clear: "Clear filters",
-      modified: "Modified", error: "Something went wrong", within: "Filters:"},
+      modified: "Modified", error: "Something went wrong", within: "Filters:",
+      openAt: (l) => `Open at ${l}`, preview: "Preview", hidePreview: "Hide preview",
+      previewOf: (l) => `Preview of ${l}`, morePages: (n) => `${n} more pages`, pagesIn: "Matching pages"},
   };
   let lang = localStorage.getItem("docindex.lang") || "ja";
   let config = null;
@@ -81,6 +85,53 @@
     return r.json();
   }
 
+  // A page's preview: a picture (PDF, scans) or the page's text; fetched with the token, shown as a blob URL.
+  async function loadPreview(hit, page, figure) {
+    if (figure.dataset.loaded) return;
+    figure.dataset.loaded = "1";
+    try {
+      const r = await fetch(`documents/${hit.id}/pages/${page.number}/preview`, {headers: {Authorization: "Bearer " + token()}});
+      if (!r.ok) throw new Error(String(r.status));
+      if ((r.headers.get("Content-Type") || "").startsWith("image/")) {
+        const img = el("img", {alt: t("previewOf", page.label), src: URL.createObjectURL(await r.blob())});
+        figure.replaceChildren(img);
+      } else {
+        const data = await r.json();
+        figure.replaceChildren(el("pre", {className: "page-text", textContent: data.text, tabIndex: 0}));
+      }
+    } catch (e) { figure.replaceChildren(el("p", {textContent: t("error")})); }
+  }
+
+  async function openAt(hit, page) {
+    const link = await api("documents/" + hit.id + "/download", page ? {page: page.number} : null);
+    location.assign(link.url);
+  }
+
+  // The pages that match: label (opens the file there), snippet, and a preview (the best page's shown at once).
+  function hitPages(hit) {
+    const pages = hit.pages || [];
+    if (!pages.length) return "";
+    const list = el("ul", {className: "hit-pages", ariaLabel: t("pagesIn")});
+    pages.forEach((page, i) => {
+      const figure = el("figure", {className: "preview", hidden: i > 0});
+      const toggle = el("button", {type: "button", className: "toggle-preview", textContent: i > 0 ? t("preview") : t("hidePreview")});
+      toggle.setAttribute("aria-expanded", String(i === 0));
+      toggle.onclick = () => {
+        figure.hidden = !figure.hidden;
+        toggle.setAttribute("aria-expanded", String(!figure.hidden));
+        toggle.textContent = figure.hidden ? t("preview") : t("hidePreview");
+        if (!figure.hidden) loadPreview(hit, page, figure);
+      };
+      const label = el("button", {type: "button", className: "page-open", textContent: page.label,
+        title: t("openAt", page.label), onclick: () => openAt(hit, page)});
+      label.setAttribute("aria-label", t("openAt", page.label));
+      list.append(el("li", {}, label, " ", el("span", {className: "snippet"}, marked(page.snippet, "")), " ", toggle, figure));
+      if (i === 0) loadPreview(hit, page, figure);
+    });
+    const more = (hit.matching_pages || 0) - pages.length;
+    return el("div", {}, list, more > 0 ? el("p", {className: "more-pages", textContent: t("morePages", more)}) : "");
+  }
+
   // ---- search and rendering
   async function run() {
     const params = {};
@@ -124,6 +175,7 @@
         el("div", {}, el("span", {className: "icon", textContent: (hit.extension || "?").toUpperCase()}), name),
         el("div", {}, folderButtons(hit.folder)),
         el("p", {className: "snippet"}, marked(hit.snippet, "")),
+        hitPages(hit),
         el("div", {className: "meta"}, `${t("modified")}: ${dateText(hit.modified)} · ${sizeText(hit.size)} `, open)));
     }
     renderFacets(data.facets);

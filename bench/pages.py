@@ -1,0 +1,353 @@
+"""What naming pages costs (issue 28): index size, ``_bulk`` time, search latency, preview latency and memory.
+
+    .venv/bin/python -m bench.pages [--docs 10000] [--long 200] [--pages 100] [--repeat 5]
+
+Four measurements, each before → after in the same run:
+
+1. **Index size per 1,000 pages**: long PDFs' documents (``--pages`` pages of ~600 Japanese
+   characters each, built from their pages exactly as the indexer builds them,
+   ``IndexDocument.with_content``) indexed into two indices of the real mapping, once without
+   ``pages`` (before issue 28) and once with them; the figure is osmem-server's ``store.size``
+   (the emulator's own estimate: a real cluster's Lucene segments differ, the ratio is the
+   point) and the ``_source`` bytes, per 1,000 pages.
+2. **``_bulk`` time per document**: the same documents sent through ``_bulk`` (chunks of 10),
+   without and with pages.
+3. **Search p50/p95 through the search function** (``functions/search/app.py``, as
+   ``bench.search_latency`` drives it) on ``--docs`` documents of which ``--long`` are long PDFs
+   with pages: with page hits (``SEARCH_PAGE_HITS=3``) and without (``0``).
+4. **Preview p50/p95 and memory**: ``GET /documents/{id}/pages/{n}/preview`` through the
+   function, pages of a 120-page text PDF and of an image-only scan PDF read from moto's S3
+   (each page asked once: every request renders); memory is the process's peak RSS growth
+   over the previews, the first one's imports (pypdfium2, Pillow) included (``VmHWM`` reset
+   after the function's first search, Linux), measured in a fresh process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess  # nosec B404 - our own interpreter running this module
+import sys
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+from bench.report import save_section
+from bench.search_latency import LINES, QUERIES, _percentile, search_event
+
+REPO = Path(__file__).resolve().parent.parent
+WORD = "内部統制"
+
+
+def _page_text(doc: int, page: int) -> str:
+    lines = [LINES[(doc + page + k) % len(LINES)] for k in range(30)]
+    if page % 37 == 5:
+        lines.append(f"{WORD}の評価 第{page}頁")
+    return "".join(lines)[:600]
+
+
+def _long_document(n: int, pages: int, with_pages: bool) -> dict[str, Any]:
+    from docindex.extract.base import PageText
+    from docindex.index.documents import IndexDocument
+
+    texts = [PageText(number=p, kind="page", text=_page_text(n, p)) for p in range(1, pages + 1)]
+    doc = IndexDocument.for_object(bucket="docs", key=f"報告書/年次報告 {n:05d}.pdf", content_type="application/pdf")
+    doc = doc.with_content(
+        text="\n\n".join(t.text for t in texts),
+        title=f"年次報告 {n}",
+        page_count=pages,
+        truncated=False,
+        error=None,
+        pages=tuple(texts) if with_pages else (),
+    )
+    source = doc.source()
+    source["allow_principals"] = ["group:部署3", "everyone"]
+    return source
+
+
+def measure_index(long_docs: int, pages: int) -> dict[str, Any]:
+    """Index size and _bulk time of the same long PDFs without and with their pages."""
+    from opensearchpy import OpenSearch
+    from osmem_server import OsmemServer
+
+    from docindex.index.mapping import ensure_index
+
+    figures: dict[str, Any] = {"documents": long_docs, "pages_per_document": pages}
+    with OsmemServer.start(japanese=True) as server:
+        client = OpenSearch(hosts=[server.url], timeout=300)
+        for mode in ("before", "after"):
+            index = f"bench-{mode}"
+            ensure_index(client, index)
+            sources = [_long_document(n, pages, with_pages=mode == "after") for n in range(long_docs)]
+            per_doc: list[float] = []
+            for start in range(0, long_docs, 10):
+                lines: list[str] = []
+                for n, source in enumerate(sources[start : start + 10], start=start):
+                    lines.append(json.dumps({"index": {"_index": index, "_id": f"long-{n}"}}))
+                    lines.append(json.dumps(source, ensure_ascii=False))
+                body = "\n".join(lines) + "\n"
+                started = time.perf_counter()
+                response = client.bulk(body=body.encode("utf-8"), request_timeout=300)
+                per_doc.append((time.perf_counter() - started) * 1000 / min(10, long_docs - start))
+                if response.get("errors"):
+                    raise RuntimeError(f"bulk errors in {mode}")
+            client.indices.refresh(index=index)
+            stats = client.indices.stats(index=index)["_all"]["primaries"]
+            total_pages = long_docs * pages
+            source_bytes = sum(len(json.dumps(s, ensure_ascii=False).encode("utf-8")) for s in sources)
+            figures[mode] = {
+                "store_bytes_per_1000_pages": round(stats["store"]["size_in_bytes"] * 1000 / total_pages),
+                "source_bytes_per_1000_pages": round(source_bytes * 1000 / total_pages),
+                "lucene_docs": int(stats["docs"]["count"]),
+                "bulk_ms_per_document_p50": round(statistics.median(per_doc), 1),
+                "bulk_ms_per_document_p95": round(_percentile(per_doc, 0.95), 1),
+            }
+    b, a = figures["before"], figures["after"]
+    figures["store_ratio"] = round(a["store_bytes_per_1000_pages"] / b["store_bytes_per_1000_pages"], 2)
+    figures["source_ratio"] = round(a["source_bytes_per_1000_pages"] / b["source_bytes_per_1000_pages"], 2)
+    figures["bulk_ratio_p50"] = round(a["bulk_ms_per_document_p50"] / b["bulk_ms_per_document_p50"], 2)
+    return figures
+
+
+def _function_environment(url: str, extra: dict[str, str]) -> dict[str, str]:
+    return {
+        "OPENSEARCH_ENDPOINT": url,
+        "OPENSEARCH_INDEX": "documents",
+        "OPENSEARCH_AUTH": "none",
+        "AWS_REGION": os.environ.get("AWS_REGION", "us-east-1"),
+        "AWS_DEFAULT_REGION": os.environ.get("AWS_DEFAULT_REGION", "us-east-1"),
+        "POWERTOOLS_SERVICE_NAME": "docindex",
+        "POWERTOOLS_METRICS_NAMESPACE": "DocIndex",
+        "POWERTOOLS_TRACE_DISABLED": "true",
+        "POWERTOOLS_LOG_LEVEL": "WARNING",
+        **extra,
+    }
+
+
+def measure_search(docs: int, long_docs: int, pages: int, repeat: int) -> dict[str, Any]:
+    """Search latency through the function with and without page hits, on ``docs`` documents."""
+    from opensearchpy import OpenSearch, helpers
+    from osmem_server import OsmemServer
+
+    from devkit.local.context import LocalLambdaContext
+    from devkit.local.handlers import load_handler
+    from docindex.core.observability import logger
+    from docindex.index.mapping import ensure_index
+    from docindex.search_api import routes
+
+    def short(n: int) -> dict[str, Any]:
+        text = "".join(LINES[(n + k) % len(LINES)] for k in range(4)) + f" 管理番号{n}"
+        return {
+            "bucket": "docs",
+            "key": f"部署{n % 20}/文書 {n:06d}.txt",
+            "filename": f"文書 {n:06d}.txt",
+            "extension": "txt",
+            "content": text,
+            "allow_principals": ["group:部署3", "everyone"] if n % 5 == 0 else [f"group:部署{n % 20}"],
+            "last_modified": f"2024-{1 + n % 12:02d}-{1 + n % 28:02d}T09:00:00Z",
+            "ocr_status": "none",
+        }
+
+    queries = (*QUERIES, WORD)
+    results: dict[str, Any] = {"documents": docs, "long_pdfs": long_docs, "pages_per_long_pdf": pages}
+    with OsmemServer.start(japanese=True) as server:
+        client = OpenSearch(hosts=[server.url], timeout=300)
+        ensure_index(client, "documents")
+
+        def actions() -> Any:
+            for n in range(docs):
+                source = _long_document(n, pages, with_pages=True) if n < long_docs else short(n)
+                yield {"_index": "documents", "_id": f"doc-{n}", "_source": source}
+
+        helpers.bulk(client, actions(), chunk_size=200, max_chunk_bytes=8 * 1024 * 1024, request_timeout=600)
+        client.indices.refresh(index="documents")
+        logger.setLevel("WARNING")
+        warnings.filterwarnings("ignore", message="No application metrics to publish")
+        for mode, page_hits in (("without_page_hits", "0"), ("with_page_hits", "3")):
+            with mock.patch.dict(os.environ, _function_environment(server.url, {"SEARCH_PAGE_HITS": page_hits})):
+                routes._resolver = None
+                handler = load_handler("search")
+                latencies: list[float] = []
+                named = 0
+                for round_number in range(repeat + 1):
+                    for query in queries:
+                        event = search_event(query, ["部署3"])
+                        started = time.perf_counter()
+                        response = handler(event, LocalLambdaContext(function_name="docindex-search-bench"))
+                        elapsed = (time.perf_counter() - started) * 1000
+                        if response["statusCode"] != 200:
+                            raise RuntimeError(f"search {query!r}: {response['statusCode']} {response['body']}")
+                        if round_number:
+                            latencies.append(elapsed)
+                            named += sum(len(h["pages"]) for h in json.loads(response["body"])["hits"])
+                results[mode] = {
+                    "p50_ms": round(statistics.median(latencies), 2),
+                    "p95_ms": round(_percentile(latencies, 0.95), 2),
+                    "pages_named_per_search": round(named / len(latencies), 1),
+                }
+                routes._resolver = None
+    results["queries"] = len(queries) * repeat
+    results["with_vs_without_p50"] = round(
+        results["with_page_hits"]["p50_ms"] / results["without_page_hits"]["p50_ms"], 2
+    )
+    results["with_vs_without_p95"] = round(
+        results["with_page_hits"]["p95_ms"] / results["without_page_hits"]["p95_ms"], 2
+    )
+    return results
+
+
+def _rss_kib(field: str) -> int:
+    """``VmRSS`` (now) or ``VmHWM`` (peak since the last reset) of this process, KiB (Linux)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    raise RuntimeError(f"no {field} in /proc/self/status")
+
+
+def measure_preview(samples: int) -> dict[str, Any]:  # noqa: PLR0915 - one measurement, read top to bottom
+    """Preview latency and peak memory growth (run in a fresh process by ``main``)."""
+    import base64
+    import tempfile
+
+    import boto3
+    from opensearchpy import OpenSearch
+    from osmem_server import OsmemServer
+
+    from devkit.local.context import LocalLambdaContext
+    from devkit.local.gateway import http_api_event
+    from devkit.local.handlers import load_handler
+    from devkit.local.servers import start_moto, stop
+    from devkit.samples import make_pdf, make_scan_pdf
+    from docindex.core.observability import logger
+    from docindex.index.mapping import ensure_index
+    from docindex.search_api import routes
+
+    state = Path(tempfile.mkdtemp(prefix="bench-preview-"))
+    moto = start_moto(state, exit_with_parent=True)
+    results: dict[str, Any] = {"samples_per_kind": samples}
+    try:
+        s3 = boto3.client(
+            "s3",
+            endpoint_url=moto.url,
+            region_name="us-east-1",
+            aws_access_key_id="local",
+            aws_secret_access_key="local",  # noqa: S106  # nosec B106 - moto accepts any key
+        )
+        s3.create_bucket(Bucket="docs")
+        report = make_pdf([_page_text(1, p) for p in range(1, 121)])
+        scan = make_scan_pdf([[f"監査メモ 第{p}頁", "指摘事項なし"] for p in range(1, samples + 1)], dpi=200)
+        files = {"report": ("報告書.pdf", report, 120), "scan": ("スキャン.pdf", scan, samples)}
+        with OsmemServer.start(japanese=True) as server:
+            client = OpenSearch(hosts=[server.url], timeout=60)
+            ensure_index(client, "documents")
+            for name, (key, body, page_count) in files.items():
+                s3.put_object(Bucket="docs", Key=key, Body=body)
+                client.index(
+                    index="documents",
+                    id=("a" if name == "report" else "b") * 64,
+                    body={
+                        "bucket": "docs",
+                        "key": key,
+                        "content_type": "application/pdf",
+                        "page_count": page_count,
+                        "allow_principals": ["everyone"],
+                    },
+                    refresh=True,
+                )
+            logger.setLevel("WARNING")
+            warnings.filterwarnings("ignore", message="No application metrics to publish")
+            extra = {"AWS_ENDPOINT_URL": moto.url, "AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local"}
+            with mock.patch.dict(os.environ, _function_environment(server.url, extra)):
+                routes._resolver = None
+                handler = load_handler("search")
+                claims = {"sub": "bench-user", "username": "bench-user", "cognito:groups": []}
+                # One search first (the function's clients and imports); the first preview's
+                # imports (pypdfium2, Pillow) count in the memory, its time not.
+                handler(search_event(WORD, []), LocalLambdaContext(function_name="docindex-search-bench"))
+                # The peak from here on: the samples were generated in this process before.
+                Path("/proc/self/clear_refs").write_text("5")
+                baseline = _rss_kib("VmRSS")
+                warm = http_api_event("GET", f"/documents/{'a' * 64}/pages/1/preview", "", {}, claims)
+                handler(warm, LocalLambdaContext(function_name="docindex-search-bench"))
+                for name, (_, _, page_count) in files.items():
+                    doc = ("a" if name == "report" else "b") * 64
+                    latencies: list[float] = []
+                    sizes: list[int] = []
+                    for number in range(2, min(page_count, samples) + 1):
+                        event = http_api_event("GET", f"/documents/{doc}/pages/{number}/preview", "", {}, claims)
+                        started = time.perf_counter()
+                        response = handler(event, LocalLambdaContext(function_name="docindex-search-bench"))
+                        latencies.append((time.perf_counter() - started) * 1000)
+                        if response["statusCode"] != 200:
+                            raise RuntimeError(f"preview {name} p.{number}: {response['statusCode']}")
+                        sizes.append(len(base64.b64decode(response["body"])))
+                    results[name] = {
+                        "object_bytes": len(files[name][1]),
+                        "p50_ms": round(statistics.median(latencies), 1),
+                        "p95_ms": round(_percentile(latencies, 0.95), 1),
+                        "jpeg_bytes_p50": int(statistics.median(sizes)),
+                    }
+                routes._resolver = None
+                peak = _rss_kib("VmHWM")
+        results["peak_rss_growth_mib"] = round((peak - baseline) / 1024, 1)
+        results["peak_rss_mib"] = round(peak / 1024, 1)
+    finally:
+        stop(moto)
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="bench.pages", description=__doc__)
+    parser.add_argument("--docs", type=int, default=10_000)
+    parser.add_argument("--long", type=int, default=200, help="long PDFs among --docs")
+    parser.add_argument("--pages", type=int, default=100, help="pages per long PDF")
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--preview-samples", type=int, default=20)
+    parser.add_argument("--preview-only", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--results", type=Path, default=REPO / "bench" / "results.json")
+    args = parser.parse_args(argv)
+    if args.preview_only:
+        print(json.dumps(measure_preview(args.preview_samples)))
+        return 0
+    index = measure_index(min(args.long, 50), args.pages)
+    b, a = index["before"], index["after"]
+    print(
+        f"index per 1,000 pages (osmem store.size / _source): before {b['store_bytes_per_1000_pages']:,} / "
+        f"{b['source_bytes_per_1000_pages']:,} bytes -> after {a['store_bytes_per_1000_pages']:,} / "
+        f"{a['source_bytes_per_1000_pages']:,} bytes (x{index['store_ratio']} / x{index['source_ratio']}); "
+        f"_bulk per {args.pages}-page document p50 {b['bulk_ms_per_document_p50']} -> "
+        f"{a['bulk_ms_per_document_p50']} ms (x{index['bulk_ratio_p50']})"
+    )
+    search = measure_search(args.docs, args.long, args.pages, args.repeat)
+    w, o = search["with_page_hits"], search["without_page_hits"]
+    print(
+        f"search through the function on {search['documents']:,} documents ({search['long_pdfs']} PDFs of "
+        f"{args.pages} pages): without page hits p50 {o['p50_ms']} / p95 {o['p95_ms']} ms; with page hits "
+        f"p50 {w['p50_ms']} / p95 {w['p95_ms']} ms ({w['pages_named_per_search']} pages named per search); "
+        f"x{search['with_vs_without_p50']} / x{search['with_vs_without_p95']}"
+    )
+    child = subprocess.run(  # noqa: S603 - this interpreter, this module  # nosec B603
+        [sys.executable, "-m", "bench.pages", "--preview-only", "--preview-samples", str(args.preview_samples)],
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
+    preview = json.loads(child.stdout.strip().splitlines()[-1])
+    r, s = preview["report"], preview["scan"]
+    print(
+        f"preview through the function: text PDF page p50 {r['p50_ms']} / p95 {r['p95_ms']} ms "
+        f"({r['jpeg_bytes_p50']:,} bytes); scanned page p50 {s['p50_ms']} / p95 {s['p95_ms']} ms "
+        f"({s['jpeg_bytes_p50']:,} bytes); peak RSS growth {preview['peak_rss_growth_mib']} MiB "
+        f"(process peak {preview['peak_rss_mib']} MiB)"
+    )
+    save_section(args.results, "pages", {"index": index, "search": search, "preview": preview})
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,145 @@
+"""A small picture of one page: PDF and scan pages rendered on demand from the object.
+
+Rendered when asked rather than at index time (issue 28 weighed both, docs/performance.md,
+"Pages"): most pages of most files are never previewed, so rendering every page at index
+time would cost every file's pages in time and storage to save a fraction of a second on the
+few that are looked at; a preview is a private, cacheable answer (``ETag``), so looking again
+costs nothing.
+
+Bounded in pixels, bytes and time: the longest edge is ``SEARCH_PREVIEW_MAX_EDGE`` pixels; an
+object larger than ``SEARCH_PREVIEW_MAX_OBJECT_BYTES`` is not read (the page's text is shown
+instead); a page whose images declare more pixels than the decode budget is refused before
+PDFium decodes anything (the way the OCR worker refuses them); the object is streamed to a
+temporary file, never held in memory whole; and the function's own timeout ends anything else.
+Formats without a renderer (slides, sheets, mail parts) answer the page's text.
+"""
+
+from __future__ import annotations
+
+import io
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+# PDFium is not thread-safe (docindex.extract.pdf); the local gateway serves requests in threads.
+_RENDER_LOCK = threading.Lock()
+MiB = 1024 * 1024
+# Bytes one decoded image of a page may take (4 bytes a pixel: PDFium's bitmaps are BGRA).
+DECODE_BUDGET = 256 * MiB
+JPEG_QUALITY = 70
+
+
+class PreviewRefused(Exception):
+    """The page cannot be pictured within the bounds (too large, unreadable): its text is shown instead."""
+
+
+@dataclass(frozen=True)
+class PageImage:
+    """A rendered page: JPEG bytes and its size in pixels."""
+
+    jpeg: bytes
+    width: int
+    height: int
+
+
+def renderer_for(content_type: str | None) -> str | None:
+    """``pdf`` or ``image`` for the formats pictured from the object, None for the others."""
+    if content_type == "application/pdf":
+        return "pdf"
+    if content_type in ("image/tiff", "image/png", "image/jpeg", "image/gif", "image/bmp", "image/webp"):
+        return "image"
+    return None
+
+
+def fetch_to_file(s3: Any, bucket: str, key: str, *, version_id: str | None, max_bytes: int, directory: str) -> Path:
+    """Stream the object to a temporary file (deleted by the caller); ``PreviewRefused`` above ``max_bytes``."""
+    params: dict[str, Any] = {"Bucket": bucket, "Key": key}
+    if version_id:
+        params["VersionId"] = version_id
+    response = s3.get_object(**params)
+    body = response["Body"]
+    try:
+        size = int(response.get("ContentLength") or 0)
+        if size > max_bytes:
+            raise PreviewRefused(f"the file is {size:,} bytes: previews read at most {max_bytes:,}")
+        handle = tempfile.NamedTemporaryFile(dir=directory, suffix=".preview", delete=False)  # noqa: SIM115
+        with handle:
+            written = 0
+            for chunk in body.iter_chunks(4 * MiB):
+                written += len(chunk)
+                if written > max_bytes:
+                    Path(handle.name).unlink(missing_ok=True)
+                    raise PreviewRefused(f"the file is over {max_bytes:,} bytes")
+                handle.write(chunk)
+        return Path(handle.name)
+    finally:
+        body.close()
+
+
+def render(path: Path, kind: str, number: int, max_edge: int) -> PageImage:
+    """Page ``number`` (from 1) of a PDF or image file as a JPEG whose longest edge is at most ``max_edge``."""
+    if kind == "pdf":
+        with _RENDER_LOCK:
+            return _render_pdf(path, number - 1, max_edge)
+    return _render_image(path, number - 1, max_edge)
+
+
+def _render_pdf(path: Path, index: int, max_edge: int) -> PageImage:
+    import pypdfium2 as pdfium
+    import pypdfium2.raw as pdfium_c
+
+    try:
+        pdf = pdfium.PdfDocument(str(path))
+    except pdfium.PdfiumError as exc:
+        raise PreviewRefused(f"the PDF cannot be opened: {exc}") from None
+    try:
+        if not 0 <= index < len(pdf):
+            raise PreviewRefused(f"the PDF has {len(pdf)} pages")
+        page = pdf[index]
+        try:
+            for obj in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE], max_depth=4):
+                width, height = obj.get_px_size()
+                if int(width) * int(height) * 4 > DECODE_BUDGET:
+                    raise PreviewRefused(f"an image of {int(width):,} x {int(height):,} px on the page")
+            width_pt, height_pt = page.get_size()
+            scale = min(max_edge / max(width_pt, height_pt, 1.0), 4.0)
+            bitmap = page.render(scale=scale, may_draw_forms=True)
+            try:
+                image = bitmap.to_pil()
+                return _jpeg(image.convert("RGB"))
+            finally:
+                bitmap.close()
+        finally:
+            page.close()
+    finally:
+        pdf.close()
+
+
+def _render_image(path: Path, index: int, max_edge: int) -> PageImage:
+    import warnings
+
+    from PIL import Image, ImageOps
+
+    Image.MAX_IMAGE_PIXELS = DECODE_BUDGET // 4
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            with Image.open(path) as image:
+                if index >= int(getattr(image, "n_frames", 1) or 1):
+                    raise PreviewRefused("no such page in the image")
+                image.seek(index)
+                # JPEG decodes at 1/2, 1/4 or 1/8 of its size for free: no more pixels than shown.
+                image.draft("RGB", (max_edge, max_edge))
+                frame = ImageOps.exif_transpose(image)
+                frame.thumbnail((max_edge, max_edge))
+                return _jpeg(frame.convert("RGB"))
+    except (OSError, SyntaxError, ValueError, Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
+        raise PreviewRefused(f"the image cannot be read: {type(exc).__name__}") from None
+
+
+def _jpeg(image: Any) -> PageImage:
+    out = io.BytesIO()
+    image.save(out, format="JPEG", quality=JPEG_QUALITY, optimize=True)
+    return PageImage(out.getvalue(), image.width, image.height)
