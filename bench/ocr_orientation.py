@@ -11,7 +11,8 @@ each method, how often it names the turn that makes the page upright, and its se
 - ``osd@150`` / ``osd@300``: Tesseract OSD on a 150 dpi copy / at the OCR resolution;
 - ``osd@150+deskew``: OSD on the 150 dpi copy after the skew is measured and taken out (what
   docindex does, ``worker/geometry.py``);
-- ``four-turns@150``: the page read in its four turns at 150 dpi, the most confident kept;
+- ``four-turns@150``: the page read at 150 dpi as it is, kept if plausible (the early stop), else
+  in its four turns, the most confident kept;
 - ``docindex``: the first reading's confidence as the early stop (an upright page costs
   nothing), then deskewed OSD: the seconds are what this adds to the first reading.
 
@@ -100,13 +101,18 @@ def measure() -> dict[str, Any]:
         return reader(dpi).upright(image).rotation
 
     def four_turns(image: Any, dpi: int) -> int:
+        # The page as it is first, kept if it reads plausibly (the early stop); else the most confident
+        # turn, the smaller turn on a tie.
         small = geometry._small(image, dpi, 150)
         best = (-1, 0)
         for turn in (0, 90, 180, 270):
             turned = small if turn == 0 else geometry.apply(small, geometry.Correction(rotation=turn))
             reading = reader(150).auto(turned)
-            best = max(best, ((reading.confidence if reading else -1), turn))
-        return best[1]
+            confidence = reading.confidence if reading else -1
+            if turn == 0 and confidence >= PLAUSIBLE_CONFIDENCE:
+                return 0
+            best = max(best, (confidence, -turn))
+        return -best[1]
 
     def docindex(image: Any, dpi: int, first_confidence: int) -> int:
         if first_confidence >= PLAUSIBLE_CONFIDENCE:

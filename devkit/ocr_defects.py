@@ -684,6 +684,13 @@ def build(workdir: Path) -> _Built:
     )
 
     out.add(
+        "vertical-minutes.pdf",
+        minutes_pdf,
+        "vertical",
+        [DefectPage(minutes_page.truth, minutes_page.words, "text_layer")],
+        "the vertical minutes as LibreOffice writes them to PDF: PDFium gives one character per line",
+    )
+    out.add(
         "vertical-minutes.tif",
         tiff([copier(minutes, dpi=300, out_dpi=200, seed=9)], (200, 200)),
         "vertical",

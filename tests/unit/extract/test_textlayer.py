@@ -31,6 +31,7 @@ def verdicts(name: str) -> list[str]:
         ("report.pdf", ["trusted", "trusted", "trusted"]),
         ("pdfminer-jo.pdf", ["trusted"]),
         ("pdfminer-issue-625-identity-cmap.pdf", ["trusted", "trusted"]),
+        ("vertical-minutes.pdf", ["trusted"]),
         # fonts without /ToUnicode: PDFium hands out the glyphs' codes
         ("report-no-tounicode.pdf", ["control_characters"] * 3),
         ("pdfminer-issue-791-non-unicode-cmap.pdf", ["control_characters"]),
@@ -93,3 +94,17 @@ def test_the_indexer_sends_pdfs_with_lying_or_scanned_pages_to_the_worker_withou
     assert reason == "scanned_pages"
     assert "物流倉庫" in text
     assert extracted("pdfminer-issue-625-identity-cmap.pdf")[0] is None
+
+
+def test_vertical_writing_one_character_per_line_is_joined_back_into_words() -> None:
+    from docindex.extract.textlayer import join_vertical_runs
+
+    # Given LibreOffice's vertical minutes, which PDFium extracts one character per line
+    doc = extract((FIXTURES / "vertical-minutes.pdf").read_bytes(), "議事録.pdf", ExtractionLimits())
+    # Then the words are whole again
+    assert "第十二回取締役会議事録" in doc.text
+    assert "大阪支店の移転に関する件" in doc.text
+    # And horizontal lines beside vertical runs stay as they are; ordinary text is untouched
+    mixed = "社内行事のお知らせ\n避難訓練　十二月五日\n" + "\n".join("非常階段を使って中庭へ")
+    assert join_vertical_runs(mixed) == "社内行事のお知らせ\n避難訓練　十二月五日\n非常階段を使って中庭へ"
+    assert join_vertical_runs("一\n二\n三") == "一\n二\n三"  # too few lines to be a column

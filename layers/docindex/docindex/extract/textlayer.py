@@ -21,6 +21,9 @@ U+FFFD, private-use and alphanumeric ratios. This judge looks at:
   use (accented Latin from mojibake, Armenian or Hangul from CIDs taken for code points); on any
   page, more than a fifth of the letters outside its two main scripts, or Latin-1 letters
   (``æ—¥æœ¬``: Japanese shown as Windows-1252) making up more than 30 % of them.
+
+Vertical writing from office software comes out of PDFium one character per line; such runs are
+joined back (``join_vertical_runs``) before anything is judged or indexed.
 """
 
 from __future__ import annotations
@@ -59,6 +62,11 @@ MAX_LATIN1_SHARE = 0.30
 MIN_LETTERS = 10
 
 _CID = re.compile(r"\(cid:\d+\)")
+# One kana, kanji, CJK punctuation or full-width character alone on a line.
+_ONE_JAPANESE_CHARACTER = re.compile(
+    r"^[\u3000-\u303f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]$"
+)
+MIN_VERTICAL_LINES = 8
 # Characters a placeholder run is made of: geometric shapes and question marks.
 _PLACEHOLDERS = frozenset("■□▪▫●○◆◇？?\ufffd")
 _JAPANESE_SCRIPTS = frozenset({"CJK", "HIRAGANA", "KATAKANA", "HALFWIDTH", "FULLWIDTH", "IDEOGRAPHIC", "KANGXI"})
@@ -115,11 +123,38 @@ def read_text_layer(page: Any, *, min_chars: int = 0) -> TextLayer:
         unmapped = sum(1 for index in range(count) if pdfium_c.FPDFText_HasUnicodeMapError(textpage.raw, index))
     finally:
         textpage.close()
-    layer = TextLayer(text.replace("\r\n", "\n").replace("\r", "\n"), unmapped)
+    layer = TextLayer(join_vertical_runs(text.replace("\r\n", "\n").replace("\r", "\n")), unmapped)
     if layer.chars >= min_chars:
         return layer
     images = any(True for _ in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE], max_depth=2))
     return TextLayer(layer.text, unmapped, images)
+
+
+def join_vertical_runs(text: str) -> str:
+    """Vertical writing as PDFium extracts it from office software's PDFs, one character per line
+    (``お\n知\nら\nせ``), joined back into runs: a word split over lines is no word to a search.
+
+    Only when at least half the page's lines are a single Japanese character; lines of horizontal
+    text on the same page (a title, a table) are kept as they are.
+    """
+    lines = text.split("\n")
+    single = [bool(_ONE_JAPANESE_CHARACTER.match(line.strip())) for line in lines]
+    filled = sum(1 for line in lines if line.strip())
+    if filled < MIN_VERTICAL_LINES or sum(single) * 2 < filled:
+        return text
+    out: list[str] = []
+    run: list[str] = []
+    for line, one in zip(lines, single, strict=True):
+        if one:
+            run.append(line.strip())
+            continue
+        if run:
+            out.append("".join(run))
+            run = []
+        out.append(line)
+    if run:
+        out.append("".join(run))
+    return "\n".join(out)
 
 
 def judge(layer: TextLayer, *, min_chars: int) -> Verdict:

@@ -8,7 +8,8 @@ and expire with the cache's lifecycle rule. Nothing has to be purged.
 
 # 4: OCR turns pages upright, honours fax resolution, reads mixed vertical pages; 5: pages (where
 # each page, slide, sheet or attachment starts, and its text: issue 28).
-EXTRACTOR_VERSION = "5"
+# 6: vertical writing in PDF text layers joined back into words (issue 26)
+EXTRACTOR_VERSION = "6"
 
 # The OCR pipeline that produced a document's content (index field ``ocr_version``; documents
 # without the field were read by version 1). ``docindex reprocess --ocr-outdated`` selects
