@@ -424,7 +424,9 @@ class Ledger:
                 ConditionExpression=f"{current} AND #of = :generation",
                 ExpressionAttributeNames=names,
                 ExpressionAttributeValues=values,
-                ReturnValues="UPDATED_NEW",
+                # ALL_NEW, not UPDATED_NEW: adding a number already in the set (a range recorded
+                # again) changes nothing, and an "updated attributes" answer may then leave it out.
+                ReturnValues="ALL_NEW",
             )
             if added is not None:
                 return dict(added["Attributes"][attribute])
