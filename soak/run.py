@@ -30,7 +30,7 @@ import sys
 import threading
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,6 +51,7 @@ from devkit.messages import S3_TEST_EVENT, ocr_poison_bodies, poison_bodies
 from docindex.core.aws import queue_depth
 from soak.delivery import Delivery, DeliveryFaults
 from soak.judge import (
+    SAMPLES,
     announced_changes,
     check_content,
     check_dlq,
@@ -62,8 +63,18 @@ from soak.judge import (
     run_reconcile,
 )
 from soak.mover import LocalMessageMover
-from soak.sandbox import SABOTAGE_ENV, WRITE_DELAY_ENV, WRITE_DELAYED, KillSwitch, Poller, PollerStats, Sandbox
-from soak.workerproc import WorkerProcess
+from soak.releases import checkout, python_path
+from soak.sandbox import (
+    RELEASE_ENV,
+    SABOTAGE_ENV,
+    WRITE_DELAY_ENV,
+    WRITE_DELAYED,
+    KillSwitch,
+    Poller,
+    PollerStats,
+    Sandbox,
+)
+from soak.workerproc import WorkerFaultStats, WorkerProcess
 from soak.workload import RACE_FOLDER, Workload
 
 KiB = 1024
@@ -94,6 +105,10 @@ class SoakConfig:
     reconcile_fix: bool = True  # `docindex reconcile --fix` at three quarters of the storm
     poison: bool = True  # poison messages on both queues (each needs maxReceiveCount receives, twice)
     resync: bool = True  # the re-sync phase (unchanged re-uploads, copies, renames), judged
+    # The commit of the release the pipeline starts on; replaced by the current code during the load
+    # (a rolling upgrade: both consume the queues between a third and two thirds of it). None: current only.
+    previous_release: str | None = None
+    worker_range_pages: int | None = None  # WORKER_RANGE_PAGES of every worker (None: its default)
     sabotage: str | None = None  # "duplicates": prove the judge catches duplicate writes
     state_dir: Path = Path(".docindex/soak")
     drain_timeout: float = 1200.0
@@ -104,6 +119,7 @@ class SoakConfig:
     write_delay_probability: float = 0.03
     write_delay_seconds: tuple[float, float] = (1.2, 2.2)
     storm_weights: dict[str, int] = field(default_factory=dict)  # odds replacing Workload.STORM's
+    kind_weights: dict[str, int] = field(default_factory=dict)  # odds replacing workload.KINDS' weights
     resync_share: float = 0.025  # of the documents, re-uploaded, copied and renamed each in the last phase
 
     @property
@@ -141,10 +157,13 @@ class SoakConfig:
             "poison": self.poison,
             "sabotage": self.sabotage,
             "resync_objects": self.resync_objects,
+            "previous_release": self.previous_release,
+            "worker_range_pages": self.worker_range_pages,
             "gc_deletes_s": self.gc_deletes_seconds,
             "write_delay_probability": self.write_delay_probability,
             "write_delay_s": list(self.write_delay_seconds),
             "storm_weights": self.storm_weights,
+            "kind_weights": self.kind_weights,
         }
 
 
@@ -192,6 +211,10 @@ class Soak:
         self.phases: dict[str, float] = {}
         self.pollers: list[Poller] = []
         self.worker: WorkerProcess | None = None
+        # The previous release's, while a rolling upgrade is played (stopped halfway through the load).
+        self.previous_pollers: list[Poller] = []
+        self.previous_worker: WorkerProcess | None = None
+        self._lambda_aws: Proxy | None = None
         self.delivery: Delivery | None = None
         self._proxies: list[Proxy] = []
         self._servers: list[Any] = []
@@ -234,7 +257,14 @@ class Soak:
             was_read=self._read_by_indexer(stack.env["DOCINDEX_BUCKET"]),
         )
         workload.storm_odds.update(config.storm_weights)
-        self._timed("load", lambda: workload.initial_load(config.documents))
+        workload.weigh_kinds(dict(config.kind_weights))
+        milestones = {}
+        if config.previous_release:
+            milestones = {
+                config.documents // 3: lambda: self._timed("roll_start", lambda: self._roll_forward_start(stack)),
+                2 * config.documents // 3: lambda: self._timed("roll_finish", self._roll_forward_finish),
+            }
+        self._timed("load", lambda: workload.initial_load(config.documents, milestones=milestones))
         echo(f"  loaded {config.documents} documents in {self.phases['load']} s")
         backfill_start = (lambda: self._start_backfill(stack)) if config.backfill else None
         reconcile_start = (lambda: self._start_reconcile_fix(stack)) if config.reconcile_fix else None
@@ -249,8 +279,8 @@ class Soak:
 
         # The faults stop; then one redrive run of both DLQs.
         self.switch.active = False
-        if self.worker is not None:
-            self.worker.kill_probability = 0.0
+        for worker in filter(None, (self.worker, self.previous_worker)):
+            worker.kill_probability = 0.0
         dead = {
             "ingest": _visible(stack.sqs, stack.env["INGEST_DLQ_URL"]),
             "ocr": _visible(stack.sqs, stack.env["OCR_DLQ_URL"]),
@@ -361,22 +391,49 @@ class Soak:
         return env
 
     def _start_pipeline(self, stack: Stack) -> None:
+        """The indexer's invocation slots and the OCR worker (the previous release's first, when rolling)."""
+        config = self.config
+        release = self._release_root()
+        self.pollers = self._start_indexers(stack, range(config.lambdas), release=release)
+        self.worker = self._start_worker(stack, release=release)
+        self.delivery = Delivery(
+            sqs=stack.sqs,
+            queue_url=stack.env["INGEST_QUEUE_URL"],
+            seed=config.seed,
+            sends=self.sends,
+            faults=config.delivery,
+        ).start()
+        for poller in self.pollers:
+            poller.start()
+
+    def _release_root(self) -> Path | None:
+        """The previous release's files, when the run starts on it (extracted once per state dir)."""
+        if not self.config.previous_release:
+            return None
+        return checkout(self.config.previous_release, self.config.state_dir / "releases")
+
+    def _start_indexers(self, stack: Stack, slots: Iterable[int], *, release: Path | None) -> list[Poller]:
+        """One poller per slot, each with its sandbox and its own OpenSearch proxy (a kill follows its writes)."""
         config = self.config
         common = self._common_env(stack)
-        # The Lambda side: one OpenSearch proxy per slot, so a kill can follow that slot's writes.
-        lambda_aws = self._proxy(
-            stack.moto,
-            AwsFaults(
-                client="lambda",
-                switch=self.switch,
-                rates=config.s3,
-                seed=config.seed,
-                sends=self.sends,
-                counts=self.counts,
-                on_get_object=self._count_lambda_get,
-            ),
-        )
-        for slot in range(config.lambdas):
+        if release is not None:
+            common[RELEASE_ENV] = str(release)
+        if self._lambda_aws is None:
+            self._lambda_aws = self._proxy(
+                stack.moto,
+                AwsFaults(
+                    client="lambda",
+                    switch=self.switch,
+                    rates=config.s3,
+                    seed=config.seed,
+                    sends=self.sends,
+                    counts=self.counts,
+                    on_get_object=self._count_lambda_get,
+                ),
+            )
+        lambda_aws = self._lambda_aws
+        pollers = []
+        for slot in slots:
             kill_switch = KillSwitch(config.seed, f"slot-{slot}")
             os_proxy = self._proxy(
                 stack.osmem,
@@ -398,7 +455,7 @@ class Soak:
             }
             sandbox = Sandbox(env, self.dir / f"indexer-{slot}.log")
             kill_switch.sandbox = sandbox
-            self.pollers.append(
+            pollers.append(
                 Poller(
                     name=str(slot),
                     sqs=stack.sqs,
@@ -411,12 +468,17 @@ class Soak:
                     kill_probability=lambda: config.kill_probability if self.switch.active else 0.0,
                 )
             )
-        # The worker side.
-        worker = WorkerProcess({}, self.dir / "worker.log", seed=config.seed)
+        return pollers
+
+    def _start_worker(self, stack: Stack, *, release: Path | None) -> WorkerProcess:
+        """The OCR worker as ECS runs it, with its own proxies (a kill follows its downloads)."""
+        config = self.config
+        name = "worker-previous" if release is not None else "worker"
+        worker = WorkerProcess({}, self.dir / f"{name}.log", seed=config.seed + (7 if release is not None else 0))
         worker_aws = self._proxy(
             stack.moto,
             AwsFaults(
-                client="worker",
+                client=name,
                 switch=self.switch,
                 rates=config.s3,
                 seed=config.seed + 1000,
@@ -428,7 +490,7 @@ class Soak:
         worker_os = self._proxy(
             stack.osmem,
             OpenSearchFaults(
-                client="worker",
+                client=name,
                 switch=self.switch,
                 rates=config.opensearch,
                 seed=config.seed + 1000,
@@ -437,7 +499,7 @@ class Soak:
             ),
         )
         worker.env = {
-            **common,
+            **self._common_env(stack),
             "OPENSEARCH_ENDPOINT": worker_os.url,
             "AWS_ENDPOINT_URL_S3": worker_aws.url,
             "WORKER_CONCURRENCY": str(config.worker_concurrency),
@@ -452,17 +514,34 @@ class Soak:
             "WORKER_SHUTDOWN_GRACE_SECONDS": "5",
             "WORKER_METRICS_FLUSH_SECONDS": "2",
         }
+        if config.worker_range_pages:
+            worker.env["WORKER_RANGE_PAGES"] = str(config.worker_range_pages)
+        if release is not None:
+            worker.env["PYTHONPATH"] = python_path(release)
         worker.kill_probability = config.worker_kill_probability
-        self.worker = worker.start()
-        self.delivery = Delivery(
-            sqs=stack.sqs,
-            queue_url=stack.env["INGEST_QUEUE_URL"],
-            seed=config.seed,
-            sends=self.sends,
-            faults=config.delivery,
-        ).start()
-        for poller in self.pollers:
+        return worker.start()
+
+    def _roll_forward_start(self, stack: Stack) -> None:
+        """A deployment of the current code begins: new indexer slots and a new worker join the old ones."""
+        config = self.config
+        self.previous_pollers = list(self.pollers)
+        self.previous_worker = self.worker
+        new = self._start_indexers(stack, range(config.lambdas, 2 * config.lambdas), release=None)
+        self.worker = self._start_worker(stack, release=None)
+        if self.previous_worker is not None:
+            self.worker.kill_probability = self.previous_worker.kill_probability
+        for poller in new:
             poller.start()
+        self.pollers += new
+        self.echo("  rolling upgrade: the current release's indexer slots and worker started beside the previous one")
+
+    def _roll_forward_finish(self) -> None:
+        """The deployment ends: the old slots finish their invocation, the old worker gets SIGTERM."""
+        for poller in self.previous_pollers:
+            poller.stop()
+        if self.previous_worker is not None:
+            self.previous_worker.stop(grace=30.0)
+        self.echo("  rolling upgrade: the previous release's indexer slots and worker stopped")
 
     def _inject_poison(self, stack: Stack) -> tuple[list[str], list[str]]:
         """Poison first: it needs maxReceiveCount receives to reach its DLQ."""
@@ -667,8 +746,8 @@ class Soak:
     def _stop_pipeline(self) -> None:
         for poller in self.pollers:
             poller.stop()
-        if self.worker is not None:
-            self.worker.stop()
+        for worker in filter(None, (self.worker, self.previous_worker)):
+            worker.stop()
         if self.delivery is not None:
             self.delivery.close()
 
@@ -679,8 +758,8 @@ class Soak:
         steps: list[Callable[[], None]] = []
         for poller in self.pollers:
             steps.append(poller.abort)
-        if self.worker is not None:
-            steps.append(lambda: self.worker.stop(grace=0) if self.worker else None)
+        for worker in filter(None, (self.worker, self.previous_worker)):
+            steps.append(functools.partial(worker.stop, grace=0))
         if self.delivery is not None:
             steps.append(self.delivery.close)
         if self._backfill is not None:
@@ -738,8 +817,15 @@ class Soak:
         listed = {o["Key"] for page in paginator.paginate(Bucket=workload.bucket) for o in page.get("Contents", [])}
         if listed != set(expected):
             failures.append(f"model: the bucket holds {len(listed)} objects, the workload expects {len(expected)}")
+        rolling = self._rolling_upgrade(ingest_poison + ocr_poison) if self.config.previous_release else None
+        if rolling is not None and rolling["unreadable_by_previous"]:
+            failures.append(
+                f"rolling upgrade: the previous release failed {rolling['unreadable_by_previous']} messages "
+                "of the current one as poison"
+            )
         keys = ("objects", "documents", "in_sync", "missing", "stale", "orphaned", "coverage_percent", "samples")
         return {
+            "rolling_upgrade": rolling,
             "seed": self.config.seed,
             "passed": not failures,
             "failures": failures,
@@ -747,6 +833,56 @@ class Soak:
             "writes": writes.to_dict(),
             "dlq": [d.to_dict() for d in dlqs],
             "content": content.to_dict(),
+        }
+
+    def _rolling_upgrade(self, poison: list[str]) -> dict[str, Any]:
+        """What the previous release did while it shared the queues, and what it could not read.
+
+        A message the previous release's indexer or worker logged as poison that is not one of the
+        run's poison bodies came from the current release in a shape the previous one cannot
+        read: during a real deployment it would spend its receives there and be dead-lettered.
+        """
+        from devkit.local.runner import collect_emf
+
+        previews = {body[:200] for body in poison}
+        logs = [self.dir / f"indexer-{p.name}.log" for p in self.previous_pollers]
+        logs.append(self.dir / "worker-previous.log")
+        unreadable: list[str] = []
+        for log in filter(Path.exists, logs):
+            for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
+                if '"poison message' not in line:
+                    continue
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    continue
+                preview = str(record.get("body_preview", ""))
+                if str(record.get("message", "")).startswith("poison message") and preview not in previews:
+                    unreadable.append(preview)
+        stats = PollerStats()
+        for poller in self.previous_pollers:
+            stats.merge(poller.stats)
+        worker: defaultdict[str, float] = defaultdict(float)
+        if (self.dir / "worker-previous.log").exists():
+            collect_emf((self.dir / "worker-previous.log").read_text(errors="replace"), worker)
+        current = PollerStats()
+        for poller in self.pollers:
+            if poller not in self.previous_pollers:
+                current.merge(poller.stats)
+        if (self.dir / "worker.log").exists():
+            collect_emf((self.dir / "worker.log").read_text(errors="replace"), current.metrics)
+        return {
+            "previous_release": self.config.previous_release,
+            "previous_invocations": stats.invocations,
+            "previous_records": stats.records,
+            "previous_changes_applied": int(
+                stats.metrics.get("DocumentsIndexed", 0) + stats.metrics.get("DocumentsDeleted", 0)
+            ),
+            "previous_ocr_jobs": int(worker.get("OcrJobsCompleted", 0) + worker.get("OcrJobsFailed", 0)),
+            "previous_ocr_ranges": int(worker.get("OcrRangesCompleted", 0)),
+            "unreadable_by_previous": len(unreadable),
+            "unreadable_samples": unreadable[:SAMPLES],
+            "deferred_by_current": int(current.metrics.get("MessagesDeferred", 0)),
         }
 
     def _delayed_writes(self) -> dict[str, int]:
@@ -780,11 +916,16 @@ class Soak:
         for poller in self.pollers:
             stats.merge(poller.stats)
         worker_metrics: defaultdict[str, float] = defaultdict(float)
-        collect_emf((self.dir / "worker.log").read_text(errors="replace"), worker_metrics)
+        for log in sorted(self.dir.glob("worker*.log")):
+            collect_emf(log.read_text(errors="replace"), worker_metrics)
         metrics = {k: int(v) for k, v in sorted(stats.metrics.items())}
         # Counts only (a sum of seconds-per-page figures means nothing).
         ocr = {k: int(v) for k, v in sorted(worker_metrics.items()) if k.startswith("Ocr") and "Seconds" not in k}
-        worker = self.worker.stats if self.worker else None
+        workers = [w.stats for w in (self.previous_worker, self.worker) if w is not None]
+        worker = WorkerFaultStats(
+            pool_processes_killed=sum(w.pool_processes_killed for w in workers),
+            workers_killed=sum(w.workers_killed for w in workers),
+        )
         return {
             "changes": {
                 "s3_changes": workload.stats.changes,

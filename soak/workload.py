@@ -285,6 +285,10 @@ class Workload:
         self._kinds = list(KINDS)
         self._weights = [KINDS[k][0] for k in self._kinds]
 
+    def weigh_kinds(self, weights: dict[str, float]) -> None:
+        """Change the odds of some kinds of new document (``KINDS``' weights stay for the others)."""
+        self._weights = [weights.get(kind, KINDS[kind][0]) for kind in self._kinds]
+
     # -- names and identities
 
     def _new_key(self, kind: str, folder: str | None = None) -> str:
@@ -400,9 +404,11 @@ class Workload:
 
     # -- the phases
 
-    def initial_load(self, documents: int) -> None:
-        """``documents`` new objects of every kind."""
-        for _ in range(documents):
+    def initial_load(self, documents: int, *, milestones: dict[int, Callable[[], None]] | None = None) -> None:
+        """``documents`` new objects of every kind; ``milestones``: called before the n-th upload."""
+        for n in range(documents):
+            if milestones and n in milestones:
+                milestones[n]()
             kind = self.rng.choices(self._kinds, self._weights)[0]
             self.stats.op("create")
             self.put(self._new_key(kind), kind)

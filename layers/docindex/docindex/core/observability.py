@@ -65,9 +65,9 @@ class Metric:
     OCR_RANGES_COMPLETED = "OcrRangesCompleted"
     OCR_PROCESSES_LOST = "OcrProcessesLost"
     OCR_LEASES_LOST = "OcrLeasesLost"
-    # The redrive's (functions/redrive): real start runs only; skips and errors also once per Reason.
     # A docindex message from a newer release, re-sent for a newer consumer (core/messages.py).
     MESSAGES_DEFERRED = "MessagesDeferred"
+    # The redrive's (functions/redrive): real start runs only; skips and errors also once per Reason.
     REDRIVES_STARTED = "RedrivesStarted"
     REDRIVES_SKIPPED = "RedrivesSkipped"
     REDRIVE_ERRORS = "RedriveErrors"
