@@ -198,6 +198,13 @@ def summary_lines(result: dict[str, Any]) -> list[str]:
         f"  writes         {writes.get('writes')} accepted, {writes.get('duplicate_writes')} duplicate "
         f"(max {writes.get('max_writes_per_version')} per version)",
     ]
+    deaths = result.get("ocr_process_deaths") or {}
+    if deaths.get("pool_processes_killed"):
+        lines.append(
+            f"  OCR deaths     {deaths['pool_processes_killed']} pool processes killed: "
+            f"{deaths['job_attempts_broken']} job attempts broken ({deaths['jobs_per_death']} per death), "
+            f"{deaths['pages_redone']} pages read again ({deaths['pages_per_death']} per death)"
+        )
     resync = result.get("resync") or {}
     if resync:
         lines.append(

@@ -885,6 +885,20 @@ class Soak:
             "deferred_by_current": int(current.metrics.get("MessagesDeferred", 0)),
         }
 
+    def _process_deaths(self, killed: int, pages_redone: int) -> dict[str, Any]:
+        """What a killed OCR pool process cost: the job attempts it broke and the pages they read again."""
+        broken = 0
+        for log in self.dir.glob("worker*.log"):
+            for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
+                broken += '"OCR job failed' in line and "an OCR process died" in line
+        return {
+            "pool_processes_killed": killed,
+            "job_attempts_broken": broken,
+            "pages_redone": pages_redone,
+            "jobs_per_death": round(broken / killed, 2) if killed else None,
+            "pages_per_death": round(pages_redone / killed, 2) if killed else None,
+        }
+
     def _delayed_writes(self) -> dict[str, int]:
         """Document writes the write-delay fault held, and those overtaken meanwhile (one log line each)."""
         held = overtaken = 0
@@ -962,6 +976,7 @@ class Soak:
                 "ocr_pool_processes_killed": worker.pool_processes_killed if worker else 0,
                 "ocr_workers_killed": worker.workers_killed if worker else 0,
             },
+            "ocr_process_deaths": self._process_deaths(worker.pool_processes_killed, ocr.get("OcrPagesRedone", 0)),
             "dead_lettered": dead,
             "redriven": mover.moved_total,
             "redrive": redrive,
