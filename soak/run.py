@@ -521,9 +521,33 @@ class Soak:
         worker.kill_probability = config.worker_kill_probability
         return worker.start()
 
+    def _until(self, condition: Callable[[], bool], seconds: float, what: str) -> None:
+        """Wait (bounded) for ``condition``: a phase of the upgrade starts once the releases did some work."""
+        deadline = time.monotonic() + seconds
+        while not condition():
+            self._check_alive()
+            if time.monotonic() > deadline:
+                self.echo(f"  rolling upgrade: went on without {what} after {seconds:.0f} s")
+                return
+            time.sleep(0.2)
+
+    @staticmethod
+    def _applied(pollers: list[Poller]) -> int:
+        return int(sum(p.stats.metrics.get("DocumentsIndexed", 0) for p in pollers))
+
+    def _jobs_finished(self, log: Path) -> int:
+        try:
+            return log.read_text(encoding="utf-8", errors="replace").count('"OCR job finished"')
+        except OSError:
+            return 0
+
     def _roll_forward_start(self, stack: Stack) -> None:
-        """A deployment of the current code begins: new indexer slots and a new worker join the old ones."""
+        """A deployment of the current code begins: new indexer slots and a new worker join the old ones.
+
+        Not before the previous release has indexed something (a loaded machine starts it slowly).
+        """
         config = self.config
+        self._until(lambda: self._applied(self.pollers) > 0, 120, "a change applied by the previous release")
         self.previous_pollers = list(self.pollers)
         self.previous_worker = self.worker
         new = self._start_indexers(stack, range(config.lambdas, 2 * config.lambdas), release=None)
@@ -536,7 +560,16 @@ class Soak:
         self.echo("  rolling upgrade: the current release's indexer slots and worker started beside the previous one")
 
     def _roll_forward_finish(self) -> None:
-        """The deployment ends: the old slots finish their invocation, the old worker gets SIGTERM."""
+        """The deployment ends: the old slots finish their invocation, the old worker gets SIGTERM.
+
+        Not before both releases did work side by side: the current indexer applied a change, and
+        the previous worker finished a job (when the load has given it one in time).
+        """
+        current = [p for p in self.pollers if p not in self.previous_pollers]
+        self._until(lambda: self._applied(current) > 0, 120, "a change applied by the current release")
+        self._until(
+            lambda: self._jobs_finished(self.dir / "worker-previous.log") > 0, 90, "an OCR job of the previous worker"
+        )
         for poller in self.previous_pollers:
             poller.stop()
         if self.previous_worker is not None:
