@@ -116,6 +116,7 @@ bench: $(STAMP) system-deps ## Throughput vs the incident's worker and the extra
 	$(BIN)/python -m bench.formats
 	$(BIN)/python -m bench.html
 	$(BIN)/python -m bench.relevance
+	POWERTOOLS_LOG_LEVEL=ERROR $(BIN)/python -m bench.variants
 	POWERTOOLS_LOG_LEVEL=ERROR $(BIN)/python -m bench.search_latency
 	POWERTOOLS_LOG_LEVEL=ERROR $(BIN)/python -m bench.reindex_speed
 	POWERTOOLS_LOG_LEVEL=ERROR $(BIN)/python -m bench.resync $(RESYNC_ARGS) --out bench/resync.json

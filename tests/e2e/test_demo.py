@@ -32,6 +32,9 @@ def test_demo_indexes_samples_and_finds_japanese_and_english(tmp_path: Path) -> 
     assert "OcrJobsQueued          2" in out
     assert "OcrJobsCompleted       2" in out
     assert "ご[請求]金額" in out
+    # typed 高橋, the file writes 髙橋 (spelling variants)
+    typed = out.split("$ docindex search '高橋 評価'")[1].split("$ docindex search")[0]
+    assert "人事部/評価/2024年度 人事評価 髙橋.txt" in typed
     assert "stopped moto" in out
     # two employees search the same word through the search API: each sees their own department's file
     sales = out.split("eigyo (営業部) searches")[1].split("jinji (人事部) searches")[0]

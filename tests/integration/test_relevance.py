@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from docindex.index.mapping import normalize
+from docindex.text.width import normalize
 from tests.support import relevance
 
 

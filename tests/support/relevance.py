@@ -71,6 +71,13 @@ def load(client: Any, index: str) -> None:
     from docindex.core.changes import doc_id
     from docindex.index.mapping import ensure_index
 
+    try:  # the pipeline's writers add the spelling-variant text (older checkouts have none)
+        from docindex.index.documents import with_variants
+    except ImportError:  # pragma: no cover - a checkout from before spelling variants
+
+        def with_variants(source: dict[str, Any]) -> dict[str, Any]:
+            return source
+
     ensure_index(client, index)
     for key, (title, content) in DOCUMENTS.items():
         filename = key.rsplit("/", 1)[-1]
@@ -83,7 +90,7 @@ def load(client: Any, index: str) -> None:
             "content": content,
             "ocr_status": "done" if key.endswith(".png") else "none",
         }
-        client.index(index=index, id=doc_id(BUCKET, key), body=body)
+        client.index(index=index, id=doc_id(BUCKET, key), body=with_variants(body))
     client.indices.refresh(index=index)
 
 

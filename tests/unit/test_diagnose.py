@@ -21,6 +21,7 @@ from docindex.ops.diagnose.facts.queues import BacklogFacts
 from docindex.ops.diagnose.facts.services import IndexFacts
 from docindex.ops.diagnose.report import Check, Diagnosis, Status
 from docindex.ops.pause import PauseState
+from docindex.text.variants import NORMALIZATION_VERSION
 
 QUEUE = "arn:aws:sqs:us-east-1:123456789012:docindex-prod-ingest"
 BUCKET = "docs-bucket"
@@ -312,6 +313,20 @@ def test_mapping_differences() -> None:
         "field key is text, expected keyword",
         "field etag is missing (expected keyword)",
     ]
+
+
+def test_an_index_built_before_spelling_variants_is_a_warning_with_the_reindex_fix() -> None:
+    # Given indexes without the variants field, and one folded by another normalization version
+    older = copy.deepcopy(MAPPINGS)
+    del older["properties"]["variants"]
+    refolded = copy.deepcopy(MAPPINGS) | {"_meta": {"docindex": {"variants": 0}}}
+    current = copy.deepcopy(MAPPINGS) | {"_meta": {"docindex": {"variants": NORMALIZATION_VERSION}}}
+    for mapping in (older, refolded):
+        # When judged: searches work, so not a failure, but the operator is told to reindex
+        check = judge_index(IndexFacts("https://os", "documents", True, {"documents-v1": {"mappings": mapping}}))
+        assert check.status == Status.WARN
+        assert "docindex reindex" in check.summary
+    assert judge_index(IndexFacts("https://os", "d", True, {"d-v2": {"mappings": current}})).status == Status.OK
 
 
 def test_the_index_fixes_name_the_module_that_holds_the_mapping() -> None:

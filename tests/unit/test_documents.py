@@ -55,6 +55,8 @@ def test_an_extracted_file_has_metadata_and_content_and_nothing_empty() -> None:
         "content": "見積金額",
         "page_count": 2,
         "folders": ["営業部/"],
+        # the file name and the content with their spelling variants folded (docindex.text.variants)
+        "variants": ["見積書", "見積もり金額"],
     }
 
 

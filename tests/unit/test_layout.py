@@ -54,6 +54,27 @@ def test_shipped_code_never_imports_development_code(path: Path) -> None:
     assert offending == []
 
 
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(SHIPPED.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+@pytest.mark.parametrize("package", ["index", "text"])
+def test_imports_inside_the_index_and_text_packages_go_one_way(package: str) -> None:
+    # Lazy imports count too: a cycle hidden inside a function is still a cycle of concerns.
+    modules = {_module_name(path): path for path in _python_files(SHIPPED / "index", SHIPPED / "text")}
+    graph = {
+        name: {imported for imported, _ in _imports(path) if imported in modules and imported != name}
+        for name, path in modules.items()
+    }
+
+    def reaches(start: str, goal: str, seen: set[str]) -> bool:
+        return any(n == goal or (n not in seen and not seen.add(n) and reaches(n, goal, seen)) for n in graph[start])
+
+    cycles = sorted(name for name in modules if name.startswith(f"docindex.{package}") and reaches(name, name, set()))
+    assert cycles == []
+
+
 @pytest.mark.parametrize("root", ["bench", "soak", "devkit"])
 def test_harnesses_never_import_the_cli(root: str) -> None:
     offending = [

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from docindex.index.search import VARIANT_MATCH_TIER
 from docindex.index.vocabulary import MAX_QUERY_VARIANTS, Vocabulary, query_variants, synonym_rules
 from docindex.search_api.query import text_query
 
@@ -49,5 +50,8 @@ def test_the_search_api_searches_every_variant_as_text() -> None:
     assert '"query": "pc"' in body
     assert '"query": "パソコン"' in body
     # a query without vocabulary terms keeps the single clause
-    assert "should" in text_query("議事録")["bool"]
-    assert len(text_query("議事録")["bool"]["should"]) == 2
+    should = text_query("議事録")["bool"]["should"]
+    assert "simple_query_string" in should[0]
+    assert "filename.ngram" in should[1]["match"]
+    # and its spellings, ranked below the spelling typed (test_variants.py)
+    assert next(c for c in should if "constant_score" in c)["constant_score"]["boost"] == VARIANT_MATCH_TIER

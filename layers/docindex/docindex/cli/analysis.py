@@ -56,23 +56,37 @@ def _on_cluster(args: argparse.Namespace, vocabulary: Any, findings: Any) -> dic
     from opensearchpy.exceptions import ConnectionError as OpenSearchUnreachable
     from opensearchpy.exceptions import OpenSearchException
 
-    from docindex.index import vocabulary as vocabulary_module
+    from docindex.index.mapping import try_on_cluster
 
     try:
         deployment, _ = _ops.resolve(argparse.Namespace(**{**vars(args), "bucket": None, "index": None}))
         client = _ops.opensearch_for(deployment)
-        cluster: dict[str, Any] = vocabulary_module.try_on_cluster(client, vocabulary)
+        cluster: dict[str, Any] = try_on_cluster(client, vocabulary)
     except OpenSearchUnreachable:
         raise  # not a finding about the settings: the central handler says "cannot reach OpenSearch"
     except (CommandError, OpenSearchException) as exc:
         findings.errors.append(f"the cluster refused the settings: {exc}")
         return None
+    findings.warnings += _index_warnings(client, deployment.opensearch_index)
     if cluster["analysis"] == "cjk" and (vocabulary.dictionary_rules or vocabulary.dictionary_package):
         findings.warnings.append(
             "the cluster created the index without kuromoji: it lacks analysis-kuromoji, or it refused "
             "the dictionary (run with -v to see its answer)"
         )
     return cluster
+
+
+def _index_warnings(client: Any, index: str) -> list[str]:
+    """What the deployment's index lacks of the current analysis: the fix is `docindex reindex`."""
+    from docindex.ops.diagnose.checks.index import variants_warnings
+
+    mappings = client.indices.get_mapping(index=index, ignore=[404])
+    return [
+        f"index {concrete}: {warning}"
+        for concrete, body in mappings.items()
+        if isinstance(body, dict) and "mappings" in body
+        for warning in variants_warnings(body["mappings"])
+    ]
 
 
 def run_validate(args: argparse.Namespace) -> int:

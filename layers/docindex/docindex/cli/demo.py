@@ -13,6 +13,8 @@ from docindex.cli.local import DEFAULT_STATE_DIR, local_session
 # Japanese and English queries over the sample corpus (devkit.samples.sample_corpus).
 DEMO_QUERIES = (
     *("四半期 売上", "議事録", "見積書", "髙橋", "kuromoji", "quarterly revenue", "請求書", "契約書"),
+    # spelling variants: typed 高橋 and 山崎, the files write 髙橋 and 山﨑 (docs/search.md#spelling-variants)
+    *("高橋 評価", "山崎"),
     # found inside a Word 97-2003 file, a zip's members and an Outlook message
     *("会議室用プロジェクター", "第二会議室", "格式測試"),
 )

@@ -312,9 +312,21 @@ class IndexDocument:
         return replace(done, title=self.title or title or None)
 
     def source(self) -> dict[str, Any]:
-        """The ``_source`` sent to OpenSearch."""
-        return {
+        """The ``_source`` sent to OpenSearch, with ``variants``: the spelling-variant text of the
+        title, file name and content (the index does not store it; every write computes it)."""
+        source = {
             name: value.value if isinstance(value, StrEnum) else list(value) if isinstance(value, tuple) else value
             for name, value in asdict(self).items()
             if value is not None
         }
+        return with_variants(source)
+
+
+def with_variants(source: dict[str, Any]) -> dict[str, Any]:
+    """``source`` with its ``variants`` field computed from its title, file name and content
+    (``docindex.text.variants``); a copy of an indexed document gets it this way too."""
+    from docindex.text.variants import document_variants
+
+    variants = document_variants(source.get("title"), source.get("filename"), source.get("content"))
+    rest = {name: value for name, value in source.items() if name != "variants"}
+    return {**rest, "variants": variants} if variants else rest

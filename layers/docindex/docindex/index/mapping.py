@@ -7,63 +7,27 @@ text matches however it was typed. A cluster without the kuromoji plugin gets
 CJK bigrams instead (logged). ``content.bigram`` and ``title.bigram`` find
 words kuromoji splits badly; ``filename.ngram`` finds files by fragments of
 their names. The company's vocabulary (user dictionary, synonyms) comes from
-``docindex.index.vocabulary``.
+``docindex.index.vocabulary``. ``variants`` holds the document's text with its spelling
+variants folded by docindex itself (``docindex.text.variants``); its analyzer is the standard
+tokenizer and CJK bigrams of OpenSearch core, so it indexes the same tokens on every engine.
 """
 
 from __future__ import annotations
 
 import copy
-import functools
 import re
-import unicodedata
 from typing import TYPE_CHECKING, Any
 
 from docindex.core.observability import logger
+from docindex.index import vocabulary as vocabulary_module
+from docindex.index.vocabulary import Vocabulary
+from docindex.text.variants import NORMALIZATION_VERSION
+from docindex.text.width import width_table
 
 if TYPE_CHECKING:
     from opensearchpy import OpenSearch
 
-    from docindex.index.vocabulary import Vocabulary
-
 INDEX_VERSION = 1
-
-# Blocks whose characters NFKC rewrites and people meet in Japanese office files: full-width
-# ASCII and half-width katakana (old systems), circled and parenthesized numbers, ㈱ and ㍉,
-# Roman numerals, Kangxi radicals (what many PDFs extract instead of ideographs),
-# CJK compatibility ideographs, Latin ligatures (PDFs), the ideographic space.
-_NORMALIZED_BLOCKS = (
-    (0x00A0, 0x00A0),
-    (0x2150, 0x218F),
-    (0x2460, 0x24FF),
-    (0x2E80, 0x2FDF),
-    (0x3000, 0x3000),
-    (0x3200, 0x33FF),
-    (0xF900, 0xFAFF),
-    (0xFB00, 0xFB06),
-    (0xFF00, 0xFFEF),
-)
-_VOICED_MARKS = ("\uff9e", "\uff9f")  # half-width dakuten, handakuten
-
-
-@functools.cache
-def _width_table() -> tuple[tuple[str, str], ...]:
-    """``(source, target)`` pairs: NFKC of every character of the blocks, and of half-width
-    katakana followed by a voiced mark (``ｻﾞ`` → ``ザ``, ``ﾊﾟ`` → ``パ``)."""
-    pairs: dict[str, str] = {}
-    for first, last in _NORMALIZED_BLOCKS:
-        for code in range(first, last + 1):
-            char = chr(code)
-            if unicodedata.category(char) in ("Cn", "Co", "Cs"):
-                continue
-            target = unicodedata.normalize("NFKC", char)
-            if target != char:
-                pairs[char] = target
-    for code in range(0xFF66, 0xFF9E):
-        for mark in _VOICED_MARKS:
-            combined = unicodedata.normalize("NFKC", chr(code) + mark)
-            if len(combined) == 1:
-                pairs[chr(code) + mark] = combined
-    return tuple(sorted(pairs.items()))
 
 
 def _rule_text(text: str) -> str:
@@ -75,19 +39,7 @@ def _rule_text(text: str) -> str:
 def width_mappings() -> list[str]:
     """The ``mapping`` char filter's rules: Unicode NFKC for the blocks above, generated from
     the Unicode tables, so every tier normalizes width and form *before* tokenizing."""
-    return [f"{_rule_text(source)} => {_rule_text(target)}" for source, target in _width_table()]
-
-
-@functools.cache
-def _width_pattern() -> re.Pattern[str]:
-    sources = sorted((source for source, _ in _width_table()), key=len, reverse=True)
-    return re.compile("|".join(re.escape(source) for source in sources))
-
-
-def normalize(text: str) -> str:
-    """``text`` as the ``docindex_width`` char filter rewrites it (longest match first)."""
-    table = dict(_width_table())
-    return _width_pattern().sub(lambda m: table[m.group(0)], text)
+    return [f"{_rule_text(source)} => {_rule_text(target)}" for source, target in width_table()]
 
 
 _TEXT_FILTERS = ["kuromoji_baseform", "docindex_ja_pos", "cjk_width", "ja_stop", "kuromoji_stemmer", "lowercase"]
@@ -97,6 +49,11 @@ _BIGRAM: dict[str, Any] = {
     "filter": ["cjk_width", "lowercase", "cjk_bigram"],
 }
 _NGRAM: dict[str, Any] = {"type": "custom", "tokenizer": "docindex_ngram", "filter": ["cjk_width", "lowercase"]}
+# The standard tokenizer and CJK bigrams of OpenSearch core, with nothing else: the text that
+# docindex.text.variants writes holds only ASCII letters and digits, kana and kanji between
+# spaces, so its tokens are docindex.text.variants.tokens() of it on any engine. (osmem-server
+# answers phrase and AND queries on an ngram-tokenizer field as if any gram were enough.)
+VARIANTS_ANALYZER: dict[str, Any] = {"type": "custom", "tokenizer": "standard", "filter": ["cjk_bigram"]}
 
 
 def _analysis(tier: str, vocabulary: Vocabulary) -> dict[str, Any]:
@@ -135,6 +92,9 @@ def _analysis(tier: str, vocabulary: Vocabulary) -> dict[str, Any]:
     char_filters = ["docindex_width"] + (["icu_normalizer"] if tier == "icu+kuromoji" else [])
     for analyzer in analysis["analyzer"].values():
         analyzer["char_filter"] = list(char_filters)
+    # The folded text docindex writes into `variants` needs nothing of the engine but bigrams of
+    # its words: no char filter, no plugin, so every engine and every tier makes the same tokens.
+    analysis["analyzer"]["docindex_variants"] = copy.deepcopy(VARIANTS_ANALYZER)
     if not analysis["filter"]:
         del analysis["filter"]
     return analysis
@@ -144,6 +104,9 @@ MAPPINGS: dict[str, Any] = {
     # Unknown fields are kept in _source but not indexed: a typo never
     # rejects a document, and the mapping stays the contract's.
     "dynamic": False,
+    # `variants` is derived from title, file name and content: every writer computes it again
+    # (IndexDocument.source(), docindex reindex), so storing it would only double the text.
+    "_source": {"excludes": ["variants"]},
     "properties": {
         "bucket": {"type": "keyword"},
         "key": {"type": "keyword"},
@@ -177,6 +140,7 @@ MAPPINGS: dict[str, Any] = {
             "search_analyzer": "docindex_search",
             "fields": {"bigram": {"type": "text", "analyzer": "docindex_bigram"}},
         },
+        "variants": {"type": "text", "analyzer": "docindex_variants"},
         "content_truncated": {"type": "boolean"},
         "content_dropped": {"type": "keyword"},
         "author": {"type": "keyword", "ignore_above": 256},
@@ -209,8 +173,6 @@ def index_body(*, tier: str = "kuromoji", vocabulary: Vocabulary | None = None) 
     Japanese plugin. ``vocabulary`` (default: the shipped ``analysis.toml``) adds
     the user dictionary to kuromoji and the synonyms to the search analyzer.
     """
-    from docindex.index import vocabulary as vocabulary_module
-
     vocabulary = vocabulary if vocabulary is not None else vocabulary_module.load()
     return {
         "settings": {"index": {"analysis": _analysis(tier, vocabulary)}},
@@ -235,7 +197,7 @@ def create_index(
 
     for tier in ANALYSIS_TIERS:
         body = index_body(tier=tier, vocabulary=vocabulary)
-        body["mappings"]["_meta"] = {"docindex": {"analysis": tier, **(meta or {})}}
+        body["mappings"]["_meta"] = {"docindex": {"analysis": tier, "variants": NORMALIZATION_VERSION, **(meta or {})}}
         if alias:
             body["aliases"] = {alias: {"is_write_index": True}}
         try:
@@ -271,6 +233,8 @@ def ensure_index(client: OpenSearch, name: str) -> str:
 
 
 # Fields added after INDEX_VERSION 1 was deployed: put on an existing index (adding fields is always allowed).
+# Not `variants`: its analyzer is not in an older index's settings (adding one closes the index),
+# so an older index gets it from `docindex reindex` (docs/search.md#spelling-variants).
 ADDED_FIELDS = (
     *("folders", "allow_principals", "deny_principals", "content_sha256", "content_dropped"),
     *("author", "last_saved_by", "created", "modified"),
@@ -281,3 +245,25 @@ def ensure_added_fields(client: OpenSearch, name: str) -> None:
     """Add :data:`ADDED_FIELDS` to an index created before they existed (idempotent)."""
     properties = {field: MAPPINGS["properties"][field] for field in ADDED_FIELDS}
     client.indices.put_mapping(index=name, body={"properties": properties})
+
+
+def try_on_cluster(client: Any, vocabulary: Vocabulary) -> dict[str, Any]:
+    """Create a throwaway index with the full settings on the cluster, analyze every entry, delete it.
+
+    Index creation is where OpenSearch parses the user dictionary and the synonyms
+    (a refusal raises); the tokens show what the search analyzer makes of each entry.
+    """
+    import uuid
+
+    name = f"docindex-validate-{uuid.uuid4().hex[:12]}"
+    analysis = create_index(client, name, vocabulary=vocabulary)
+    try:
+        texts = [rule.split(",", 1)[0] for rule in vocabulary.dictionary_rules]
+        texts += [term.strip() for line in vocabulary.synonym_sets for term in re.split(r",|=>", line)]
+        tokens: dict[str, list[str]] = {}
+        for text in dict.fromkeys(t for t in texts if t):
+            response = client.indices.analyze(index=name, body={"analyzer": "docindex_search", "text": text})
+            tokens[text] = [t["token"] for t in response.get("tokens", [])]
+        return {"analysis": analysis, "tokens": tokens}
+    finally:
+        client.indices.delete(index=name, ignore=[404])

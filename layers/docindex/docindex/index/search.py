@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from docindex.index.mapping import normalize
+from docindex.text.width import normalize
 
 if TYPE_CHECKING:
     from opensearchpy import OpenSearch
@@ -235,6 +235,11 @@ def search(
 # Added to the score of every document whose words match: above any score of a document
 # matched only by characters (bigrams) or file-name fragments, whatever their BM25 figures.
 WORD_MATCH_TIER = 1000.0
+# Added to the score of every document that has each word of the query in one of its spellings
+# (``variants``): below every word match, so the spelling typed ranks first, above the rest.
+VARIANT_MATCH_TIER = 100.0
+# A query word without Japanese still has to be in the document, in one of these fields.
+_PLAIN_WORD_FIELDS = ["title", "filename", "content", "title.bigram", "content.bigram", "filename.ngram"]
 
 
 def synonym_clause(query: str) -> dict[str, Any]:
@@ -274,7 +279,51 @@ def query_clause(query: str) -> dict[str, Any]:
     }
     name_fragment = {"match": {"filename.ngram": {"query": query, "minimum_should_match": "100%", "boost": 0.5}}}
     word_tier = {"constant_score": {"filter": words, "boost": WORD_MATCH_TIER}}
-    return {"bool": {"should": [word_tier, words, characters, name_fragment], "minimum_should_match": 1}}
+    should = [word_tier, words, characters, name_fragment]
+    variants = variant_clause(query)
+    if variants is not None:
+        # the constant tier, and the phrases' own score only to order variant matches among
+        # themselves: a tenth, so that it never reorders documents that match as typed
+        should += [
+            {"constant_score": {"filter": variants, "boost": VARIANT_MATCH_TIER}},
+            scaled_variant_score(variants),
+        ]
+    return {"bool": {"should": should, "minimum_should_match": 1}}
+
+
+def scaled_variant_score(variants: dict[str, Any]) -> dict[str, Any]:
+    """The variant clause as a scoring clause worth a tenth of its BM25 score."""
+    return {"bool": {"must": [variants], "boost": 0.1}}
+
+
+def variant_clause(query: str) -> dict[str, Any] | None:
+    """Every word of ``query`` in one of its spellings: its folded form as a phrase of the
+    ``variants`` field (``docindex.text.variants``; a kana word in the other kana script and a
+    noun without its ending okurigana too), or, for a word without Japanese, as typed.
+
+    None when no word has Japanese (the other clauses answer such a query alone).
+    """
+    from docindex.text.variants import other_script, query_text, stem, variant_text
+
+    clauses: list[dict[str, Any]] = []
+    folded_any = False
+    for word in query.split():
+        as_typed = {"multi_match": {"query": word, "fields": _PLAIN_WORD_FIELDS, "operator": "and"}}
+        folded = query_text(word)
+        if folded:
+            folded_any = True
+            others = [query_text(other_script(word)), query_text(stem(word))]
+            spelled = [{"match_phrase": {"variants": text}} for text in dict.fromkeys([folded, *others]) if text]
+            clauses.append({"bool": {"should": [*spelled, as_typed], "minimum_should_match": 1}})
+        elif len(word) > 1 and len(single := variant_text(word)) == 1:
+            # a word that folds to one kanji (タマゴ → 卵): the bigrams that start with it
+            folded_any = True
+            clauses.append(
+                {"bool": {"should": [{"prefix": {"variants": single}}, as_typed], "minimum_should_match": 1}}
+            )
+        else:
+            clauses.append(as_typed)
+    return {"bool": {"must": clauses}} if folded_any else None
 
 
 def _filters(prefix: str | None, extension: str | None, bucket: str | None) -> list[dict[str, Any]]:

@@ -4,7 +4,8 @@ One TOML file (``docindex/index/analysis.toml``, shipped with the package)
 holds both, either inline (small sets) or as Amazon OpenSearch Service custom
 package IDs (large ones). :func:`load` reads it, :func:`check` finds what a
 cluster would reject or silently never match, before it reaches one; the
-mapping (``docindex.index.mapping``) turns it into analysis settings.
+mapping (``docindex.index.mapping``) turns it into analysis settings and tries it on a
+cluster (``try_on_cluster``).
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from docindex.text.width import normalize
 
 DEFAULT_PATH = Path(__file__).with_name("analysis.toml")
 
@@ -99,12 +102,6 @@ def load(path: Path | None = None) -> Vocabulary:
     )
 
 
-def _normalized(text: str) -> str:
-    from docindex.index.mapping import normalize
-
-    return normalize(text)
-
-
 def check(vocabulary: Vocabulary) -> Findings:
     """Find what OpenSearch would reject (errors) or what would never match (warnings)."""
     findings = Findings()
@@ -153,10 +150,10 @@ def _check_dictionary(rules: tuple[str, ...], findings: Findings) -> None:
         if surface in seen:
             findings.errors.append(f"{where}: duplicate surface (also rule {seen[surface]})")
         seen.setdefault(surface, number)
-        if _normalized(surface) != surface:
+        if normalize(surface) != surface:
             findings.warnings.append(
                 f"{where}: text is width-normalized before the dictionary sees it; "
-                f"write the surface as {_normalized(surface)!r}"
+                f"write the surface as {normalize(surface)!r}"
             )
         if not all(_KATAKANA.match(part) for part in reading_parts):
             findings.warnings.append(f"{where}: readings are usually full-width katakana")
@@ -178,38 +175,14 @@ def _check_synonyms(sets: tuple[str, ...], findings: Findings) -> None:
             findings.errors.append(f"{where}: one term is not a synonym set")
             continue
         for term in terms:
-            if _normalized(term).lower() != term:
+            if normalize(term).lower() != term:
                 findings.warnings.append(
-                    f"{where}: {term!r} is normalized before matching; write it as {_normalized(term).lower()!r}"
+                    f"{where}: {term!r} is normalized before matching; write it as {normalize(term).lower()!r}"
                 )
-            key = _normalized(term).lower()
+            key = normalize(term).lower()
             if key in seen and seen[key] != number and len(sides) == 1:
                 findings.warnings.append(f"{where}: {term!r} is also in set {seen[key]}; merge the sets")
             seen.setdefault(key, number)
-
-
-def try_on_cluster(client: Any, vocabulary: Vocabulary) -> dict[str, Any]:
-    """Create a throwaway index with the full settings on the cluster, analyze every entry, delete it.
-
-    Index creation is where OpenSearch parses the user dictionary and the synonyms
-    (a refusal raises); the tokens show what the search analyzer makes of each entry.
-    """
-    import uuid
-
-    from docindex.index.mapping import create_index
-
-    name = f"docindex-validate-{uuid.uuid4().hex[:12]}"
-    analysis = create_index(client, name, vocabulary=vocabulary)
-    try:
-        texts = [rule.split(",", 1)[0] for rule in vocabulary.dictionary_rules]
-        texts += [term.strip() for line in vocabulary.synonym_sets for term in re.split(r",|=>", line)]
-        tokens: dict[str, list[str]] = {}
-        for text in dict.fromkeys(t for t in texts if t):
-            response = client.indices.analyze(index=name, body={"analyzer": "docindex_search", "text": text})
-            tokens[text] = [t["token"] for t in response.get("tokens", [])]
-        return {"analysis": analysis, "tokens": tokens}
-    finally:
-        client.indices.delete(index=name, ignore=[404])
 
 
 # -- the synonyms on the query side ------------------------------------------------------------
@@ -230,9 +203,9 @@ def synonym_rules(vocabulary: Vocabulary) -> list[tuple[str, tuple[str, ...]]]:
         sides = line.split("=>")
         if len(sides) > 2:
             continue
-        terms = [_normalized(t.strip()).lower() for t in sides[0].split(",") if t.strip()]
+        terms = [normalize(t.strip()).lower() for t in sides[0].split(",") if t.strip()]
         if len(sides) == 2:
-            targets = tuple(_normalized(t.strip()).lower() for t in sides[1].split(",") if t.strip())
+            targets = tuple(normalize(t.strip()).lower() for t in sides[1].split(",") if t.strip())
             rules += [(term, targets) for term in terms if targets]
         else:
             rules += [(term, tuple(t for t in terms if t != term)) for term in terms if len(terms) > 1]

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from docindex.core.exceptions import ReindexError
 from docindex.core.observability import logger
+from docindex.index.documents import with_variants
 from docindex.index.mapping import create_index
 
 if TYPE_CHECKING:
@@ -113,6 +114,11 @@ def write_index(client: OpenSearch, alias: str) -> str:
 def _meta(client: OpenSearch, index: str) -> dict[str, Any]:
     mapping = client.indices.get_mapping(index=index).get(index, {}).get("mappings", {})
     return dict(mapping.get("_meta", {}).get("docindex", {}))
+
+
+def _properties(client: OpenSearch, index: str) -> dict[str, Any]:
+    mapping = client.indices.get_mapping(index=index).get(index, {}).get("mappings", {})
+    return dict(mapping.get("properties", {}))
 
 
 def _set_meta(client: OpenSearch, index: str, **values: Any) -> None:
@@ -253,6 +259,8 @@ def _copy(
 
     written = 0
     counts = counts if counts is not None else {}
+    # A rollback target built before spelling variants has no field for them: nothing to fold.
+    folds = "variants" in _properties(client, target)
     for hits in _scan(client, source, query):
         page = hits
         if ledger is not None:
@@ -268,7 +276,8 @@ def _copy(
                 "_op_type": "index",
                 "_index": target,
                 "_id": hit["_id"],
-                "_source": hit["_source"],
+                # `variants` is not stored: folded again here, with the current normalization
+                "_source": with_variants(hit["_source"]) if folds else hit["_source"],
                 "version": int(hit["_version"]),
                 "version_type": "external",
             }

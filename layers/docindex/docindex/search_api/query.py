@@ -38,6 +38,8 @@ SUMMARY_FIELDS = [
     "page_count",
     "extraction_error",
 ]
+# simple_query_string operators (SIMPLE_QUERY_FLAGS): a query with one is not plain words.
+_OPERATOR = re.compile(r'[+|"()\\~*]|(?:^|\s)-')
 _LUCENE_REGEX_SPECIAL = re.compile(r'([.?+*|{}\[\]()"\\#@&<>~])')
 
 
@@ -98,10 +100,12 @@ def text_query(q: str) -> dict[str, Any]:
 
     The query is width-normalized as the index's analyzers do, and also searched as written
     with the vocabulary's synonym terms (``docindex.index.vocabulary.query_variants``):
-    the replacements are vocabulary terms, never user-supplied syntax.
+    the replacements are vocabulary terms, never user-supplied syntax. Plain words are also
+    searched in every spelling (``docindex.index.search.variant_clause``), ranked below the
+    spelling typed.
     """
-    from docindex.index.mapping import normalize
     from docindex.index.vocabulary import query_variants
+    from docindex.text.width import normalize
 
     variants = query_variants(normalize(q))
     if len(variants) == 1:
@@ -110,23 +114,30 @@ def text_query(q: str) -> dict[str, Any]:
 
 
 def _text_clause(q: str) -> dict[str, Any]:
-    return {
-        "bool": {
-            "should": [
-                {
-                    "simple_query_string": {
-                        "query": q,
-                        "fields": TEXT_FIELDS,
-                        "default_operator": "and",
-                        "flags": SIMPLE_QUERY_FLAGS,
-                        "lenient": True,
-                    }
-                },
-                {"match": {"filename.ngram": {"query": q, "minimum_should_match": "100%", "boost": 0.5}}},
-            ],
-            "minimum_should_match": 1,
-        }
-    }
+    from docindex.index.search import VARIANT_MATCH_TIER, scaled_variant_score, variant_clause
+
+    should: list[dict[str, Any]] = [
+        {
+            "simple_query_string": {
+                "query": q,
+                "fields": TEXT_FIELDS,
+                "default_operator": "and",
+                "flags": SIMPLE_QUERY_FLAGS,
+                "lenient": True,
+            }
+        },
+        {"match": {"filename.ngram": {"query": q, "minimum_should_match": "100%", "boost": 0.5}}},
+    ]
+    # Spelling variants (表記ゆれ) of plain words; a query with operators is matched as typed.
+    variants = None if _OPERATOR.search(q) else variant_clause(q)
+    if variants is not None:
+        # the constant tier, and the phrases' own score only to order variant matches among
+        # themselves: a tenth, so that it never reorders documents that match as typed
+        should += [
+            {"constant_score": {"filter": variants, "boost": VARIANT_MATCH_TIER}},
+            scaled_variant_score(variants),
+        ]
+    return {"bool": {"should": should, "minimum_should_match": 1}}
 
 
 def search_body(

@@ -1,0 +1,330 @@
+"""Spelling variants (表記ゆれ): one normalization, applied by docindex itself to documents and queries.
+
+Japanese writes one word many ways (申込書 / 申し込み書, 髙橋 / 高橋, コンピューター / コンピュータ,
+ヴァイオリン / バイオリン, 令和5年 / 2023年). :func:`fold` writes each of them one way; the
+index document carries the folded text of its title, file name and content in the ``variants``
+field (:func:`document_variants`), and the query searches that field with the folded query
+(:func:`query_text`). Both sides run this module, not the engine's analysis plugins, so a
+search finds the same documents on Amazon OpenSearch Service, on a Serverless collection and
+on the local emulator. The field's analyzer is OpenSearch core's standard tokenizer with CJK
+bigrams and nothing else (``docindex.index.mapping``); a query word is searched as a phrase of
+its bigrams, i.e. as a substring of the folded text (numbers and Latin words whole).
+
+What :func:`fold` does, in order:
+
+1. NFKC and lower case (width, compatibility characters); ideographic variation selectors go.
+2. Old and variant kanji forms to the standard one (澤 → 沢, 髙 → 高, 﨑 → 崎), from published
+   tables (``data/kanji_variants.tsv``: Unihan's Japanese variant fields, OpenCC's
+   Japanese Shinjitai table; see ``data/NOTICE.md``).
+3. Iteration marks written out (時々 → 時時, いすゞ → いすず).
+4. ヴァ/ヴィ/ヴ/ヴェ/ヴォ → バ/ビ/ブ/ベ/ボ; a dash inside a katakana word is the long-vowel mark
+   (サ-バ- → サーバー) and a middle dot between katakana words goes (クリスマス・パーティー);
+   ヶ/ヵ/カ/ケ/が as a counter after a number is か (3ヶ月 → 3か月).
+5. Dates people search by: kanji numerals before 年/月/日 and after 第 (二〇二四年 → 2024年,
+   第三回 → 第3回), Japanese era
+   years (令和5年, 令和元年, R5年, H30年 → 2023年, 2019年, 2023年, 2018年).
+6. Words written several ways to the one way Sudachi's synonym dictionary calls representative
+   (申込み/申込 → 申し込み, 取扱説明書 → 取扱説明書, りんご/リンゴ → 林檎; ``data/word_variants.tsv``):
+   entries with a kanji anywhere, katakana entries only on katakana word boundaries,
+   hiragana entries only as a whole word (before a particle or a non-hiragana character).
+7. One okurigana kana of a verb stem between two kanji goes (売り上げ → 売上げ, 引き渡し日 → 引渡日).
+8. The long-vowel mark at the end of a katakana word of three or more letters goes
+   (コンピューター → コンピュータ, サーバー → サーバ; カー and キー keep theirs).
+
+The text people see (snippets, highlights) is always the file's own: only ``variants`` is folded.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+# Bump when fold() or its tables change: an index built with another version answers variant
+# queries from documents folded the old way until `docindex reindex` rebuilds it.
+NORMALIZATION_VERSION = 1
+
+DATA = Path(__file__).with_name("data")
+# Of a longer text only the start is folded: the spellings of a 2,000,000-character log would
+# double its indexing time for a tier the words and bigrams of the whole text back up.
+MAX_FOLDED_CHARS = 300_000
+
+_VARIATION_SELECTORS = re.compile("[\ufe00-\ufe0f\U000e0100-\U000e01ef]")
+_KATAKANA = "\u30a1-\u30fa\u30fc"  # ァ..ヺ and ー (not ・ or the iteration marks)
+_KATAKANA_RUN = re.compile(f"[{_KATAKANA}]+")
+_HIRAGANA_RUN = re.compile("[\u3041-\u3096]+")
+_IDEOGRAPHS = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002a6df"
+_KANJI = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002a6df\u3005\u3006"
+# Characters the `variants` field keeps (everything else separates words): ASCII letters and
+# digits, hiragana, katakana and the CJK ideographs of Unicode 3.1, which every engine's word
+# break tables know. The marker ヿ ends a katakana word.
+_KEPT = re.compile(f"[^0-9a-z\u3041-\u3096{_KATAKANA}\u30ff{_IDEOGRAPHS}]+")
+_UNIT_BEFORE_KANA = re.compile(f"(?<=[0-9][{_IDEOGRAPHS}])(?=[\u3041-\u3096])")
+_CJK_RUN = re.compile(f"[\u3041-\u3096{_KATAKANA}\u30ff{_IDEOGRAPHS}]+|[0-9a-z]+")
+_KANA = re.compile("[\u3041-\u3096\u30a1-\u30fa]")
+_JAPANESE = re.compile(f"[\u3041-\u3096{_KATAKANA}{_KANJI}]")
+WORD_END = "\u30ff"  # ヿ: NFKC turns a real one into コト, so it never comes from a document
+_MIN_COMPOUND_PART = 4
+_SYLLABLE_CONTINUES = frozenset("ーァィゥェォャュョッヮ")
+_PARTICLES = frozenset("をがはのにでともへやか")
+_LEADING_PARTICLES = ("から", "まで", "より", *_PARTICLES)
+_V_SOUNDS = {"ヴァ": "バ", "ヴィ": "ビ", "ヴェ": "ベ", "ヴォ": "ボ", "ヴュ": "ビュ", "ヴ": "ブ"}
+_HIRAGANA_TO_KATAKANA = {code: code + 0x60 for code in range(0x3041, 0x3097)}
+_KATAKANA_TO_HIRAGANA = {code + 0x60: code for code in range(0x3041, 0x3097)}
+_V_PATTERN = re.compile("ヴ[ァィェォュ]?|ゔ[ぁぃぇぉゅ]?")
+# (Each pattern starts with the character it looks for, so that ``re`` skips to it quickly.)
+_DASH_IN_KATAKANA = re.compile(f"[-\u2010-\u2015\u2212](?<=[{_KATAKANA}].)(?![0-9a-z])")
+_DOT_IN_KATAKANA = re.compile(f"\u30fb(?<=[{_KATAKANA}].)(?=[{_KATAKANA}])")
+_COUNTER_KA = re.compile("[ヶヵカケかが](?<=[0-9].)(?=[月所国年条])")
+_ITERATION = re.compile("(.)([々〻ゝゞヽヾ]+)")
+# Kanji numerals where they can only be a number: before 年/月/日, and after 第 (第三回, 第十二条).
+_KANJI_NUMBER = re.compile("(?<=第)[〇一二三四五六七八九十百千]+|[〇一二三四五六七八九十百千]+(?=[年月日])")
+# Japanese eras by their first year (元年): the year N of an era is first + N - 1.
+_ERAS = {"明治": (1868, 45), "大正": (1912, 15), "昭和": (1926, 64), "平成": (1989, 31), "令和": (2019, 99)}
+_ERA_INITIALS = {"s": "昭和", "h": "平成", "r": "令和"}
+_ERA_YEAR = re.compile("(明治|大正|昭和|平成|令和)(元|[0-9]{1,2})年")
+_ERA_INITIAL_YEAR = re.compile("([shr])(?<![0-9a-z].)([0-9]{1,2})年")
+# One kana of a verb stem between two kanji is okurigana a compound noun may drop (売り上げ → 売上げ,
+# 引き渡し日 → 引渡日); not particles (東京の会社), not る/た/て (見る物 is not 見物), not い (高い山).
+_OKURIGANA = re.compile(f"(?<=[{_IDEOGRAPHS}])[りしきちみけげせえれびぎじひ](?=[{_IDEOGRAPHS}])")
+_ENDING_OKURIGANA = re.compile(f"(.*[{_IDEOGRAPHS}]{{2}})[りしきちみけげせえれびぎじひ]")
+_LONG_VOWEL_END = re.compile(f"([{_KATAKANA}]{{3}})ー+(?![{_KATAKANA}])")
+
+
+def _tsv(name: str) -> Iterable[tuple[str, str]]:
+    for line in (DATA / name).read_text(encoding="utf-8").splitlines():
+        if line and not line.startswith("#"):
+            source, target = line.split("\t")[:2]
+            yield source, target
+
+
+@functools.cache
+def _kanji_table() -> dict[str, str]:
+    return dict(_tsv("kanji_variants.tsv"))
+
+
+@functools.cache
+def _kanji_pattern() -> re.Pattern[str]:
+    return re.compile("[" + "".join(sorted(_kanji_table())) + "]")
+
+
+def _iterate(match: re.Match[str]) -> str:
+    first, marks = match.group(1), match.group(2)
+    kanji = _JAPANESE.match(first) is not None and not _KANA.match(first)
+    kana = _KANA.match(first) is not None
+    out = first
+    for mark in marks:
+        if (mark in "々〻" and kanji) or (mark in "ゝヽ" and kana):
+            out += first
+        elif mark in "ゞヾ" and kana:
+            out += unicodedata.normalize("NFC", first + "\u3099")  # the voiced kana
+        else:
+            out += mark
+    return out
+
+
+def _v_sound(match: re.Match[str]) -> str:
+    sound = match.group(0)
+    plain = _V_SOUNDS[sound.translate(_HIRAGANA_TO_KATAKANA)]
+    return plain if sound[0] == "ヴ" else plain.translate(_KATAKANA_TO_HIRAGANA)
+
+
+def _kanji_year(match: re.Match[str]) -> str:
+    from kanjize import kanji2number
+
+    try:
+        return str(kanji2number(match.group(0)))
+    except (ValueError, KeyError):
+        return match.group(0)
+
+
+def _era_year(era: str, number: str) -> str | None:
+    first, last = _ERAS[era]
+    year = 1 if number == "元" else int(number)
+    return f"{first + year - 1}年" if 1 <= year <= last else None
+
+
+def fold_characters(text: str) -> str:
+    """Steps 1-5 of :func:`fold` (characters, marks, dates): what the word table's entries go through."""
+    if not unicodedata.is_normalized("NFKC", text):
+        text = unicodedata.normalize("NFKC", text)
+    text = _VARIATION_SELECTORS.sub("", text.lower())
+    table = _kanji_table()
+    text = _kanji_pattern().sub(lambda m: table[m.group(0)], text)
+    text = _ITERATION.sub(_iterate, text)
+    text = _V_PATTERN.sub(_v_sound, text)
+    text = _DASH_IN_KATAKANA.sub("ー", text)
+    text = _DOT_IN_KATAKANA.sub("", text)
+    text = _COUNTER_KA.sub("か", text)
+    text = _KANJI_NUMBER.sub(_kanji_year, text)
+    text = _ERA_YEAR.sub(lambda m: _era_year(m.group(1), m.group(2)) or m.group(0), text)
+    return _ERA_INITIAL_YEAR.sub(lambda m: _era_year(_ERA_INITIALS[m.group(1)], m.group(2)) or m.group(0), text)
+
+
+class _WordTable:
+    """Sudachi's spelling variants, each guarded by its script (see :func:`fold`, step 6).
+
+    Entries with a kanji are found with an Aho-Corasick automaton (pyahocorasick, leftmost
+    longest): one regular expression of a thousand words is tried word by word at every position
+    of the text, and a scan in Python costs about a second per million characters.
+    """
+
+    def __init__(self, pairs: Iterable[tuple[str, str]]) -> None:
+        self.kanji: dict[str, str] = {}
+        self.katakana: dict[str, str] = {}
+        self.hiragana: dict[str, str] = {}
+        for source, target in pairs:
+            if re.search(f"[{_KANJI}]", source):
+                self.kanji[source] = target
+            elif _KATAKANA_RUN.fullmatch(source):
+                self.katakana[source] = target
+            elif _HIRAGANA_RUN.fullmatch(source):
+                self.hiragana[source] = target
+        self.longest_kana = max((len(k) for k in (*self.katakana, *self.hiragana)), default=0)
+        self.automaton = _automaton(self.kanji)
+        self.katakana_heads = {k[:2] for k in self.katakana}
+        self.katakana_tails = {k[-2:] for k in self.katakana}
+        self.hiragana_heads = {k[:2] for k in self.hiragana}
+
+    def apply(self, text: str) -> str:
+        text = self._kanji_words(text)
+        text = _KATAKANA_RUN.sub(self._katakana_run, text)
+        return _HIRAGANA_RUN.sub(self._hiragana_run, text)
+
+    def _kanji_words(self, text: str) -> str:
+        parts: list[str] = []
+        done = 0
+        for end, (size, target) in self.automaton.iter_long(text):
+            parts += [text[done : end + 1 - size], target]
+            done = end + 1
+        return "".join(parts) + text[done:] if parts else text
+
+    def _katakana_run(self, match: re.Match[str]) -> str:
+        run = match.group(0)
+        if run in self.katakana:
+            return self.katakana[run]
+        if len(run) <= _MIN_COMPOUND_PART or (
+            run[:2] not in self.katakana_heads and run[-2:] not in self.katakana_tails
+        ):
+            return run
+        # A word of four letters or more at either end of a compound (コンピュータシステム),
+        # or a compound of two words of the table (ユーザインタフェース).
+        head, tail = run, ""
+        for size in range(min(len(run) - 1, self.longest_kana), _MIN_COMPOUND_PART - 1, -1):
+            if run[-size:] in self.katakana:
+                head, tail = run[:-size], self.katakana[run[-size:]]
+                break
+        if tail and head in self.katakana:
+            return self.katakana[head] + tail
+        for size in range(min(len(head) - 1, self.longest_kana), _MIN_COMPOUND_PART - 1, -1):
+            # not inside a syllable: コンピュータ is not the head of コンピューターシステム
+            if head[:size] in self.katakana and head[size] not in _SYLLABLE_CONTINUES:
+                return self.katakana[head[:size]] + head[size:] + tail
+        return head + tail
+
+    def _hiragana_run(self, match: re.Match[str]) -> str:
+        run = match.group(0)
+        # the word starts the run, or follows a particle (りんごとみかん, 赤いりんご is not matched)
+        for start in [0] + [len(p) for p in _LEADING_PARTICLES if run.startswith(p)]:
+            if run[start : start + 2] not in self.hiragana_heads:
+                continue
+            for size in range(min(len(run) - start, self.longest_kana), 1, -1):
+                end = start + size
+                if (end == len(run) or run[end] in _PARTICLES) and run[start:end] in self.hiragana:
+                    return run[:start] + self.hiragana[run[start:end]] + run[end:]
+        return run
+
+
+def _automaton(words: dict[str, str]) -> Any:
+    import ahocorasick
+
+    automaton = ahocorasick.Automaton()
+    for source, target in words.items():
+        automaton.add_word(source, (len(source), target))
+    automaton.make_automaton()
+    return automaton
+
+
+@functools.cache
+def _word_table() -> _WordTable:
+    return _WordTable(_tsv("word_variants.tsv"))
+
+
+def fold(text: str) -> str:
+    """``text`` with each spelling variant written one way (the steps in the module docstring)."""
+    text = _word_table().apply(fold_characters(text))
+    text = _OKURIGANA.sub("", text)
+    return _LONG_VOWEL_END.sub(r"\1", text)
+
+
+def variant_text(text: str) -> str:
+    """What the ``variants`` field indexes of ``text``: the folded words that contain Japanese,
+    separated by spaces, each katakana word followed by the word-end marker ``ヿ``.
+
+    Only letters and digits remain (the field's tokenizer makes bigrams of them), so the
+    engine's tokens are exactly the bigrams of each space-separated word of this text.
+    """
+    # A counter or unit after a number is a word of its own before kana (2022年の → 2022年 の), so
+    # that "2022年" finds it: CJK bigrams would index 年の, never 年 alone.
+    words = _UNIT_BEFORE_KANA.sub(" ", _KEPT.sub(" ", fold(text))).split()
+    return " ".join(
+        _KATAKANA_RUN.sub(lambda m: m.group(0) + WORD_END, word) for word in words if _JAPANESE.search(word)
+    )
+
+
+def document_variants(title: str | None, filename: str | None, content: str | None) -> list[str]:
+    """The ``variants`` field of a document: the variant text of its title, file name and the
+    first :data:`MAX_FOLDED_CHARS` of its content (one value each, so that no phrase spans two of
+    them); empty when none has Japanese."""
+    values = [variant_text(text) for text in (title, filename, (content or "")[:MAX_FOLDED_CHARS]) if text]
+    return [value for value in values if value]
+
+
+def query_text(word: str) -> str:
+    """A query word's variant text, searched as a phrase of ``variants``; "" without Japanese, or
+    for one kanji alone (the other fields answer those)."""
+    text = variant_text(word)
+    found = tokens(text)
+    return text if len(found) > 1 or (found and len(found[0]) > 1 and _JAPANESE.match(found[0])) else ""
+
+
+def stem(word: str) -> str:
+    """A query word's folded form without the okurigana it ends with (売り上げ → 売上, 貸し出し → 貸出),
+    or "": a file that writes the noun without them still has it."""
+    match = _ENDING_OKURIGANA.fullmatch(fold(word))
+    return match.group(1) if match else ""
+
+
+def other_script(word: str) -> str:
+    """A word of three kana or more written in the other kana script (メガネ ↔ めがね), or "".
+
+    For the query only: a katakana word written in hiragana is found inside running hiragana
+    (めがねを), which a fold of every katakana word into hiragana would make of から and カラ too.
+    """
+    folded = fold(word)
+    if len(folded) < 3:
+        return ""
+    if _HIRAGANA_RUN.fullmatch(folded):
+        return folded.translate(_HIRAGANA_TO_KATAKANA)
+    if re.fullmatch("[\u30a1-\u30f6]+", folded):
+        return folded.translate(_KATAKANA_TO_HIRAGANA)
+    return ""
+
+
+def tokens(text: str) -> list[str]:
+    """The tokens the ``variants`` field's analyzer makes of :func:`variant_text` output.
+
+    OpenSearch's standard tokenizer keeps a run of ASCII letters and digits as one word and
+    splits kana and kanji into letters; CJK bigrams pairs adjacent letters and keeps a lone one.
+    """
+    found: list[str] = []
+    for word in text.split():
+        for run in _CJK_RUN.findall(word):
+            if not _JAPANESE.match(run) or len(run) == 1:
+                found.append(run)
+            else:
+                found += [run[i : i + 2] for i in range(len(run) - 1)]
+    return found
