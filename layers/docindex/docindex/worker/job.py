@@ -169,7 +169,10 @@ class JobRunner:
                     OcrStatus.FAILED,
                 )
             ):
-                return {"outcome": Outcome.DONE.value, "note": "already written"}
+                # A duplicate delivery its idempotency record did not catch (the table lost,
+                # the record expired): the ledger and the index say it is done.
+                count(Metric.OCR_JOBS_DUPLICATE)
+                return {"outcome": Outcome.DUPLICATE.value, "note": "already written"}
             logger.info("resuming a job whose ledger commit was not followed by its write")
         elif entry.generation != job.generation:
             return self._stale(job, f"the ledger holds generation {entry.generation}")
