@@ -234,19 +234,27 @@ def merge(
     doc = next(index, None)
     for obj, observed_at in s3:
         while doc is not None and doc.key < obj.key:
-            yield Difference(Kind.ORPHANED, doc.key, observed_at, index_etag=doc.etag)
+            yield Difference(Kind.ORPHANED, doc.key, observed_at, index_etag=doc.etag, index_version=doc.version)
             doc = next(index, None)
         if doc is not None and doc.key == obj.key:
             if doc.etag and doc.etag == obj.etag:
                 yield Matched(obj.key, observed_at, obj.etag, obj.size, doc.version) if matched else None
             else:
-                yield Difference(Kind.STALE, obj.key, observed_at, s3_etag=obj.etag, index_etag=doc.etag, size=obj.size)
+                yield Difference(
+                    Kind.STALE,
+                    obj.key,
+                    observed_at,
+                    s3_etag=obj.etag,
+                    index_etag=doc.etag,
+                    size=obj.size,
+                    index_version=doc.version,
+                )
             doc = next(index, None)
         else:
             yield Difference(Kind.MISSING, obj.key, observed_at, s3_etag=obj.etag, size=obj.size)
     # Past the last object: the final page (requested at end_time) saw none of these keys.
     while doc is not None:
-        yield Difference(Kind.ORPHANED, doc.key, end_time, index_etag=doc.etag)
+        yield Difference(Kind.ORPHANED, doc.key, end_time, index_etag=doc.etag, index_version=doc.version)
         doc = next(index, None)
 
 
@@ -330,6 +338,30 @@ LEDGER_BATCH = 100
 # and only a HEAD answered within HEAD_CONFIRM_SECONDS is trusted (module docstring).
 REMOVAL_MARGIN = timedelta(seconds=2)
 HEAD_CONFIRM_SECONDS = 0.5
+
+
+class Removal(StrEnum):
+    """What a ``HeadObject`` said about an object the listing did not show."""
+
+    GONE = "gone"
+    REAPPEARED = "reappeared"  # it exists (again): keep its document
+    UNCONFIRMED = "unconfirmed"  # no Date, or a HEAD too slow to date a removal safely
+
+
+def confirm_gone(s3: Any, bucket: str, key: str) -> tuple[str | None, Removal]:
+    """Whether ``key`` is gone, and the time its removal may be dated (module docstring: S3's clock)."""
+    started = time.monotonic()
+    try:
+        s3.head_object(Bucket=bucket, Key=key)
+    except ClientError as exc:
+        if http_status(exc) != 404:
+            raise
+        answered = s3_clock(exc.response)
+    else:
+        return None, Removal.REAPPEARED
+    if answered is None or time.monotonic() - started > HEAD_CONFIRM_SECONDS:
+        return None, Removal.UNCONFIRMED
+    return normalize_time(answered - REMOVAL_MARGIN), Removal.GONE
 
 
 class Reconciler:
@@ -479,20 +511,12 @@ class Reconciler:
 
     def _confirm_gone(self, report: ReconcileReport, key: str) -> str | None:
         """When the removal of an orphan may be dated (see the module docstring), or None: keep it."""
-        started = time.monotonic()
-        try:
-            self.s3.head_object(Bucket=self.bucket, Key=key)
-        except ClientError as exc:
-            if http_status(exc) != 404:
-                raise
-            answered = s3_clock(exc.response)
-        else:
+        gone_at, outcome = confirm_gone(self.s3, self.bucket, key)
+        if outcome is Removal.REAPPEARED:
             report.orphans_reappeared += 1
-            return None
-        if answered is None or time.monotonic() - started > HEAD_CONFIRM_SECONDS:
+        elif outcome is Removal.UNCONFIRMED:
             report.orphans_unconfirmed += 1
-            return None
-        return normalize_time(answered - REMOVAL_MARGIN)
+        return gone_at
 
     def _flush(self, report: ReconcileReport) -> None:
         if not self._fixes or self.sender is None:
