@@ -53,15 +53,20 @@ class Pipeline:
     worker: Worker
     # What the pipeline's runs emitted (EMF), summed: the indexer's and the worker's metrics.
     metrics: Counter[str] = field(default_factory=Counter)
+    indexer: Any = None
 
     def drain(self, *, ocr: bool = True) -> None:
-        """Apply everything in the ingest and OCR queues, as Lambda and the ECS service would."""
-        indexer = build_indexer(
-            self.stack, OPENSEARCH_ENDPOINT=self.worker.settings.common.opensearch_endpoint, opensearch=self.client
-        )
+        """Apply everything in the ingest and OCR queues, as Lambda and the ECS service would.
+
+        One indexer for the whole test, as a warm Lambda keeps its process between invocations.
+        """
+        if self.indexer is None:
+            self.indexer = build_indexer(
+                self.stack, OPENSEARCH_ENDPOINT=self.worker.settings.common.opensearch_endpoint, opensearch=self.client
+            )
         runner = LocalRunner(
             sqs=self.stack.aws.sqs,
-            handler=indexer.handle,
+            handler=self.indexer.handle,
             queue_url=self.stack.env["INGEST_QUEUE_URL"],
             queue_arn=self.stack.env["INGEST_QUEUE_ARN"],
             region=REGION,

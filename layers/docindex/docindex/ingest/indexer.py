@@ -140,6 +140,7 @@ class Indexer:
             time_left=time_left,
             still_current=self.ledger.still_current,
             waiting=slots.waiting,
+            alias_guard=self.documents.alias_guard,
         ) as writer:
             run = BatchRun(
                 writer=writer,
