@@ -90,6 +90,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--no-rolling-upgrade", action="store_true", help="run the current code only, from the start")
     parser.add_argument(
+        "--no-drills", action="store_true", help="skip the disaster drills after the other phases (soak/drills.py)"
+    )
+    parser.add_argument(
         "--worker-range-pages", type=int, default=None, help="WORKER_RANGE_PAGES of the workers (default theirs)"
     )
     parser.add_argument(
@@ -159,6 +162,7 @@ def config_from(args: argparse.Namespace, seed: int) -> SoakConfig:
         resync=not args.no_resync,
         previous_release=None if args.no_rolling_upgrade else args.previous_release,
         worker_range_pages=args.worker_range_pages,
+        drills=not args.no_drills,
         state_dir=args.state_dir,
     )
     if args.no_faults:
@@ -218,6 +222,12 @@ def summary_lines(result: dict[str, Any]) -> list[str]:
             f"  upgrade        from {str(rolling.get('previous_release'))[:7]}: the previous release applied "
             f"{rolling.get('previous_changes_applied')} changes and {rolling.get('previous_ocr_jobs')} OCR jobs, "
             f"failed {rolling.get('unreadable_by_previous')} of the current one's messages"
+        )
+    for drill in result.get("drills") or []:
+        lines.append(
+            f"  drill          {drill['name']}: {drill['seconds']} s, {drill['documents_wrong']} documents wrong, "
+            f"reconcile {drill['reconcile'].get('coverage_percent')} %; "
+            + json.dumps(drill["figures"], ensure_ascii=False)
         )
     lines += [f"  FAIL: {failure}" for failure in result.get("failures", [])]
     if not result.get("passed") and result.get("replay"):

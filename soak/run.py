@@ -109,6 +109,8 @@ class SoakConfig:
     # (a rolling upgrade: both consume the queues between a third and two thirds of it). None: current only.
     previous_release: str | None = None
     worker_range_pages: int | None = None  # WORKER_RANGE_PAGES of every worker (None: its default)
+    drills: bool = True  # the four disaster drills after the other phases (soak/drills.py)
+    drill_share: float = 0.025  # of the documents changed during a drill, and re-announced in the first
     sabotage: str | None = None  # "duplicates": prove the judge catches duplicate writes
     state_dir: Path = Path(".docindex/soak")
     drain_timeout: float = 1200.0
@@ -159,6 +161,8 @@ class SoakConfig:
             "resync_objects": self.resync_objects,
             "previous_release": self.previous_release,
             "worker_range_pages": self.worker_range_pages,
+            "drills": self.drills,
+            "drill_share": self.drill_share,
             "gc_deletes_s": self.gc_deletes_seconds,
             "write_delay_probability": self.write_delay_probability,
             "write_delay_s": list(self.write_delay_seconds),
@@ -207,6 +211,7 @@ class Soak:
         self._reconcile: subprocess.Popen[str] | None = None
         # The indexer's GetObject requests by /bucket/key (the re-sync phase's judge reads them).
         self.lambda_gets: Counter[str] = Counter()
+        self.worker_gets: Counter[str] = Counter()
         self._gets_lock = threading.Lock()
         self.phases: dict[str, float] = {}
         self.pollers: list[Poller] = []
@@ -275,7 +280,7 @@ class Soak:
         echo(f"  storm of {config.storm_operations} operations in {self.phases['storm']} s")
         backfill = self._timed("backfill_wait", self._finish_backfill)
         reconcile_fix = self._timed("reconcile_fix_wait", self._finish_reconcile_fix)
-        self._timed("drain_with_faults", lambda: self._drain(stack, "with faults"))
+        self._timed("drain_with_faults", lambda: self.drain(stack, "with faults"))
 
         # The faults stop; then one redrive run of both DLQs.
         self.switch.active = False
@@ -288,9 +293,15 @@ class Soak:
         echo(f"  faults stopped; dead-lettered: {dead['ingest']} ingest, {dead['ocr']} OCR; redriving")
         mover = LocalMessageMover(stack.sqs, sends=self.sends)
         redrive = self._timed("redrive", lambda: self._redrive(stack, mover))
-        self._timed("drain_after_redrive", lambda: self._drain(stack, "after the redrive"))
+        self._timed("drain_after_redrive", lambda: self.drain(stack, "after the redrive"))
         resync = self._timed("resync", lambda: self._resync(stack, workload)) if config.resync else None
         self._timed("race", lambda: self._race(stack, workload))
+        drills = None
+        if config.drills:
+            from soak.drills import Drills
+
+            runner = Drills(self, stack, workload, share=config.drill_share, poison=ingest_poison + ocr_poison)
+            drills = self._timed("drills", runner.run)
         self._stop_pipeline()
 
         result = self._timed("judge", lambda: self._judge(stack, workload, ingest_poison, ocr_poison))
@@ -302,6 +313,12 @@ class Soak:
                 f"extracted again, {len(resync.ocr_jobs)} queued OCR"
             )
         result["resync"] = resync.to_dict() if resync is not None else None
+        if drills is not None:
+            result["drills"] = [d.to_dict() for d in drills]
+            for drill in drills:
+                if drill.failures:
+                    result["passed"] = False
+                    result["failures"] += [f"drill {drill.name}: {failure}" for failure in drill.failures]
         result.update(self._figures(workload=workload, dead=dead, mover=mover, redrive=redrive, backfill=backfill))
         result["reconcile_fix_mid_storm"] = reconcile_fix
         return result
@@ -343,12 +360,17 @@ class Soak:
         config = boto_config(pool=64)
         clients = [session.client(s, endpoint_url=moto.url, config=config) for s in ("s3", "sqs", "dynamodb")]
         stack = Stack(env, *clients)
-        self._short_gc_deletes(osmem.url, env["OPENSEARCH_INDEX"])
+        self.harness_settings(stack)
+        return stack
+
+    def harness_settings(self, stack: Stack) -> None:
+        """What the soak changes in what `docindex local up` provisions (again after a drill re-runs it)."""
+        env = stack.env
+        self._short_gc_deletes(stack.osmem, env["OPENSEARCH_INDEX"])
         stack.s3.put_bucket_notification_configuration(Bucket=env["DOCINDEX_BUCKET"], NotificationConfiguration={})
         # `local up` gives the OCR queue its own maxReceiveCount; the soak uses one for both.
         policy = {"deadLetterTargetArn": env["OCR_DLQ_ARN"], "maxReceiveCount": self.config.max_receive_count}
         stack.sqs.set_queue_attributes(QueueUrl=env["OCR_QUEUE_URL"], Attributes={"RedrivePolicy": json.dumps(policy)})
-        return stack
 
     def _short_gc_deletes(self, url: str, index: str) -> None:
         """A delete's tombstone lives ``gc_deletes_seconds`` (``docindex local up`` created the index)."""
@@ -366,7 +388,7 @@ class Soak:
         self._proxies.append(proxy)
         return proxy
 
-    def _common_env(self, stack: Stack) -> dict[str, str]:
+    def common_env(self, stack: Stack) -> dict[str, str]:
         config = self.config
         env = {
             **stack.env,
@@ -415,7 +437,7 @@ class Soak:
     def _start_indexers(self, stack: Stack, slots: Iterable[int], *, release: Path | None) -> list[Poller]:
         """One poller per slot, each with its sandbox and its own OpenSearch proxy (a kill follows its writes)."""
         config = self.config
-        common = self._common_env(stack)
+        common = self.common_env(stack)
         if release is not None:
             common[RELEASE_ENV] = str(release)
         if self._lambda_aws is None:
@@ -484,7 +506,7 @@ class Soak:
                 seed=config.seed + 1000,
                 sends=self.sends,
                 counts=self.counts,
-                on_get_object=worker.on_job_download,
+                on_get_object=functools.partial(self._worker_download, worker),
             ),
         )
         worker_os = self._proxy(
@@ -499,7 +521,7 @@ class Soak:
             ),
         )
         worker.env = {
-            **self._common_env(stack),
+            **self.common_env(stack),
             "OPENSEARCH_ENDPOINT": worker_os.url,
             "AWS_ENDPOINT_URL_S3": worker_aws.url,
             "WORKER_CONCURRENCY": str(config.worker_concurrency),
@@ -592,7 +614,7 @@ class Soak:
             self.sends.add(SentMessage(stack.env["OCR_QUEUE_URL"], body, "poison"))
         return ingest, ocr
 
-    def _ops_proxy(self, stack: Stack) -> Proxy:
+    def ops_proxy(self, stack: Stack) -> Proxy:
         """The operator's side: the messages its commands send are recorded on their way to SQS."""
         if self._ops is None:
             self._ops = self._proxy(
@@ -604,8 +626,8 @@ class Soak:
     def _start_reconcile_fix(self, stack: Stack) -> None:
         env = {
             **os.environ,
-            **self._common_env(stack),
-            "AWS_ENDPOINT_URL_SQS": self._ops_proxy(stack).url,
+            **self.common_env(stack),
+            "AWS_ENDPOINT_URL_SQS": self.ops_proxy(stack).url,
             "POWERTOOLS_LOG_LEVEL": "ERROR",
         }
         argv = [sys.executable, "-m", "docindex.cli", "reconcile", "--env-file", str(self.dir / "soak.env")]
@@ -635,13 +657,13 @@ class Soak:
     def _race(self, stack: Stack, workload: Workload) -> None:
         """Short-lived files on a quiet pipeline, their writes held until their deletes overtake them."""
         workload.race_phase(self.config.resync_objects)
-        self._drain(stack, "after the short-lived files")
+        self.drain(stack, "after the short-lived files")
 
     def _start_backfill(self, stack: Stack) -> None:
-        ops = self._ops_proxy(stack)
+        ops = self.ops_proxy(stack)
         env = {
             **os.environ,
-            **self._common_env(stack),
+            **self.common_env(stack),
             "AWS_ENDPOINT_URL_SQS": ops.url,
             "POWERTOOLS_LOG_LEVEL": "ERROR",
         }
@@ -665,6 +687,28 @@ class Soak:
         self.echo(f"  backfill enqueued {result.get('enqueued')} objects")
         return result
 
+    def metric_totals(self) -> Counter[str]:
+        """Every metric the indexer slots and the workers emitted so far, summed (counts)."""
+        from devkit.local.runner import collect_emf
+
+        totals: defaultdict[str, float] = defaultdict(float)
+        for poller in self.pollers:
+            for name, value in poller.stats.metrics.items():
+                totals[name] += value
+        for log in sorted(self.dir.glob("worker*.log")):
+            collect_emf(log.read_text(errors="replace"), totals)
+        return Counter({name: int(value) for name, value in totals.items()})
+
+    def object_reads(self) -> Counter[str]:
+        """GetObject requests of the documents bucket so far, by /bucket/key (the indexer's and the workers')."""
+        with self._gets_lock:
+            return Counter(self.lambda_gets) + Counter(self.worker_gets)
+
+    def _worker_download(self, worker: WorkerProcess, path: str) -> None:
+        with self._gets_lock:
+            self.worker_gets[path] += 1
+        worker.on_job_download(path)
+
     def _read_by_indexer(self, bucket: str) -> Callable[[str], bool]:
         def was_read(key: str) -> bool:
             with self._gets_lock:
@@ -684,7 +728,7 @@ class Soak:
         # Only this phase's log records judge it (an earlier "unchanged" of the key proves nothing).
         logs_before = {log: log.stat().st_size for log in self.dir.glob("indexer-*.log")}
         plan = workload.resync_phase(self.config.resync_objects)
-        self._drain(stack, "after the re-sync")
+        self.drain(stack, "after the re-sync")
         with self._gets_lock:
             gets = Counter(self.lambda_gets) - gets_before
         lines: list[str] = []
@@ -716,7 +760,7 @@ class Soak:
         if self.delivery is not None and self.delivery.error is not None:
             raise SoakError(f"the notification sender died: {self.delivery.error!r}")
 
-    def _drain(self, stack: Stack, when: str) -> None:
+    def drain(self, stack: Stack, when: str) -> None:
         """Until every notification is sent, both queues are empty and no invocation runs."""
         deadline = time.monotonic() + self.config.drain_timeout
         urls = [stack.env["INGEST_QUEUE_URL"], stack.env["OCR_QUEUE_URL"]]
