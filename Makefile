@@ -7,7 +7,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 REQS := requirements/dev.txt requirements/constraints.txt layers/docindex/requirements.txt worker/requirements.txt pyproject.toml
-APT_PACKAGES := tesseract-ocr tesseract-ocr-jpn tesseract-ocr-jpn-vert fonts-ipafont-gothic chromium chromium-driver
+APT_PACKAGES := tesseract-ocr tesseract-ocr-jpn tesseract-ocr-jpn-vert tesseract-ocr-osd fonts-ipafont-gothic chromium chromium-driver
 PYTEST_ARGS ?=
 
 .PHONY: help
@@ -25,8 +25,9 @@ $(STAMP): $(REQS)
 venv: $(STAMP) ## Create .venv with pinned dependencies
 
 .PHONY: system-deps
-system-deps: ## Install Tesseract (jpn, jpn_vert) and a Japanese font if missing (apt-get)
+system-deps: ## Install Tesseract (jpn, jpn_vert, osd) and a Japanese font if missing (apt-get)
 	@if command -v tesseract >/dev/null && tesseract --list-langs 2>/dev/null | grep -qx jpn \
+	    && tesseract --list-langs 2>/dev/null | grep -qx osd \
 	    && fc-list :lang=ja 2>/dev/null | grep -q . \
 	    && command -v chromium >/dev/null && command -v chromedriver >/dev/null; then exit 0; fi; \
 	SUDO=""; [ "$$(id -u)" = 0 ] || SUDO="sudo"; \
@@ -113,6 +114,8 @@ RESYNC_ARGS ?= --files 100 --scans 20
 .PHONY: bench
 bench: $(STAMP) system-deps ## Throughput vs the incident's worker and the extraction bound, memory, cold start, OCR, re-sync (BENCH_ARGS="--docs 50")
 	$(BIN)/python -m bench.run $(BENCH_ARGS)
+	$(BIN)/python -m bench.ocr_defects
+	$(BIN)/python -m bench.ocr_orientation
 	$(BIN)/python -m bench.formats
 	$(BIN)/python -m bench.html
 	$(BIN)/python -m bench.relevance

@@ -14,13 +14,17 @@ __all__ = ["sample_corpus"]
 
 # Files written by the real applications (tests/fixtures/real/README.md says where each comes from).
 REAL = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "real"
+# Pages as offices scan them (tests/fixtures/ocr/README.md).
+DEFECTS = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "ocr"
 
 
 def sample_corpus() -> list[tuple[str, bytes]]:
     """A small mixed corpus for the demo: (S3 key, bytes), Japanese folders and names with spaces.
 
     Distinctive words to search for: 四半期売上報告, quarterly revenue,
-    東京都, 会議議事録, 見積書, 髙橋, 請求書, 契約書, 議事録.
+    東京都, 会議議事録, 見積書, 髙橋, 請求書, 契約書, 議事録; in the scans as offices make them
+    (sideways, by fax at 204 x 98 dpi, a vertical notice under a horizontal title): 健康診断,
+    物流倉庫, 非常階段.
     """
     return [
         (
@@ -109,6 +113,11 @@ def sample_corpus() -> list[tuple[str, bytes]]:
             "スキャン/契約書 署名済み.pdf",
             make_scan_pdf([["業務委託契約書", "甲と乙は以下のとおり契約を締結する。"]], dpi=200, title="契約書"),
         ),
+        # Scanned as offices do: fed sideways through the copier's feeder, received by fax (two pages at
+        # 200 x 100 dpi), a notice whose body is written vertically.
+        ("スキャン/健康診断のお知らせ 横向き.tif", (DEFECTS / "rotated90-notice.tif").read_bytes()),
+        ("FAX受信/2026-11-20 営業報告.tif", (DEFECTS / "fax-200x100-report-2pages.tif").read_bytes()),
+        ("総務部/掲示/社内行事のお知らせ.tif", (DEFECTS / "vertical-mixed-notice.tif").read_bytes()),
         # Two departments' own folders: the demo's access map lets only their members read them.
         ("営業部/顧客/髙橋商事 訪問記録.txt", make_text("訪問記録\n髙橋商事様 新製品のご提案 次回は見積書を持参\n")),
         ("人事部/評価/2024年度 人事評価 髙橋.txt", make_text("人事評価 2024年度\n髙橋 一郎 評価：A 売上目標を達成\n")),

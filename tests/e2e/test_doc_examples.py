@@ -27,6 +27,8 @@ _COMMAND = re.compile(r"^\s*(\$\s+)?(?:\.venv/bin/)?(docindex\s.*)$")
 
 # Documented exit codes of each command against the demo's local run (docs/operations.md, "Exit codes").
 EXPECTED: list[tuple[tuple[str, ...], set[int]]] = [
+    # every document OCR read below N, or none (the demo's scans may all read better)
+    (("search", "--ocr-confidence-below"), {0, 1}),
     (("search",), {0}),  # the examples search for what the demo indexed
     (("diagnose",), {0, 1}),  # OK, or WARN findings (the demo leaves poison messages in the DLQ)
     (("backfill",), {0}),

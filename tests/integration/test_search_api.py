@@ -174,3 +174,32 @@ def test_a_2_000_000_character_document_is_found_with_a_bounded_snippet(world: S
     assert keys(result) == {"共有/ログ/巨大なログ.txt"}
     snippet = "".join(part["text"] for part in result["hits"][0]["snippet"])
     assert 0 < len(snippet) <= 400
+
+
+def test_documents_ocr_read_with_low_confidence_are_a_filter_and_a_facet_within_the_callers_rights(
+    world: SearchWorld,
+) -> None:
+    # Given a file of each department OCR'd: 人事部's poorly (40), 営業部's well (92)
+    stack = world.stack
+    for key, confidence in (("人事部/評価/2024_人事評価_山田.txt", 40), ("営業部/見積/2024_見積書_A社.txt", 92)):
+        current = stack.doc(key)
+        assert current is not None
+        source = {**current["_source"], "ocr_confidence": confidence, "ocr_page_reasons": ["image"]}
+        stack.opensearch.index(
+            index=stack.index,
+            id=world.id_of(key),
+            body=source,
+            version=current["_version"] + 1,
+            version_type="external_gte",
+        )
+    stack.opensearch.indices.refresh(index=stack.index)
+    # When the administrator asks for documents read below 75
+    admin = world.search("admin", q="売上", ocr_confidence_below=75)
+    # Then only the poorly read one comes back, with its confidence, and the facet counts it
+    assert keys(admin) == {"人事部/評価/2024_人事評価_山田.txt"}
+    assert admin["hits"][0]["ocr_confidence"] == 40
+    assert world.search("admin", q="売上")["facets"]["low_ocr_confidence"] == 1
+    # And someone who may not read it neither finds nor counts it
+    sales = world.search("sales", q="売上", ocr_confidence_below=75)
+    assert sales["total"] == 0
+    assert world.search("sales", q="売上")["facets"]["low_ocr_confidence"] == 0

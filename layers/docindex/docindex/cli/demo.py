@@ -17,6 +17,8 @@ DEMO_QUERIES = (
     *("高橋 評価", "山崎"),
     # found inside a Word 97-2003 file, a zip's members and an Outlook message
     *("会議室用プロジェクター", "第二会議室", "格式測試"),
+    # in a page scanned sideways, a fax (200 x 100 dpi) and a notice written vertically
+    *("健康診断", "物流倉庫", "非常階段"),
 )
 DUPLICATES = 3
 # Who may read what in the demo (docs/search-api.md): everything is shared except two departments'
@@ -142,7 +144,10 @@ def _demo(args: argparse.Namespace) -> int:
     _employees(env, session.default_env_file(args.state_dir), args.state_dir)
     print(f"   bucket s3://{env['DOCINDEX_BUCKET']} → {env['INGEST_QUEUE_URL']}")
     uploaded = _upload(env)
-    print(f"2. Uploaded {uploaded} sample documents (PDF, DOCX, XLSX, PPTX, HTML, CP932 text, CSV, scans)")
+    print(
+        f"2. Uploaded {uploaded} sample documents (PDF, DOCX, XLSX, PPTX, HTML, CP932 text, CSV, scans: "
+        "one sideways, a fax, a vertical notice)"
+    )
     copies = _redeliver(env, DUPLICATES)
     print(f"   ...and delivered {copies} of their notifications a second time (as SQS and redrives may)")
     print("3. Running the indexer and the OCR worker until the queues drain")

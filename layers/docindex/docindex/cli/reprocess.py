@@ -33,14 +33,17 @@ def register(subparsers: Any) -> None:
             "Find documents in the index by extraction error, extension, key prefix or indexing date, and send "
             "one change per document to the ingest queue, rate-limited, so the indexer re-reads and re-extracts "
             "the current object with every guarantee of a real S3 event (idempotency, ordering, OCR hand-off). "
-            "Run it after an upgrade that reads new formats: docindex reprocess --extraction-error unsupported."
+            "Run it after an upgrade that reads new formats: docindex reprocess --extraction-error unsupported; "
+            "after one that reads scans better: docindex reprocess --ocr-outdated (or --ocr-confidence-below 75)."
         ),
         formatter_class=_ops.HelpFormatter,
         epilog=(
             "examples:\n"
             "  docindex reprocess --extraction-error unsupported --dry-run\n"
             "  docindex reprocess --stack docindex-prod --extension doc --rate 50\n"
-            "  docindex reprocess --prefix 総務部/ --before 2026-11-01"
+            "  docindex reprocess --prefix 総務部/ --before 2026-11-01\n"
+            "  docindex reprocess --ocr-outdated --rate 5\n"
+            "  docindex reprocess --ocr-confidence-below 60 --prefix スキャン/"
         ),
     )
     _ops.add_target_options(parser)
@@ -48,6 +51,17 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--extension", metavar="EXT", help="only documents with this extension (doc, ppt, msg...)")
     parser.add_argument("--prefix", help="only keys under this prefix")
     parser.add_argument("--before", type=_date, metavar="DATE", help="only documents indexed before this date")
+    parser.add_argument(
+        "--ocr-confidence-below",
+        type=_ops.bounded_int(1, 100),
+        metavar="N",
+        help="only documents with a page OCR read at a mean word confidence below N (0-100)",
+    )
+    parser.add_argument(
+        "--ocr-outdated",
+        action="store_true",
+        help="only documents OCR read with an older OCR pipeline than this version's (re-OCR after an upgrade)",
+    )
     parser.add_argument("--after", metavar="KEY", help="resume: only keys after this one (printed by an earlier run)")
     parser.add_argument(
         "--rate",
@@ -66,8 +80,12 @@ def run(args: argparse.Namespace) -> int:
     from docindex.ops.enqueue import ChangeSender, RateLimiter
     from docindex.ops.reprocess import ReprocessFilter, count_matching, matching, reprocess
 
-    if not any((args.extraction_error, args.extension, args.prefix, args.before)):
-        raise CommandError("give at least one filter (--extraction-error, --extension, --prefix, --before)")
+    filters = (args.extraction_error, args.extension, args.prefix, args.before, args.ocr_outdated)
+    if not any(filters) and args.ocr_confidence_below is None:
+        raise CommandError(
+            "give at least one filter (--extraction-error, --extension, --prefix, --before, "
+            "--ocr-confidence-below, --ocr-outdated)"
+        )
     deployment, clients = _ops.resolve(args)
     opensearch = _ops.opensearch_for(deployment)
     queue_url = deployment.ingest_queue_url
@@ -79,6 +97,8 @@ def run(args: argparse.Namespace) -> int:
         prefix=args.prefix,
         before=args.before,
         bucket=deployment.bucket,
+        ocr_confidence_below=args.ocr_confidence_below,
+        ocr_outdated=args.ocr_outdated,
     )
     index = deployment.opensearch_index
     after = (deployment.bucket or "", args.after) if args.after else None

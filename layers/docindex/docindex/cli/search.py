@@ -34,6 +34,8 @@ HIT_FIELDS = (
     "modified",
     "page_count",
     "ocr_status",
+    "ocr_confidence",
+    "ocr_page_reasons",
     "extraction_error",
     "snippet",
     "content_sha256",
@@ -58,8 +60,10 @@ def _hit_json(hit: dict[str, Any]) -> dict[str, Any]:
 def _search(args: argparse.Namespace) -> int:
     from docindex.index.search import MAX_RESULT_WINDOW, TYPE_EXTENSIONS, QueryError, parse_query, search
 
+    if not args.query.strip() and args.ocr_confidence_below is None:
+        raise CommandError("give a query (or --ocr-confidence-below N to list every document read below N)")
     try:
-        parse_query(args.query)
+        parse_query(args.query or "x")
     except QueryError as exc:
         raise CommandError(str(exc)) from None
     if args.page * args.size > MAX_RESULT_WINDOW:
@@ -86,6 +90,7 @@ def _search(args: argparse.Namespace) -> int:
         modified_before=args.modified_before,
         operators=True,
         collapse=args.collapse,
+        ocr_confidence_below=args.ocr_confidence_below,
     )
     first = (args.page - 1) * args.size
     # The operator's view: every document, whatever the access map says (the search API filters per user).
@@ -115,6 +120,9 @@ def _search(args: argparse.Namespace) -> int:
     for hit in hits:
         score = f"{hit['score']:.2f}" if hit.get("score") is not None else "-"
         status = "" if hit.get("ocr_status") in (None, "none", "done") else f" [ocr {hit['ocr_status']}]"
+        if args.ocr_confidence_below is not None and hit.get("ocr_confidence") is not None:
+            reasons = ", ".join(hit.get("ocr_page_reasons") or [])
+            status += f" [ocr confidence {hit['ocr_confidence']}: {reasons}]"
         error = f" [{hit['extraction_error']}]" if hit.get("extraction_error") else ""
         print(_ops.safe_text(f"{score:>6}  s3://{hit.get('bucket')}/{hit.get('key')}{status}{error}"))
         if hit.get("snippet"):
@@ -146,10 +154,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "  docindex search 見積 --prefix 営業部/ --extension xlsx\n"
             "  docindex search '\"quarterly revenue\" -draft' --type pdf --type word\n"
             "  docindex search 'quarterly OR 議事録' --modified-after 2026-01-01 --page 2\n"
-            "  docindex search 'release notes' --stack docindex-prod --json"
+            "  docindex search 'release notes' --stack docindex-prod --json\n"
+            "  docindex search --ocr-confidence-below 60 --prefix スキャン/"
         ),
     )
-    parser.add_argument("query")
+    parser.add_argument("query", nargs="?", default="", help="the words to find (optional with --ocr-confidence-below)")
     parser.add_argument(
         "--size",
         type=_ops.bounded_int(1, MAX_SIZE),
@@ -168,6 +177,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--modified-after", type=_day_or_time, metavar="DATE", help="last modified on or after DATE")
     parser.add_argument("--modified-before", type=_day_or_time, metavar="DATE", help="last modified before DATE")
     parser.add_argument("--bucket", help="only documents of this bucket (an index may hold several)")
+    parser.add_argument(
+        "--ocr-confidence-below",
+        type=_ops.bounded_int(1, 100),
+        metavar="N",
+        help="only documents with a page OCR read at a mean word confidence below N (0-100; without a query: "
+        "every such document, least confident first)",
+    )
     parser.add_argument(
         "--collapse",
         action="store_true",

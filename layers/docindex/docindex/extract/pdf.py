@@ -25,6 +25,12 @@ scanned page, which makes the OCR trigger simple.
 - Scanned: when the pages read average fewer than ``ocr_min_chars_per_page``
   non-blank characters, or more than half of them have fewer than that
   (typed cover page + scanned body), ``ocr_reason`` is ``scanned_pdf``.
+- Each page's text layer is judged (``extract/textlayer.py``, the judge the OCR worker uses
+  too): a page whose layer lies (no Unicode mapping, U+25A0 for every glyph, a Type3 font...)
+  adds nothing to the content and sends the document to the worker
+  (``untrusted_text_layer``), which OCRs that page and keeps the others' text layers; so does a
+  page with too little text that draws an image (``scanned_pages``: a text PDF whose last page
+  is a scan).
 """
 
 from __future__ import annotations
@@ -36,8 +42,13 @@ from typing import Any
 from docindex.core.exceptions import ExtractionError
 from docindex.extract.base import FileType
 from docindex.extract.context import ExtractionContext
+from docindex.extract.textlayer import TextLayer, judge, read_text_layer
 
 _PDFIUM_LOCK = threading.Lock()
+
+# Why a PDF with text goes to the OCR worker (``ocr_reason``) besides being a scan (``scanned_pdf``).
+UNTRUSTED = "untrusted_text_layer"  # a page's text layer lies (extract/textlayer.py)
+SCANNED_PAGES = "scanned_pages"  # a page with too little text draws an image
 
 # Filters that decompress (ISO 32000-1 7.4, with the abbreviations of inline images).
 _INFLATING = frozenset({b"FlateDecode", b"Fl", b"LZWDecode", b"LZW", b"RunLengthDecode", b"RL"})
@@ -96,43 +107,45 @@ def _read_pages(pdf: Any, ctx: ExtractionContext) -> None:
 
     threshold = ctx.limits.ocr_min_chars_per_page
     seen = sparse = chars = broken = 0
+    reasons: set[str] = set()
     try:
         for index in range(to_read):
             if index:
                 ctx.check_deadline()
             try:
-                text = _page_text(pdf, index)
+                layer = _page_layer(pdf, index, threshold)
             except pdfium.PdfiumError:
                 broken += 1
                 continue
             seen += 1
-            visible = len(text) - sum(text.count(ws) for ws in (" ", "\n", "\t", "\u3000"))
-            chars += visible
-            if visible < threshold:
+            verdict = judge(layer, min_chars=threshold)
+            chars += layer.chars
+            if verdict.lies:
+                # Garbage is not content: the worker OCRs the page and indexes what it reads.
+                reasons.add(UNTRUSTED)
+                continue
+            if not verdict.trusted:
                 sparse += 1
-            if not ctx.text.append(text.strip() + "\n\n"):
+                if layer.has_images:
+                    reasons.add(SCANNED_PAGES)  # a scanned page among text pages (a contract's signed last page)
+            if not ctx.text.append(layer.text.strip() + "\n\n"):
                 break
     finally:
         # Also on timeout: decide from the pages that were read.
         if seen and (chars / seen < threshold or sparse * 2 > seen):
             ctx.ocr_reason = "scanned_pdf"
+        elif reasons:
+            ctx.ocr_reason = UNTRUSTED if UNTRUSTED in reasons else SCANNED_PAGES
     if to_read and broken == to_read:
         raise ExtractionError("corrupt", "no page of the PDF could be loaded")
 
 
-def _page_text(pdf: Any, index: int) -> str:
+def _page_layer(pdf: Any, index: int, min_chars: int) -> TextLayer:
     page = pdf[index]
     try:
-        textpage = page.get_textpage()
-        try:
-            # get_text_bounded, unlike get_text_range, is not limited to UCS-2
-            # (kanji outside the BMP, e.g. 𠮷, survive).
-            text: str = textpage.get_text_bounded()
-        finally:
-            textpage.close()
+        return read_text_layer(page, min_chars=min_chars)
     finally:
         page.close()
-    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def _clean_title(value: str | None) -> str | None:

@@ -6,4 +6,10 @@ cached results of the old version then simply miss (``docindex/ingest/cache.py``
 and expire with the cache's lifecycle rule. Nothing has to be purged.
 """
 
-EXTRACTOR_VERSION = "3"  # 3: document properties (author, last saved by, created, modified)
+EXTRACTOR_VERSION = "4"  # 4: OCR turns pages upright, honours fax resolution, reads mixed vertical pages
+
+# The OCR pipeline that produced a document's content (index field ``ocr_version``; documents
+# without the field were read by version 1). ``docindex reprocess --ocr-outdated`` selects
+# documents read by an older one. Bump it together with EXTRACTOR_VERSION when OCR reads pages
+# differently (better); EXTRACTOR_VERSION alone when only other extractors changed.
+OCR_VERSION = 2  # 2: pages turned upright, fax resolution, vertical columns, text layers judged (issue 26)

@@ -69,6 +69,9 @@ def now_iso() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
+# At most this many OCR'd pages are listed on a document (``ocr_pages``); the others still count.
+MAX_OCR_PAGES = 5000
+
 # Folder facets stop this deep: a key is at most 1,024 bytes, a facet needs only the top levels.
 MAX_FOLDER_DEPTH = 32
 
@@ -103,6 +106,14 @@ class IndexDocument:
     sequencer: str | None = None
     last_modified: str | None = None
     ocr_reason: str | None = None
+    # The OCR'd pages (stored, not indexed): {"page", "reason", "confidence", "rotation", "skew", "vertical"}.
+    ocr_pages: tuple[dict[str, Any], ...] | None = None
+    # Why pages were OCR'd ("image", "no_text_layer", "unmapped_glyphs"...): filterable.
+    ocr_page_reasons: tuple[str, ...] | None = None
+    # The lowest mean word confidence of an OCR'd page (0-100): ``search --ocr-confidence-below``.
+    ocr_confidence: int | None = None
+    # The OCR pipeline that read the document (extract/version.py OCR_VERSION; absent: version 1).
+    ocr_version: int | None = None
     title: str | None = None
     content: str | None = None
     page_count: int | None = None
@@ -199,7 +210,7 @@ class IndexDocument:
         known = {name: source[name] for name in cls.__dataclass_fields__ if name in source}
         if "ocr_status" in known:
             known["ocr_status"] = OcrStatus(known["ocr_status"])
-        for name in ("allow_principals", "deny_principals", "content_dropped"):
+        for name in ("allow_principals", "deny_principals", "content_dropped", "ocr_pages", "ocr_page_reasons"):
             if name in known:
                 known[name] = tuple(known[name] or ())
         known["folders"] = folder_prefixes(str(source.get("key", "")))
@@ -249,9 +260,25 @@ class IndexDocument:
         """Indexed now by name (and any text already found); the OCR worker brings the rest."""
         return replace(self, ocr_status=OcrStatus.PENDING, ocr_reason=reason)
 
-    def ocr_done_from_cache(self, status: OcrStatus, reason: str) -> IndexDocument:
+    def ocr_done_from_cache(
+        self, status: OcrStatus, reason: str, pages: list[dict[str, Any]] | tuple[dict[str, Any], ...] = ()
+    ) -> IndexDocument:
         """The OCR result of the same bytes, taken from the cache: no job, the content is here."""
-        return replace(self, ocr_status=status, ocr_reason=reason)
+        return replace(self, ocr_status=status, ocr_reason=reason).with_ocr_pages(pages)
+
+    def with_ocr_pages(self, pages: list[dict[str, Any]] | tuple[dict[str, Any], ...]) -> IndexDocument:
+        """What OCR did page by page: the pages, their reasons, the lowest confidence, the OCR version."""
+        from docindex.extract.version import OCR_VERSION
+
+        confidences = [page["confidence"] for page in pages if page.get("confidence") is not None]
+        reasons = tuple(sorted({str(page.get("reason") or "image") for page in pages}))
+        return replace(
+            self,
+            ocr_pages=tuple(dict(page) for page in pages[:MAX_OCR_PAGES]) or None,
+            ocr_page_reasons=reasons or None,
+            ocr_confidence=min(confidences) if confidences else None,
+            ocr_version=OCR_VERSION,
+        )
 
     def with_content_sha256(self, content_sha256: str) -> IndexDocument:
         return replace(self, content_sha256=content_sha256)
@@ -297,18 +324,23 @@ class IndexDocument:
         page_count: int | None,
         truncated: bool,
         error: str | None,
+        ocr_pages: list[dict[str, Any]] | tuple[dict[str, Any], ...] = (),
     ) -> IndexDocument:
         """The pending document completed by the OCR worker's job.
 
         The indexer's title (from the file's own metadata) wins over OCR's.
         """
-        done = replace(
-            self,
-            ocr_status=status,
-            ocr_reason=reason,
-            indexed_at=now_iso(),
-            content_type=self.content_type or content_type,
-        ).with_content(text=text, title=None, page_count=page_count, truncated=truncated, error=error)
+        done = (
+            replace(
+                self,
+                ocr_status=status,
+                ocr_reason=reason,
+                indexed_at=now_iso(),
+                content_type=self.content_type or content_type,
+            )
+            .with_content(text=text, title=None, page_count=page_count, truncated=truncated, error=error)
+            .with_ocr_pages(ocr_pages)
+        )
         return replace(done, title=self.title or title or None)
 
     def source(self) -> dict[str, Any]:

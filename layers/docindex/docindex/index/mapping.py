@@ -150,6 +150,11 @@ MAPPINGS: dict[str, Any] = {
         "page_count": {"type": "integer"},
         "ocr_status": {"type": "keyword"},
         "ocr_reason": {"type": "keyword"},
+        # What OCR did page by page (issue 26): stored for operators, not indexed.
+        "ocr_pages": {"type": "object", "enabled": False},
+        "ocr_page_reasons": {"type": "keyword"},
+        "ocr_confidence": {"type": "integer"},
+        "ocr_version": {"type": "integer"},
         "extraction_error": {"type": "keyword"},
         # The search API: folder facets and filters, and who may read the file (docindex.access).
         "folders": {"type": "keyword", "ignore_above": 1024},
@@ -238,6 +243,7 @@ def ensure_index(client: OpenSearch, name: str) -> str:
 ADDED_FIELDS = (
     *("folders", "allow_principals", "deny_principals", "content_sha256", "content_dropped"),
     *("author", "last_saved_by", "created", "modified"),
+    *("ocr_pages", "ocr_page_reasons", "ocr_confidence", "ocr_version"),
 )
 
 

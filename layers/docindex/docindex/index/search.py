@@ -168,6 +168,7 @@ def search(
     modified_before: str | None = None,
     operators: bool = False,
     collapse: bool = False,
+    ocr_confidence_below: int | None = None,
 ) -> SearchHits:
     """Full-text search over content, title and file name, with highlighted snippets.
 
@@ -180,13 +181,15 @@ def search(
     of those extensions; ``modified_after`` (inclusive) / ``modified_before`` (exclusive) bound
     ``last_modified`` (ISO dates or times). ``collapse``: identical copies (same
     ``content_sha256``) are one hit, the best-scoring copy, with every other copy's location in
-    ``also_in`` (see :func:`collapse_copies`).
+    ``also_in`` (see :func:`collapse_copies`). ``ocr_confidence_below``: only documents with an
+    OCR'd page read at a mean word confidence below it (``ocr_confidence``); with it, an empty
+    ``query`` lists every such document, least confident first.
     """
     # The index's char filter normalizes width and form on the cluster; doing the same here
     # makes the query independent of whether the cluster (or an emulator) applies it.
     query = normalize(query)
-    must = synonym_clause(query)
-    if operators:
+    must = synonym_clause(query) if query.strip() or ocr_confidence_below is None else {"match_all": {}}
+    if operators and query.strip():
         parsed = parse_query(query)
         if parsed.has_operators:
             must = user_query(parsed)
@@ -196,7 +199,9 @@ def search(
     if modified_after or modified_before:
         bounds = {"gte": modified_after, "lt": modified_before}
         filters.append({"range": {"last_modified": {k: v for k, v in bounds.items() if v}}})
-    body = {
+    if ocr_confidence_below is not None:
+        filters.append(low_confidence_filter(ocr_confidence_below))
+    body: dict[str, Any] = {
         # Collapsing needs room: copies of one file would otherwise crowd the page.
         "size": min(size * COLLAPSE_OVERFETCH, MAX_COLLAPSE_WINDOW) if collapse else size,
         "from": (max(1, page) - 1) * size,
@@ -214,6 +219,8 @@ def search(
             "post_tags": ["]"],
         },
     }
+    if ocr_confidence_below is not None and not query.strip():
+        body["sort"] = [{"ocr_confidence": "asc"}, {"key": "asc"}]
     response = client.search(index=index, body=body)
     hits = SearchHits()
     total = response["hits"].get("total", 0)
@@ -324,6 +331,11 @@ def variant_clause(query: str) -> dict[str, Any] | None:
         else:
             clauses.append(as_typed)
     return {"bool": {"must": clauses}} if folded_any else None
+
+
+def low_confidence_filter(below: int) -> dict[str, Any]:
+    """Documents with an OCR'd page read at a mean word confidence below ``below`` (0-100)."""
+    return {"range": {"ocr_confidence": {"lt": below}}}
 
 
 def _filters(prefix: str | None, extension: str | None, bucket: str | None) -> list[dict[str, Any]]:

@@ -59,6 +59,8 @@ class CachedContent:
     last_saved_by: str | None = None
     created: str | None = None
     modified: str | None = None
+    # The OCR'd pages of an OCR result (index ``ocr_pages``): a copy gets the same fields.
+    ocr_pages: list[dict[str, Any]] = field(default_factory=list)
 
     @classmethod
     def from_extracted(cls, extracted: ExtractedDocument) -> CachedContent | None:

@@ -479,7 +479,7 @@ class Indexer:
             )
         )
         if cached.ocr_status != OcrStatus.NONE:
-            doc = doc.ocr_done_from_cache(OcrStatus(cached.ocr_status), cached.ocr_reason or "image")
+            doc = doc.ocr_done_from_cache(OcrStatus(cached.ocr_status), cached.ocr_reason or "image", cached.ocr_pages)
         outcome = self._write(change, claim, run, doc)
         if outcome is WriteOutcome.CONFLICT:
             count(Metric.STALE_EVENTS_SKIPPED)

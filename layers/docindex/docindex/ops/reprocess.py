@@ -47,10 +47,31 @@ class ReprocessFilter:
     prefix: str | None = None
     before: datetime | None = None  # indexed before this moment
     bucket: str | None = None
+    # OCR'd documents with a page read at a mean word confidence below this.
+    ocr_confidence_below: int | None = None
+    # OCR'd documents read by an older OCR pipeline (ocr_version below OCR_VERSION, or none recorded).
+    ocr_outdated: bool = False
 
     def query(self) -> dict[str, Any]:
         """The OpenSearch query of this filter."""
+        from docindex.extract.version import OCR_VERSION
+
         clauses: list[dict[str, Any]] = []
+        if self.ocr_confidence_below is not None:
+            clauses.append({"range": {"ocr_confidence": {"lt": self.ocr_confidence_below}}})
+        if self.ocr_outdated:
+            clauses.append({"term": {"ocr_status": "done"}})
+            clauses.append(
+                {
+                    "bool": {
+                        "should": [
+                            {"bool": {"must_not": {"exists": {"field": "ocr_version"}}}},
+                            {"range": {"ocr_version": {"lt": OCR_VERSION}}},
+                        ],
+                        "minimum_should_match": 1,
+                    }
+                }
+            )
         if self.extraction_error:
             clauses.append({"term": {"extraction_error": self.extraction_error}})
         if self.extension:

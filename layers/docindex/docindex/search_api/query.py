@@ -37,7 +37,10 @@ SUMMARY_FIELDS = [
     "title",
     "page_count",
     "extraction_error",
+    "ocr_confidence",
 ]
+# Below this mean word confidence an OCR'd page has likely lost words (recognize.PLAUSIBLE_CONFIDENCE).
+LOW_OCR_CONFIDENCE = 75
 # simple_query_string operators (SIMPLE_QUERY_FLAGS): a query with one is not plain words.
 _OPERATOR = re.compile(r'[+|"()\\~*]|(?:^|\s)-')
 _LUCENE_REGEX_SPECIAL = re.compile(r'([.?+*|{}\[\]()"\\#@&<>~])')
@@ -52,6 +55,8 @@ class SearchRequest(BaseModel):
     prefix: str = Field("", max_length=1024)
     extension: str = Field("", max_length=16, pattern=r"^[A-Za-z0-9]*$")
     ocr_status: str = Field("", pattern=r"^(|none|pending|done|failed)$")
+    # Only documents with a page OCR read at a mean word confidence below this (0: no filter).
+    ocr_confidence_below: int = Field(0, ge=0, le=100)
     modified_from: date | None = None
     modified_to: date | None = None
     page: int = Field(1, ge=1, le=1000)
@@ -160,6 +165,8 @@ def search_body(
         filters.append({"term": {"extension": request.extension.lower()}})
     if request.ocr_status:
         filters.append({"term": {"ocr_status": request.ocr_status}})
+    if request.ocr_confidence_below:
+        filters.append({"range": {"ocr_confidence": {"lt": request.ocr_confidence_below}}})
     if request.modified_from or request.modified_to:
         bounds: dict[str, str] = {}
         if request.modified_from:
@@ -203,6 +210,8 @@ def search_body(
                 }
             },
             "ocr_status": {"terms": {"field": "ocr_status", "size": 10}},
+            # Documents OCR read with little confidence: the API's "low confidence" facet.
+            "low_ocr_confidence": {"filter": {"range": {"ocr_confidence": {"lt": LOW_OCR_CONFIDENCE}}}},
         },
     }
 

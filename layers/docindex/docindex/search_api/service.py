@@ -44,6 +44,7 @@ def _summary(hit: dict[str, Any]) -> dict[str, Any]:
         "ocr_status": source.get("ocr_status"),
         "page_count": source.get("page_count"),
         "extraction_error": source.get("extraction_error"),
+        "ocr_confidence": source.get("ocr_confidence"),
     }
 
 
@@ -107,6 +108,8 @@ class SearchService:
                 "folder": _buckets(aggregations, "folder"),
                 "year": _buckets(aggregations, "year", key="key_as_string"),
                 "ocr_status": _buckets(aggregations, "ocr_status"),
+                # How many of the hits OCR read with low confidence (filter: ocr_confidence_below).
+                "low_ocr_confidence": int((aggregations.get("low_ocr_confidence") or {}).get("doc_count", 0)),
             },
         }
 

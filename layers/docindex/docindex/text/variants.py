@@ -48,9 +48,9 @@ from typing import Any
 NORMALIZATION_VERSION = 1
 
 DATA = Path(__file__).with_name("data")
-# Of a longer text only the start is folded: the spellings of a 2,000,000-character log would
-# double its indexing time for a tier the words and bigrams of the whole text back up.
-MAX_FOLDED_CHARS = 300_000
+# Of a longer text only the start is folded (about 50 pages): the spellings of a 2,000,000-character
+# log would add half to its indexing time for a tier the words and bigrams of the whole text back up.
+MAX_FOLDED_CHARS = 100_000
 
 _VARIATION_SELECTORS = re.compile("[\ufe00-\ufe0f\U000e0100-\U000e01ef]")
 _KATAKANA = "\u30a1-\u30fa\u30fc"  # ァ..ヺ and ー (not ・ or the iteration marks)
@@ -62,6 +62,7 @@ _KANJI = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002a6df\u3005\u30
 # digits, hiragana, katakana and the CJK ideographs of Unicode 3.1, which every engine's word
 # break tables know. The marker ヿ ends a katakana word.
 _KEPT = re.compile(f"[^0-9a-z\u3041-\u3096{_KATAKANA}\u30ff{_IDEOGRAPHS}]+")
+_ASCII_WORD = re.compile(" [0-9a-z]+(?= )")
 _UNIT_BEFORE_KANA = re.compile(f"(?<=[0-9][{_IDEOGRAPHS}])(?=[\u3041-\u3096])")
 _CJK_RUN = re.compile(f"[\u3041-\u3096{_KATAKANA}\u30ff{_IDEOGRAPHS}]+|[0-9a-z]+")
 _KANA = re.compile("[\u3041-\u3096\u30a1-\u30fa]")
@@ -70,7 +71,7 @@ WORD_END = "\u30ff"  # ヿ: NFKC turns a real one into コト, so it never comes
 _MIN_COMPOUND_PART = 4
 _SYLLABLE_CONTINUES = frozenset("ーァィゥェォャュョッヮ")
 _PARTICLES = frozenset("をがはのにでともへやか")
-_LEADING_PARTICLES = ("から", "まで", "より", *_PARTICLES)
+_LONG_PARTICLES = frozenset(("から", "まで", "より"))
 _V_SOUNDS = {"ヴァ": "バ", "ヴィ": "ビ", "ヴェ": "ベ", "ヴォ": "ボ", "ヴュ": "ビュ", "ヴ": "ブ"}
 _HIRAGANA_TO_KATAKANA = {code: code + 0x60 for code in range(0x3041, 0x3097)}
 _KATAKANA_TO_HIRAGANA = {code + 0x60: code for code in range(0x3041, 0x3097)}
@@ -187,12 +188,12 @@ class _WordTable:
         self.automaton = _automaton(self.kanji)
         self.katakana_heads = {k[:2] for k in self.katakana}
         self.katakana_tails = {k[-2:] for k in self.katakana}
-        self.hiragana_heads = {k[:2] for k in self.hiragana}
+        self.hiragana_automaton = _automaton(self.hiragana)
 
     def apply(self, text: str) -> str:
         text = self._kanji_words(text)
         text = _KATAKANA_RUN.sub(self._katakana_run, text)
-        return _HIRAGANA_RUN.sub(self._hiragana_run, text)
+        return self._hiragana_words(text)
 
     def _kanji_words(self, text: str) -> str:
         parts: list[str] = []
@@ -225,17 +226,34 @@ class _WordTable:
                 return self.katakana[head[:size]] + head[size:] + tail
         return head + tail
 
-    def _hiragana_run(self, match: re.Match[str]) -> str:
-        run = match.group(0)
-        # the word starts the run, or follows a particle (りんごとみかん, 赤いりんご is not matched)
-        for start in [0] + [len(p) for p in _LEADING_PARTICLES if run.startswith(p)]:
-            if run[start : start + 2] not in self.hiragana_heads:
+    def _hiragana_words(self, text: str) -> str:
+        parts: list[str] = []
+        done = 0
+        for end, (size, target) in self.hiragana_automaton.iter_long(text):
+            start = end + 1 - size
+            if start < done or not _hiragana_word(text, start, end + 1):
                 continue
-            for size in range(min(len(run) - start, self.longest_kana), 1, -1):
-                end = start + size
-                if (end == len(run) or run[end] in _PARTICLES) and run[start:end] in self.hiragana:
-                    return run[:start] + self.hiragana[run[start:end]] + run[end:]
-        return run
+            parts += [text[done:start], target]
+            done = end + 1
+        return "".join(parts) + text[done:] if parts else text
+
+
+def _is_hiragana(char: str) -> bool:
+    return "\u3041" <= char <= "\u3096"
+
+
+def _hiragana_word(text: str, start: int, end: int) -> bool:
+    """Whether text[start:end] is a whole hiragana word: it starts its run of hiragana, or follows
+    a particle that does (りんごとみかん; 赤いりんご is not matched), and a particle or no hiragana follows."""
+    if end < len(text) and _is_hiragana(text[end]) and text[end] not in _PARTICLES:
+        return False
+    for lead in (0, 1, 2):
+        head = text[max(0, start - lead) : start]
+        if len(head) == lead and (lead == 0 or head in _PARTICLES or head in _LONG_PARTICLES):
+            before = start - lead - 1
+            if before < 0 or not _is_hiragana(text[before]):
+                return True
+    return False
 
 
 def _automaton(words: dict[str, str]) -> Any:
@@ -264,15 +282,15 @@ def variant_text(text: str) -> str:
     """What the ``variants`` field indexes of ``text``: the folded words that contain Japanese,
     separated by spaces, each katakana word followed by the word-end marker ``ヿ``.
 
-    Only letters and digits remain (the field's tokenizer makes bigrams of them), so the
-    engine's tokens are exactly the bigrams of each space-separated word of this text.
+    Only ASCII letters and digits, kana and kanji remain: the engine's tokens of it are
+    :func:`tokens` of it.
     """
+    text = _KEPT.sub(" ", fold(text))
     # A counter or unit after a number is a word of its own before kana (2022年の → 2022年 の), so
     # that "2022年" finds it: CJK bigrams would index 年の, never 年 alone.
-    words = _UNIT_BEFORE_KANA.sub(" ", _KEPT.sub(" ", fold(text))).split()
-    return " ".join(
-        _KATAKANA_RUN.sub(lambda m: m.group(0) + WORD_END, word) for word in words if _JAPANESE.search(word)
-    )
+    text = _UNIT_BEFORE_KANA.sub(" ", text)
+    text = _KATAKANA_RUN.sub("\\g<0>" + WORD_END, text)
+    return " ".join(_ASCII_WORD.sub(" ", f" {text} ").split())
 
 
 def document_variants(title: str | None, filename: str | None, content: str | None) -> list[str]:

@@ -89,6 +89,9 @@ class WorkerSettings(EnvSettings):
     )
     # auto: pages whose layout is mostly top-to-bottom are read with the vertical model.
     ocr_vertical: Literal["auto", "always", "never"] = Field("auto", alias="OCR_VERTICAL")
+    # auto: a page that reads badly is checked for being sideways, upside down or askew and read
+    # again turned upright (docindex.worker.geometry); off: pages are read as stored.
+    ocr_orientation: Literal["auto", "off"] = Field("auto", alias="OCR_ORIENTATION")
     ocr_dpi: int = Field(300, alias="OCR_DPI", ge=70, le=1200)
     ocr_tessdata_dir: str | None = Field(None, alias="OCR_TESSDATA_DIR")
     ocr_page_timeout_seconds: float = Field(300.0, alias="OCR_PAGE_TIMEOUT_SECONDS", gt=0)
@@ -146,6 +149,7 @@ class WorkerSettings(EnvSettings):
             languages=self.ocr_languages,
             vertical_languages=self.ocr_vertical_languages,
             vertical=self.ocr_vertical,
+            orientation=self.ocr_orientation == "auto",
             dpi=self.ocr_dpi,
             tessdata_dir=self.ocr_tessdata_dir,
             min_text_chars=self.common.ocr_min_chars_per_page,

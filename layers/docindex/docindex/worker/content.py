@@ -46,6 +46,8 @@ class JobContent:
     ocr_seconds: float = 0.0
     vertical_pages: int = 0
     confidences: list[int] = field(default_factory=list)
+    # One entry per OCR'd page (index ``ocr_pages``), in page order.
+    ocr_page_info: list[dict[str, Any]] = field(default_factory=list)
     # Taken from the content cache: the same bytes were recognised before (no pages run now).
     cached: bool = False
 
@@ -59,6 +61,7 @@ class JobContent:
             content_type=entry.content_type,
             truncated=entry.truncated,
             error=entry.error,
+            ocr_page_info=list(entry.ocr_pages),
             cached=True,
         )
 
@@ -75,6 +78,7 @@ class JobContent:
             truncated=self.truncated,
             error=self.error,
             ocr_reason=reason,
+            ocr_pages=list(self.ocr_page_info),
         )
 
 

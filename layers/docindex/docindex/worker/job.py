@@ -453,4 +453,5 @@ class JobRunner:
             page_count=content.page_count,
             truncated=content.truncated,
             error=content.error,
+            ocr_pages=content.ocr_page_info,
         )

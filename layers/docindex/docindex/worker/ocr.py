@@ -16,9 +16,12 @@ Measured choices (docs/extraction.md, re-checked on this code):
 - PDF pages with a usable text layer are not OCR'd. A scanned page whose one
   image covers the page is OCR'd from that image (0.016 s instead of 0.084 s
   to render an A4 page here); anything else is rendered with pypdfium2 at ``OCR_DPI``.
-- Vertical Japanese (縦書き): Tesseract's layout analysis reports each block's
-  writing direction (before any recognition); a page that is mostly
-  top-to-bottom is read with ``jpn_vert`` in single-vertical-block mode (``jpn`` returns garbage on it).
+- A page image is read by ``docindex.worker.recognize``: layout analysis decides horizontal or
+  vertical writing (``jpn_vert`` in single-vertical-block mode for 縦書き: ``jpn`` returns garbage
+  on it); a page that reads badly is turned upright (``docindex.worker.geometry``) and given
+  second opinions.
+- An image's two axes keep their own resolution until the page is resampled to square pixels
+  (fax: 204 x 98 dpi).
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ import time
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -74,6 +77,8 @@ class OcrOptions:
     # A PDF page with at least this many non-blank characters in its text layer is not OCR'd.
     min_text_chars: int = 16
     page_timeout_seconds: float = 300.0
+    # A page that reads badly is checked for being sideways, upside down or askew (geometry.py).
+    orientation: bool = True
     # Bigger pages are scaled down to this many pixels before OCR (memory and time bound).
     max_pixels: int = 80_000_000
     # How much a pool process's address space may grow for one page (or probe, or file): its
@@ -113,6 +118,12 @@ class PageResult:
     dpi: int = 0
     vertical: bool = False
     confidence: int | None = None
+    # How the page was turned before it was read: counter-clockwise quarter turns, then degrees of skew.
+    rotation: int = 0
+    skew: float = 0.0
+    # Why the page was OCR'd: "image", "no_text_layer", "sparse_text_layer", or why its text layer
+    # was not trusted (docindex.extract.textlayer).
+    reason: str | None = None
     error: str | None = None
     detail: str = ""
 
@@ -131,11 +142,6 @@ def tidy_text(text: str) -> str:
     """Drop Tesseract's spaces between Japanese characters, trailing blanks and runs of empty lines."""
     lines = [_CJK_GAP.sub("", line).rstrip() for line in text.replace("\r", "").split("\n")]
     return _BLANK_LINES.sub("\n\n", "\n".join(lines)).strip()
-
-
-def count_chars(text: str) -> int:
-    """Non-blank characters: what decides whether a PDF page's text layer is real."""
-    return sum(1 for c in text if not c.isspace())
 
 
 def find_tessdata(configured: str | None = None) -> str:
@@ -161,17 +167,21 @@ def init_process() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-_ENGINES: dict[tuple[str, int, str], Any] = {}
+_ENGINES: dict[tuple[str, str], Any] = {}
 
 
 def _engine(languages: str, psm: int, tessdata: str) -> Any:
+    """The process's engine for ``languages``, set to page mode ``psm``: one engine (one copy of the
+    models in memory) per language set, whatever modes a page is read in."""
     import tesserocr
 
-    key = (languages, psm, tessdata)
+    key = (languages, tessdata)
     api = _ENGINES.get(key)
     if api is None:
         api = tesserocr.PyTessBaseAPI(path=tessdata, lang=languages, psm=psm)
         _ENGINES[key] = api
+    else:
+        api.SetPageSegMode(psm)
     return api
 
 
@@ -221,11 +231,15 @@ def check_setup(options: OcrOptions) -> SetupReport:
     wanted = _language_names(options.languages)
     if options.vertical != "never":
         wanted += _language_names(options.vertical_languages)
+    if options.orientation:
+        wanted.append("osd")  # Debian: tesseract-ocr-osd
     missing = tuple(name for name in dict.fromkeys(wanted) if name not in available)
     if not missing:
         _engine(options.languages, tesserocr.PSM.AUTO, tessdata)
         if options.vertical != "never":
             _engine(options.vertical_languages, tesserocr.PSM.SINGLE_BLOCK_VERT_TEXT, tessdata)
+        if options.orientation:
+            _engine("osd", tesserocr.PSM.OSD_ONLY, tessdata)
     return SetupReport(
         tesseract=tesserocr.tesseract_version().splitlines()[0],
         tessdata_dir=tessdata,
@@ -283,7 +297,10 @@ def process_page(path: str, kind: Kind, index: int, options: OcrOptions) -> Page
 
 def _process_page(path: str, kind: Kind, index: int, options: OcrOptions, started: float) -> PageResult:
     try:
-        text_or_image = _pdf_page(path, index, options) if kind == "pdf" else _image_page(path, index, options)
+        if kind == "pdf":
+            text_or_image, reason = _pdf_page(path, index, options)
+        else:
+            text_or_image, reason = _image_page(path, index, options), "image"
     except (MemoryError, PageTooLarge):
         raise
     except Exception as exc:  # noqa: BLE001 - a broken page is reported, the other pages still count
@@ -294,7 +311,7 @@ def _process_page(path: str, kind: Kind, index: int, options: OcrOptions, starte
         return PageResult(index, text=text, source="text_layer", seconds=time.perf_counter() - started)
     image, dpi = text_or_image
     try:
-        return _recognize(image, dpi, index, options, started)
+        return replace(_recognize(image, dpi, index, options, started), reason=reason)
     finally:
         image.close()
 
@@ -393,22 +410,22 @@ def _extract_file(path: str, filename: str, limits: ExtractionLimits, max_bytes:
 # -- PDF pages ---------------------------------------------------------------
 
 
-def _pdf_page(path: str, index: int, options: OcrOptions) -> str | tuple[Image.Image, int]:
+def _pdf_page(path: str, index: int, options: OcrOptions) -> tuple[str | tuple[Image.Image, int], str | None]:
+    """The page's text layer if it can be trusted (``extract.textlayer``), else its image and why it is OCR'd."""
+    from docindex.extract.textlayer import judge, read_text_layer
+
     with _open_pdf(path) as pdf:
         page = pdf[index]
         try:
-            textpage = page.get_textpage()
-            try:
-                text = textpage.get_text_bounded()
-            finally:
-                textpage.close()
-            if count_chars(text) >= options.min_text_chars:
-                return text
+            layer = read_text_layer(page)
+            verdict = judge(layer, min_chars=options.min_text_chars)
+            if verdict.trusted:
+                return layer.text, None
             _check_page_images(page, options)
             embedded = _embedded_scan(page, options)
             if embedded is not None:
-                return embedded
-            return _render(page, options)
+                return embedded, verdict.reason
+            return _render(page, options), verdict.reason
         finally:
             page.close()
 
@@ -442,7 +459,7 @@ def _check_page_images(page: Any, options: OcrOptions) -> None:
         _check_decoded(int(width), int(height), 4, options, "an image")
 
 
-def _full_page_image(page: Any) -> tuple[Any, float] | None:
+def _full_page_image(page: Any) -> tuple[Any, tuple[float, float]] | None:
     import pypdfium2.raw as pdfium_c
 
     if page.get_rotation() % 360:
@@ -460,9 +477,10 @@ def _full_page_image(page: Any) -> tuple[Any, float] | None:
     covers = (right - left) >= 0.9 * width_pt and (top - bottom) >= 0.9 * height_pt
     if not (upright and covers):
         return None  # rotated, mirrored, sheared or partial: rendering gets it right
-    px_width, _ = image.get_px_size()
-    dpi = px_width / ((right - left) / 72.0)
-    return (image, dpi) if 50 <= dpi <= 2400 else None
+    # Each axis on its own: a fax server's page holds a 204 x 98 dpi image (non-square pixels).
+    px_width, px_height = image.get_px_size()
+    dpi = (px_width / ((right - left) / 72.0), px_height / ((top - bottom) / 72.0))
+    return (image, dpi) if all(50 <= value <= 2400 for value in dpi) else None
 
 
 def _render(page: Any, options: OcrOptions) -> tuple[Image.Image, int]:
@@ -492,18 +510,41 @@ def _image_page(path: str, index: int, options: OcrOptions) -> tuple[Image.Image
 
     with _open_image(path, options) as image:
         image.seek(index)
-        dpi_info = image.info.get("dpi") or (0, 0)
-        try:
-            dpi = float(dpi_info[0])
-        except (TypeError, ValueError, IndexError):
-            dpi = 0.0
-        dpi *= _fit_decoded(image, options)
-        # Phone photos are stored sideways with an EXIF orientation tag (a copy either way).
+        dpi = _resolution(image, options)
+        scaled = _fit_decoded(image, options)
+        dpi = (dpi[0] * scaled, dpi[1] * scaled)
+        # Phone photos are stored sideways with an EXIF orientation tag (a copy either way);
+        # orientations 5-8 turn the image a quarter, which swaps the axes' resolutions.
+        if image.getexif().get(_EXIF_ORIENTATION, 1) in (5, 6, 7, 8):
+            dpi = (dpi[1], dpi[0])
         frame = _ocr_ready(ImageOps.exif_transpose(image))
-    # No (or a nonsense) resolution in the file: assume the configured one.
-    if not 50 <= dpi <= 2400:
-        dpi = float(options.dpi)
     return _scale_to(frame, dpi, options)
+
+
+_EXIF_ORIENTATION = 0x0112
+
+
+def _resolution(image: Image.Image, options: OcrOptions) -> tuple[float, float]:
+    """The frame's horizontal and vertical resolution: fax TIFFs store 204 x 98 (or 200 x 100) dpi.
+
+    No (or a nonsense) resolution: ``OCR_DPI``. A resolution without a unit (TIFF ResolutionUnit
+    1) still gives the pixels' aspect ratio, so only the vertical one is derived from it.
+    """
+
+    def pair(value: Any) -> tuple[float, float] | None:
+        try:
+            x, y = float(value[0]), float(value[1])
+        except (TypeError, ValueError, IndexError):
+            return None
+        return (x, y) if x > 0 and y > 0 else None
+
+    dpi = pair(image.info.get("dpi"))
+    if dpi and all(50 <= value <= 2400 for value in dpi):
+        return dpi
+    aspect = pair(image.info.get("resolution"))
+    if aspect and 0.2 <= aspect[0] / aspect[1] <= 5:
+        return (float(options.dpi), options.dpi * aspect[1] / aspect[0])
+    return (float(options.dpi), float(options.dpi))
 
 
 def _bytes_per_pixel(mode: str) -> int:
@@ -551,102 +592,61 @@ def _ocr_ready(image: Image.Image) -> Image.Image:
     return image.convert("L")
 
 
-def _scale_to(image: Image.Image, dpi: float, options: OcrOptions) -> tuple[Image.Image, int]:
-    """Resample to about ``OCR_DPI`` (and under ``max_pixels``); returns the image and its resolution."""
+def _scale_to(image: Image.Image, dpi: float | tuple[float, float], options: OcrOptions) -> tuple[Image.Image, int]:
+    """Resample to about ``OCR_DPI`` with square pixels (and under ``max_pixels``); the image and its resolution.
+
+    ``dpi`` is one resolution or the (horizontal, vertical) pair: a fax at 204 x 98 dpi is
+    stretched vertically to square pixels, or Tesseract sees every character squashed to half its height.
+    """
     from PIL import Image as PILImage
 
+    xdpi, ydpi = (float(dpi), float(dpi)) if isinstance(dpi, int | float) else (float(dpi[0]), float(dpi[1]))
     target = float(options.dpi)
-    factor = 1.0
-    if not 0.75 * target <= dpi <= 1.25 * target:
-        factor = target / dpi
-    pixels = image.width * image.height * factor * factor
+    fx = 1.0 if 0.75 * target <= xdpi <= 1.25 * target else target / xdpi
+    fy = fx * xdpi / ydpi
+    if abs(fy / fx - 1.0) < 0.02:  # square enough
+        fy = fx
+    pixels = image.width * image.height * fx * fy
     if pixels > options.max_pixels:
-        factor = math.sqrt(options.max_pixels / (image.width * image.height))
-    if abs(factor - 1.0) < 0.01:
-        return image, round(dpi)
-    size = (max(1, round(image.width * factor)), max(1, round(image.height * factor)))
-    resample = PILImage.Resampling.LANCZOS if factor < 1 else PILImage.Resampling.BICUBIC
+        shrink = math.sqrt(options.max_pixels / pixels)
+        fx, fy = fx * shrink, fy * shrink
+    if abs(fx - 1.0) < 0.01 and abs(fy - 1.0) < 0.01:
+        return image, round(xdpi)
+    size = (max(1, round(image.width * fx)), max(1, round(image.height * fy)))
+    resample = PILImage.Resampling.LANCZOS if fx * fy < 1 else PILImage.Resampling.BICUBIC
     source = image if image.mode != "1" else image.convert("L")
-    return source.resize(size, resample), round(dpi * factor)
+    return source.resize(size, resample), round(xdpi * fx)
 
 
 # -- Tesseract ---------------------------------------------------------------
 
 
-# Below this mean word confidence the automatic page segmentation has likely
-# cut the page wrong (sparse pages, forms, a lone line): read it again as
-# sparse text and keep the more confident reading.
-LOW_CONFIDENCE = 60
-
-
 def _recognize(image: Image.Image, dpi: int, index: int, options: OcrOptions, started: float) -> PageResult:
-    import tesserocr
+    """The page image read by ``docindex.worker.recognize`` with this process's engines."""
+    from docindex.worker import geometry
+    from docindex.worker.recognize import PageReader
 
     tessdata = find_tessdata(options.tessdata_dir)
-    timeout_ms = int(options.page_timeout_seconds * 1000)
-    api = _engine(options.languages, tesserocr.PSM.AUTO, tessdata)
-    api.SetImage(image)
-    api.SetSourceResolution(dpi)
-    vertical = options.vertical == "always" or (options.vertical == "auto" and _mostly_vertical(api, tesserocr))
-    if vertical:
-        api.Clear()
-        api = _engine(options.vertical_languages, tesserocr.PSM.SINGLE_BLOCK_VERT_TEXT, tessdata)
-    reading = _read(api, image, dpi, timeout_ms, analysed=not vertical)
-    if reading is not None and reading[1] < LOW_CONFIDENCE and not vertical:
-        sparse = _read(_engine(options.languages, tesserocr.PSM.SPARSE_TEXT, tessdata), image, dpi, timeout_ms)
-        if sparse is not None and sparse[1] > reading[1]:
-            reading = sparse
+    result = PageReader(options, lambda languages, psm: _engine(languages, psm, tessdata), dpi).read(image)
+    seconds = time.perf_counter() - started
+    reading, correction = result.reading, result.correction
     if reading is None:
         return PageResult(
             index,
             source="ocr",
-            seconds=time.perf_counter() - started,
+            seconds=seconds,
             dpi=dpi,
-            vertical=vertical,
             error="timeout",
             detail=f"page {index + 1} took over {options.page_timeout_seconds:g} s",
         )
-    text, confidence = reading
     return PageResult(
         index,
-        text=tidy_text(text),
+        text=tidy_text(reading.text),
         source="ocr",
-        seconds=time.perf_counter() - started,
+        seconds=seconds,
         dpi=dpi,
-        vertical=vertical,
-        confidence=confidence,
+        vertical=reading.vertical,
+        confidence=reading.confidence,
+        rotation=correction.rotation,
+        skew=round(correction.skew, 1) if abs(correction.skew) >= geometry.MIN_SKEW else 0.0,
     )
-
-
-def _read(api: Any, image: Image.Image, dpi: int, timeout_ms: int, *, analysed: bool = False) -> tuple[str, int] | None:
-    """Recognize with ``api``: the text and mean confidence, or None on timeout."""
-    try:
-        if not analysed:  # AnalyseLayout already ran on this image: Recognize reuses it
-            api.SetImage(image)
-            api.SetSourceResolution(dpi)
-        if not api.Recognize(timeout=timeout_ms):
-            return None
-        return api.GetUTF8Text(), int(api.MeanTextConf())
-    finally:
-        api.Clear()
-
-
-def _mostly_vertical(api: Any, tesserocr: Any) -> bool:
-    """Whether most of the page's text area is written top to bottom (layout analysis only)."""
-    layout = api.AnalyseLayout()
-    if layout is None:
-        return False
-    vertical_area = other_area = 0
-    while True:
-        box = layout.BoundingBox(tesserocr.RIL.BLOCK)
-        if box is not None:
-            left, top, right, bottom = box
-            area = max(0, right - left) * max(0, bottom - top)
-            _, direction, _, _ = layout.Orientation()
-            if direction == tesserocr.WritingDirection.TOP_TO_BOTTOM:
-                vertical_area += area
-            else:
-                other_area += area
-        if not layout.Next(tesserocr.RIL.BLOCK):
-            break
-    return vertical_area > other_area

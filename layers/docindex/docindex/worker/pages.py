@@ -118,6 +118,7 @@ class PageReader:
             content.ocr_seconds += part.ocr_seconds
             content.vertical_pages += part.vertical_pages
             content.confidences.extend(part.confidences)
+            content.ocr_page_info.extend(part.ocr_page_info)
             if part.stopped_after is not None and content.error is None:
                 content.error = "timeout"
                 content.detail = f"stopped after page {part.stopped_after} of {page_count}"
@@ -143,6 +144,18 @@ class PageReader:
                 raise PoolProcessLost(f"an OCR process died: {type(exc).__name__}: {exc}") from exc
 
 
+def ocr_page_entry(page: PageResult) -> dict[str, Any]:
+    """What the index records of an OCR'd page (``ocr_pages``): its number, why and how it was read."""
+    entry: dict[str, Any] = {"page": page.index + 1, "reason": page.reason or "image", "confidence": page.confidence}
+    if page.rotation:
+        entry["rotation"] = page.rotation
+    if page.skew:
+        entry["skew"] = page.skew
+    if page.vertical:
+        entry["vertical"] = True
+    return entry
+
+
 def _tally(part: RangePart, page: PageResult) -> None:
     if page.error:
         part.errors.append((page.error, page.detail))
@@ -153,5 +166,6 @@ def _tally(part: RangePart, page: PageResult) -> None:
         part.vertical_pages += int(page.vertical)
         if page.confidence is not None:
             part.confidences.append(page.confidence)
+        part.ocr_page_info.append(ocr_page_entry(page))
     elif page.source == "text_layer":
         part.text_layer_pages += 1

@@ -52,6 +52,8 @@ class RangePart:
     ocr_seconds: float = 0.0
     vertical_pages: int = 0
     confidences: list[int] = field(default_factory=list)
+    # One entry per OCR'd page: {"page", "reason", "confidence", "rotation", "skew", "vertical"} (index ``ocr_pages``).
+    ocr_page_info: list[dict[str, Any]] = field(default_factory=list)
     errors: list[tuple[str, str]] = field(default_factory=list)  # (extraction_error, detail) per failed page
     truncated: bool = False
     stopped_after: int | None = None  # the job's deadline came after this page (1-based)
@@ -95,7 +97,8 @@ class RangeStore:
             raise TransientError(f"the stored OCR pages from {first_page + 1} are larger than {MAX_PART_BYTES} bytes")
         raw = json.loads(gzip.decompress(packed))
         raw["errors"] = [tuple(error) for error in raw.get("errors", [])]
-        return RangePart(**raw)
+        # A part written by a newer worker may carry fields this one does not know: they are left out.
+        return RangePart(**{name: value for name, value in raw.items() if name in RangePart.__dataclass_fields__})
 
     def delete(self, doc_id: str, generation: int, firsts: list[int]) -> None:
         """Best effort, one request a part (a few per document): the bucket's lifecycle rule removes what is left."""
