@@ -925,8 +925,10 @@ class Soak:
         logs = [self.dir / f"indexer-{p.name}.log" for p in self.previous_pollers]
         logs.append(self.dir / "worker-previous.log")
         unreadable: list[str] = []
+        failed = 0  # job attempts and records the previous release failed (faults, or the current one's data)
         for log in filter(Path.exists, logs):
             for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
+                failed += '"OCR job failed' in line or '"record failed"' in line
                 if '"poison message' not in line:
                     continue
                 try:
@@ -957,6 +959,7 @@ class Soak:
             ),
             "previous_ocr_jobs": int(worker.get("OcrJobsCompleted", 0) + worker.get("OcrJobsFailed", 0)),
             "previous_ocr_ranges": int(worker.get("OcrRangesCompleted", 0)),
+            "previous_failures": failed,
             "unreadable_by_previous": len(unreadable),
             "unreadable_samples": unreadable[:SAMPLES],
             "deferred_by_current": int(current.metrics.get("MessagesDeferred", 0)),
