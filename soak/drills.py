@@ -28,6 +28,7 @@ import os
 import subprocess  # the operator's commands, fixed argv  # nosec B404
 import sys
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -206,6 +207,8 @@ class Drills:
 
         client = OpenSearch(hosts=[self.stack.osmem], timeout=120)
         index = self.stack.env["OPENSEARCH_INDEX"]
+        cached = self._ocr_results_in_cache(client, index)
+        logs = {log: log.stat().st_size for log in self.soak.dir.glob("worker*.log")}
         metrics, gets = self.soak.metric_totals(), self.soak.object_reads()
         started = time.monotonic()
         concrete = next(iter(client.indices.get_alias(name=index)))
@@ -216,7 +219,14 @@ class Drills:
         time.sleep(3)  # the worker's last metrics (flushed every 2 s)
         used = self.soak.metric_totals() - metrics
         read = self.soak.object_reads() - gets
+        pages = self._pages_by_key(logs)
         return {
+            # OCR'd documents whose result the content cache held (under this release's extractor
+            # version): the rebuild must read none of their pages. The others (read by the previous
+            # release, whose results the current one does not reuse) are read again.
+            "ocr_results_in_cache": len(cached),
+            "ocr_pages_of_cached_results": sum(n for key, n in pages.items() if key in cached),
+            "ocr_pages_of_other_results": sum(n for key, n in pages.items() if key not in cached),
             "objects": sent.get("listed"),
             "enqueued": sent.get("enqueued"),
             "rebuild_seconds": round(seconds, 1),
@@ -229,6 +239,44 @@ class Drills:
         }
 
     # -- helpers
+
+    def _ocr_results_in_cache(self, client: Any, index: str) -> set[str]:
+        """Keys of the OCR'd documents whose content the cache holds for this release's extractors."""
+        from opensearchpy import helpers
+
+        from docindex.ingest.cache import ContentCache
+
+        cache = ContentCache(self.stack.s3, self.stack.env.get("CONTENT_CACHE_BUCKET"), "content-cache/")
+        query = {"query": {"term": {"ocr_status": "done"}}, "_source": ["key", "content_sha256"]}
+        held = set()
+        for hit in helpers.scan(client, index=index, query=query):
+            source = hit["_source"]
+            sha = source.get("content_sha256")
+            if not sha:
+                continue
+            try:
+                self.stack.s3.head_object(Bucket=cache.bucket, Key=cache.key(sha))
+            except Exception:  # noqa: BLE001, S112 - not cached (or unreadable): the rebuild reads it again
+                continue
+            held.add(source["key"])
+        return held
+
+    def _pages_by_key(self, logs: dict[Any, int]) -> Counter[str]:
+        """OCR pages the workers read per key since ``logs`` (their sizes) were taken."""
+        pages: Counter[str] = Counter()
+        for log in self.soak.dir.glob("worker*.log"):
+            with log.open("rb") as handle:
+                handle.seek(logs.get(log, 0))
+                for line in handle.read().decode("utf-8", errors="replace").splitlines():
+                    if '"OCR job finished"' not in line:
+                        continue
+                    try:
+                        record = json.loads(line)
+                    except ValueError:
+                        continue
+                    if record.get("key") and record.get("ocr_pages"):
+                        pages[str(record["key"])] += int(record["ocr_pages"])
+        return pages
 
     def workload_size(self) -> int:
         return len(self.workload.expected())
@@ -253,7 +301,10 @@ class Drills:
             result.failures.append(
                 f"{len(content.mismatches)} documents wrong, {content.pending} pending: {content.mismatches[:3]}"
             )
-        if result.figures.get("written_again") or result.figures.get("written_by_late_notifications"):
+        if any(
+            result.figures.get(name)
+            for name in ("written_again", "written_by_late_notifications", "ocr_pages_of_cached_results")
+        ):
             result.failures.append(f"writes that must not happen: {result.figures}")
 
     def _ledger_entries(self) -> list[dict[str, Any]]:

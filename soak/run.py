@@ -16,7 +16,13 @@ Phases:
 6. **Faults off**, then one **redrive** of both DLQs (the real redrive
    service, with the local stand-in for ``StartMessageMoveTask``), and drain
    again: the redriven poison returns to its DLQ, everything else is applied.
-7. **Judge** (``judge.py``) and figures.
+7. **Re-sync** and **short-lived files** on the quiet pipeline; then the four
+   **disaster drills** (``drills.py``), each judged on its own.
+8. **Judge** (``judge.py``) and figures.
+
+With ``previous_release`` (the default of ``python -m soak``) the pipeline starts
+on that release's code and a rolling upgrade replaces it by the current code
+during the load (``releases.py``, ``runtime.py``).
 """
 
 from __future__ import annotations
