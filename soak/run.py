@@ -269,12 +269,7 @@ class Soak:
         )
         workload.storm_odds.update(config.storm_weights)
         workload.weigh_kinds(dict(config.kind_weights))
-        milestones = {}
-        if config.previous_release:
-            milestones = {
-                config.documents // 3: lambda: self._timed("roll_start", lambda: self._roll_forward_start(stack)),
-                2 * config.documents // 3: lambda: self._timed("roll_finish", self._roll_forward_finish),
-            }
+        milestones = self._rolling_upgrade_milestones(stack, workload)
         self._timed("load", lambda: workload.initial_load(config.documents, milestones=milestones))
         echo(f"  loaded {config.documents} documents in {self.phases['load']} s")
         backfill_start = (lambda: self._start_backfill(stack)) if config.backfill else None
@@ -548,6 +543,22 @@ class Soak:
             worker.env["PYTHONPATH"] = python_path(release)
         worker.kill_probability = config.worker_kill_probability
         return worker.start()
+
+    def _rolling_upgrade_milestones(self, stack: Stack, workload: Workload) -> dict[int, Callable[[], None]]:
+        """When, during the load, the current release joins and the previous one stops (none: not rolling)."""
+        documents = self.config.documents
+        if not self.config.previous_release:
+            return {}
+        workload.era = "previous"
+
+        def finish() -> None:
+            self._timed("roll_finish", self._roll_forward_finish)
+            workload.era = "current"
+
+        return {
+            documents // 3: lambda: self._timed("roll_start", lambda: self._roll_forward_start(stack)),
+            2 * documents // 3: finish,
+        }
 
     def _until(self, condition: Callable[[], bool], seconds: float, what: str) -> None:
         """Wait (bounded) for ``condition``: a phase of the upgrade starts once the releases did some work."""
