@@ -17,8 +17,9 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from soak.releases import PREVIOUS_RELEASE
 from soak.run import Soak, SoakConfig, SoakError
-from soak.workload import Workload
+from soak.workload import KINDS, Workload
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -66,12 +67,33 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="OP=N,...",
         help="change the odds of storm operations, e.g. flash=30 (operations: " + ", ".join(Workload.STORM) + ")",
     )
+    parser.add_argument(
+        "--kind-weights",
+        type=_kind_weights,
+        default={},
+        metavar="KIND=N,...",
+        help="change the odds of kinds of new document, e.g. scan_tiff=30 (kinds: " + ", ".join(KINDS) + ")",
+    )
     parser.add_argument("--no-faults", action="store_true", help="a clean run (baseline for the figures)")
     parser.add_argument("--no-poison", action="store_true", help="send no poison messages (shorter: no DLQ cycles)")
     parser.add_argument(
         "--no-resync",
         action="store_true",
         help="skip the re-sync phase (focused runs; a full run judges unchanged re-uploads, copies and renames)",
+    )
+    parser.add_argument(
+        "--previous-release",
+        default=PREVIOUS_RELEASE,
+        metavar="COMMIT",
+        help="start on this release's code and replace it by the current code during the load (a rolling "
+        f"upgrade; default the previous release, {PREVIOUS_RELEASE[:7]})",
+    )
+    parser.add_argument("--no-rolling-upgrade", action="store_true", help="run the current code only, from the start")
+    parser.add_argument(
+        "--no-drills", action="store_true", help="skip the disaster drills after the other phases (soak/drills.py)"
+    )
+    parser.add_argument(
+        "--worker-range-pages", type=int, default=None, help="WORKER_RANGE_PAGES of the workers (default theirs)"
     )
     parser.add_argument(
         "--sabotage",
@@ -106,6 +128,16 @@ def _weights(text: str) -> dict[str, int]:
     return weights
 
 
+def _kind_weights(text: str) -> dict[str, int]:
+    weights: dict[str, int] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        name, _, value = part.partition("=")
+        if name not in KINDS or not value.isdigit():
+            raise argparse.ArgumentTypeError(f"not KIND=N with a document kind: {part!r}")
+        weights[name] = int(value)
+    return weights
+
+
 def config_from(args: argparse.Namespace, seed: int) -> SoakConfig:
     from devkit.faults import OpenSearchFaultRates, S3FaultRates
     from soak.delivery import DeliveryFaults
@@ -124,9 +156,13 @@ def config_from(args: argparse.Namespace, seed: int) -> SoakConfig:
         write_delay_seconds=args.write_delay_seconds,
         gc_deletes_seconds=args.gc_deletes,
         storm_weights=args.storm_weights,
+        kind_weights=args.kind_weights,
         sabotage=args.sabotage,
         poison=not args.no_poison,
         resync=not args.no_resync,
+        previous_release=None if args.no_rolling_upgrade else args.previous_release,
+        worker_range_pages=args.worker_range_pages,
+        drills=not args.no_drills,
         state_dir=args.state_dir,
     )
     if args.no_faults:
@@ -166,12 +202,32 @@ def summary_lines(result: dict[str, Any]) -> list[str]:
         f"  writes         {writes.get('writes')} accepted, {writes.get('duplicate_writes')} duplicate "
         f"(max {writes.get('max_writes_per_version')} per version)",
     ]
+    deaths = result.get("ocr_process_deaths") or {}
+    if deaths.get("pool_processes_killed"):
+        lines.append(
+            f"  OCR deaths     {deaths['pool_processes_killed']} pool processes killed: "
+            f"{deaths['job_attempts_broken']} job attempts broken ({deaths['jobs_per_death']} per death), "
+            f"{deaths['pages_redone']} pages read again ({deaths['pages_per_death']} per death)"
+        )
     resync = result.get("resync") or {}
     if resync:
         lines.append(
             f"  re-sync        {resync.get('resynced')} unchanged re-uploads, {resync.get('unchanged_body_reads')} "
             f"body reads; {resync.get('copied')} copies + {resync.get('renamed')} renames, "
             f"{len(resync.get('extracted') or [])} extracted, {len(resync.get('ocr_jobs') or [])} OCR jobs"
+        )
+    rolling = result.get("rolling_upgrade") or {}
+    if rolling:
+        lines.append(
+            f"  upgrade        from {str(rolling.get('previous_release'))[:7]}: the previous release applied "
+            f"{rolling.get('previous_changes_applied')} changes and {rolling.get('previous_ocr_jobs')} OCR jobs, "
+            f"failed {rolling.get('unreadable_by_previous')} of the current one's messages"
+        )
+    for drill in result.get("drills") or []:
+        lines.append(
+            f"  drill          {drill['name']}: {drill['seconds']} s, {drill['documents_wrong']} documents wrong, "
+            f"reconcile {drill['reconcile'].get('coverage_percent')} %; "
+            + json.dumps(drill["figures"], ensure_ascii=False)
         )
     lines += [f"  FAIL: {failure}" for failure in result.get("failures", [])]
     if not result.get("passed") and result.get("replay"):

@@ -53,6 +53,11 @@ class _Task:
         return data
 
 
+def _attributes(message: dict[str, Any]) -> dict[str, Any]:
+    attributes = message.get("MessageAttributes")
+    return {"MessageAttributes": attributes} if attributes else {}
+
+
 class LocalMessageMover:
     """``start_message_move_task`` / ``list_message_move_tasks`` / ``cancel_message_move_task`` over moto."""
 
@@ -110,11 +115,15 @@ class LocalMessageMover:
             while not task.cancel.is_set():
                 started = time.monotonic()
                 got = self.sqs.receive_message(
-                    QueueUrl=dlq_url, MaxNumberOfMessages=min(10, task.velocity), WaitTimeSeconds=0
+                    QueueUrl=dlq_url,
+                    MaxNumberOfMessages=min(10, task.velocity),
+                    WaitTimeSeconds=0,
+                    MessageAttributeNames=["All"],
                 ).get("Messages", [])
                 if not got:
                     break
-                entries = [{"Id": str(i), "MessageBody": m["Body"]} for i, m in enumerate(got)]
+                # SQS moves a message with its attributes (docindex-schema among them).
+                entries = [{"Id": str(i), "MessageBody": m["Body"], **_attributes(m)} for i, m in enumerate(got)]
                 sent = self.sqs.send_message_batch(QueueUrl=task.destination_url, Entries=entries)
                 ok = {s["Id"] for s in sent.get("Successful", [])}
                 done = [m for i, m in enumerate(got) if str(i) in ok]

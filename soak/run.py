@@ -16,7 +16,13 @@ Phases:
 6. **Faults off**, then one **redrive** of both DLQs (the real redrive
    service, with the local stand-in for ``StartMessageMoveTask``), and drain
    again: the redriven poison returns to its DLQ, everything else is applied.
-7. **Judge** (``judge.py``) and figures.
+7. **Re-sync** and **short-lived files** on the quiet pipeline; then the four
+   **disaster drills** (``drills.py``), each judged on its own.
+8. **Judge** (``judge.py``) and figures.
+
+With ``previous_release`` (the default of ``python -m soak``) the pipeline starts
+on that release's code and a rolling upgrade replaces it by the current code
+during the load (``releases.py``, ``runtime.py``).
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ import sys
 import threading
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,6 +57,7 @@ from devkit.messages import S3_TEST_EVENT, ocr_poison_bodies, poison_bodies
 from docindex.core.aws import queue_depth
 from soak.delivery import Delivery, DeliveryFaults
 from soak.judge import (
+    SAMPLES,
     announced_changes,
     check_content,
     check_dlq,
@@ -62,8 +69,18 @@ from soak.judge import (
     run_reconcile,
 )
 from soak.mover import LocalMessageMover
-from soak.sandbox import SABOTAGE_ENV, WRITE_DELAY_ENV, WRITE_DELAYED, KillSwitch, Poller, PollerStats, Sandbox
-from soak.workerproc import WorkerProcess
+from soak.releases import checkout, python_path
+from soak.sandbox import (
+    RELEASE_ENV,
+    SABOTAGE_ENV,
+    WRITE_DELAY_ENV,
+    WRITE_DELAYED,
+    KillSwitch,
+    Poller,
+    PollerStats,
+    Sandbox,
+)
+from soak.workerproc import WorkerFaultStats, WorkerProcess
 from soak.workload import RACE_FOLDER, Workload
 
 KiB = 1024
@@ -94,6 +111,12 @@ class SoakConfig:
     reconcile_fix: bool = True  # `docindex reconcile --fix` at three quarters of the storm
     poison: bool = True  # poison messages on both queues (each needs maxReceiveCount receives, twice)
     resync: bool = True  # the re-sync phase (unchanged re-uploads, copies, renames), judged
+    # The commit of the release the pipeline starts on; replaced by the current code during the load
+    # (a rolling upgrade: both consume the queues between a third and two thirds of it). None: current only.
+    previous_release: str | None = None
+    worker_range_pages: int | None = None  # WORKER_RANGE_PAGES of every worker (None: its default)
+    drills: bool = True  # the four disaster drills after the other phases (soak/drills.py)
+    drill_share: float = 0.025  # of the documents changed during a drill, and re-announced in the first
     sabotage: str | None = None  # "duplicates": prove the judge catches duplicate writes
     state_dir: Path = Path(".docindex/soak")
     drain_timeout: float = 1200.0
@@ -104,6 +127,7 @@ class SoakConfig:
     write_delay_probability: float = 0.03
     write_delay_seconds: tuple[float, float] = (1.2, 2.2)
     storm_weights: dict[str, int] = field(default_factory=dict)  # odds replacing Workload.STORM's
+    kind_weights: dict[str, int] = field(default_factory=dict)  # odds replacing workload.KINDS' weights
     resync_share: float = 0.025  # of the documents, re-uploaded, copied and renamed each in the last phase
 
     @property
@@ -141,10 +165,15 @@ class SoakConfig:
             "poison": self.poison,
             "sabotage": self.sabotage,
             "resync_objects": self.resync_objects,
+            "previous_release": self.previous_release,
+            "worker_range_pages": self.worker_range_pages,
+            "drills": self.drills,
+            "drill_share": self.drill_share,
             "gc_deletes_s": self.gc_deletes_seconds,
             "write_delay_probability": self.write_delay_probability,
             "write_delay_s": list(self.write_delay_seconds),
             "storm_weights": self.storm_weights,
+            "kind_weights": self.kind_weights,
         }
 
 
@@ -188,10 +217,15 @@ class Soak:
         self._reconcile: subprocess.Popen[str] | None = None
         # The indexer's GetObject requests by /bucket/key (the re-sync phase's judge reads them).
         self.lambda_gets: Counter[str] = Counter()
+        self.worker_gets: Counter[str] = Counter()
         self._gets_lock = threading.Lock()
         self.phases: dict[str, float] = {}
         self.pollers: list[Poller] = []
         self.worker: WorkerProcess | None = None
+        # The previous release's, while a rolling upgrade is played (stopped halfway through the load).
+        self.previous_pollers: list[Poller] = []
+        self.previous_worker: WorkerProcess | None = None
+        self._lambda_aws: Proxy | None = None
         self.delivery: Delivery | None = None
         self._proxies: list[Proxy] = []
         self._servers: list[Any] = []
@@ -234,7 +268,9 @@ class Soak:
             was_read=self._read_by_indexer(stack.env["DOCINDEX_BUCKET"]),
         )
         workload.storm_odds.update(config.storm_weights)
-        self._timed("load", lambda: workload.initial_load(config.documents))
+        workload.weigh_kinds(dict(config.kind_weights))
+        milestones = self._rolling_upgrade_milestones(stack, workload)
+        self._timed("load", lambda: workload.initial_load(config.documents, milestones=milestones))
         echo(f"  loaded {config.documents} documents in {self.phases['load']} s")
         backfill_start = (lambda: self._start_backfill(stack)) if config.backfill else None
         reconcile_start = (lambda: self._start_reconcile_fix(stack)) if config.reconcile_fix else None
@@ -245,12 +281,12 @@ class Soak:
         echo(f"  storm of {config.storm_operations} operations in {self.phases['storm']} s")
         backfill = self._timed("backfill_wait", self._finish_backfill)
         reconcile_fix = self._timed("reconcile_fix_wait", self._finish_reconcile_fix)
-        self._timed("drain_with_faults", lambda: self._drain(stack, "with faults"))
+        self._timed("drain_with_faults", lambda: self.drain(stack, "with faults"))
 
         # The faults stop; then one redrive run of both DLQs.
         self.switch.active = False
-        if self.worker is not None:
-            self.worker.kill_probability = 0.0
+        for worker in filter(None, (self.worker, self.previous_worker)):
+            worker.kill_probability = 0.0
         dead = {
             "ingest": _visible(stack.sqs, stack.env["INGEST_DLQ_URL"]),
             "ocr": _visible(stack.sqs, stack.env["OCR_DLQ_URL"]),
@@ -258,9 +294,15 @@ class Soak:
         echo(f"  faults stopped; dead-lettered: {dead['ingest']} ingest, {dead['ocr']} OCR; redriving")
         mover = LocalMessageMover(stack.sqs, sends=self.sends)
         redrive = self._timed("redrive", lambda: self._redrive(stack, mover))
-        self._timed("drain_after_redrive", lambda: self._drain(stack, "after the redrive"))
+        self._timed("drain_after_redrive", lambda: self.drain(stack, "after the redrive"))
         resync = self._timed("resync", lambda: self._resync(stack, workload)) if config.resync else None
         self._timed("race", lambda: self._race(stack, workload))
+        drills = None
+        if config.drills:
+            from soak.drills import Drills
+
+            runner = Drills(self, stack, workload, share=config.drill_share, poison=ingest_poison + ocr_poison)
+            drills = self._timed("drills", runner.run)
         self._stop_pipeline()
 
         result = self._timed("judge", lambda: self._judge(stack, workload, ingest_poison, ocr_poison))
@@ -272,6 +314,12 @@ class Soak:
                 f"extracted again, {len(resync.ocr_jobs)} queued OCR"
             )
         result["resync"] = resync.to_dict() if resync is not None else None
+        if drills is not None:
+            result["drills"] = [d.to_dict() for d in drills]
+            for drill in drills:
+                if drill.failures:
+                    result["passed"] = False
+                    result["failures"] += [f"drill {drill.name}: {failure}" for failure in drill.failures]
         result.update(self._figures(workload=workload, dead=dead, mover=mover, redrive=redrive, backfill=backfill))
         result["reconcile_fix_mid_storm"] = reconcile_fix
         return result
@@ -313,12 +361,17 @@ class Soak:
         config = boto_config(pool=64)
         clients = [session.client(s, endpoint_url=moto.url, config=config) for s in ("s3", "sqs", "dynamodb")]
         stack = Stack(env, *clients)
-        self._short_gc_deletes(osmem.url, env["OPENSEARCH_INDEX"])
+        self.harness_settings(stack)
+        return stack
+
+    def harness_settings(self, stack: Stack) -> None:
+        """What the soak changes in what `docindex local up` provisions (again after a drill re-runs it)."""
+        env = stack.env
+        self._short_gc_deletes(stack.osmem, env["OPENSEARCH_INDEX"])
         stack.s3.put_bucket_notification_configuration(Bucket=env["DOCINDEX_BUCKET"], NotificationConfiguration={})
         # `local up` gives the OCR queue its own maxReceiveCount; the soak uses one for both.
         policy = {"deadLetterTargetArn": env["OCR_DLQ_ARN"], "maxReceiveCount": self.config.max_receive_count}
         stack.sqs.set_queue_attributes(QueueUrl=env["OCR_QUEUE_URL"], Attributes={"RedrivePolicy": json.dumps(policy)})
-        return stack
 
     def _short_gc_deletes(self, url: str, index: str) -> None:
         """A delete's tombstone lives ``gc_deletes_seconds`` (``docindex local up`` created the index)."""
@@ -336,7 +389,7 @@ class Soak:
         self._proxies.append(proxy)
         return proxy
 
-    def _common_env(self, stack: Stack) -> dict[str, str]:
+    def common_env(self, stack: Stack) -> dict[str, str]:
         config = self.config
         env = {
             **stack.env,
@@ -361,22 +414,49 @@ class Soak:
         return env
 
     def _start_pipeline(self, stack: Stack) -> None:
+        """The indexer's invocation slots and the OCR worker (the previous release's first, when rolling)."""
         config = self.config
-        common = self._common_env(stack)
-        # The Lambda side: one OpenSearch proxy per slot, so a kill can follow that slot's writes.
-        lambda_aws = self._proxy(
-            stack.moto,
-            AwsFaults(
-                client="lambda",
-                switch=self.switch,
-                rates=config.s3,
-                seed=config.seed,
-                sends=self.sends,
-                counts=self.counts,
-                on_get_object=self._count_lambda_get,
-            ),
-        )
-        for slot in range(config.lambdas):
+        release = self._release_root()
+        self.pollers = self._start_indexers(stack, range(config.lambdas), release=release)
+        self.worker = self._start_worker(stack, release=release)
+        self.delivery = Delivery(
+            sqs=stack.sqs,
+            queue_url=stack.env["INGEST_QUEUE_URL"],
+            seed=config.seed,
+            sends=self.sends,
+            faults=config.delivery,
+        ).start()
+        for poller in self.pollers:
+            poller.start()
+
+    def _release_root(self) -> Path | None:
+        """The previous release's files, when the run starts on it (extracted once per state dir)."""
+        if not self.config.previous_release:
+            return None
+        return checkout(self.config.previous_release, self.config.state_dir / "releases")
+
+    def _start_indexers(self, stack: Stack, slots: Iterable[int], *, release: Path | None) -> list[Poller]:
+        """One poller per slot, each with its sandbox and its own OpenSearch proxy (a kill follows its writes)."""
+        config = self.config
+        common = self.common_env(stack)
+        if release is not None:
+            common[RELEASE_ENV] = str(release)
+        if self._lambda_aws is None:
+            self._lambda_aws = self._proxy(
+                stack.moto,
+                AwsFaults(
+                    client="lambda",
+                    switch=self.switch,
+                    rates=config.s3,
+                    seed=config.seed,
+                    sends=self.sends,
+                    counts=self.counts,
+                    on_get_object=self._count_lambda_get,
+                ),
+            )
+        lambda_aws = self._lambda_aws
+        pollers = []
+        for slot in slots:
             kill_switch = KillSwitch(config.seed, f"slot-{slot}")
             os_proxy = self._proxy(
                 stack.osmem,
@@ -398,7 +478,7 @@ class Soak:
             }
             sandbox = Sandbox(env, self.dir / f"indexer-{slot}.log")
             kill_switch.sandbox = sandbox
-            self.pollers.append(
+            pollers.append(
                 Poller(
                     name=str(slot),
                     sqs=stack.sqs,
@@ -411,24 +491,29 @@ class Soak:
                     kill_probability=lambda: config.kill_probability if self.switch.active else 0.0,
                 )
             )
-        # The worker side.
-        worker = WorkerProcess({}, self.dir / "worker.log", seed=config.seed)
+        return pollers
+
+    def _start_worker(self, stack: Stack, *, release: Path | None) -> WorkerProcess:
+        """The OCR worker as ECS runs it, with its own proxies (a kill follows its downloads)."""
+        config = self.config
+        name = "worker-previous" if release is not None else "worker"
+        worker = WorkerProcess({}, self.dir / f"{name}.log", seed=config.seed + (7 if release is not None else 0))
         worker_aws = self._proxy(
             stack.moto,
             AwsFaults(
-                client="worker",
+                client=name,
                 switch=self.switch,
                 rates=config.s3,
                 seed=config.seed + 1000,
                 sends=self.sends,
                 counts=self.counts,
-                on_get_object=worker.on_job_download,
+                on_get_object=functools.partial(self._worker_download, worker),
             ),
         )
         worker_os = self._proxy(
             stack.osmem,
             OpenSearchFaults(
-                client="worker",
+                client=name,
                 switch=self.switch,
                 rates=config.opensearch,
                 seed=config.seed + 1000,
@@ -437,7 +522,7 @@ class Soak:
             ),
         )
         worker.env = {
-            **common,
+            **self.common_env(stack),
             "OPENSEARCH_ENDPOINT": worker_os.url,
             "AWS_ENDPOINT_URL_S3": worker_aws.url,
             "WORKER_CONCURRENCY": str(config.worker_concurrency),
@@ -452,17 +537,83 @@ class Soak:
             "WORKER_SHUTDOWN_GRACE_SECONDS": "5",
             "WORKER_METRICS_FLUSH_SECONDS": "2",
         }
+        if config.worker_range_pages:
+            worker.env["WORKER_RANGE_PAGES"] = str(config.worker_range_pages)
+        if release is not None:
+            worker.env["PYTHONPATH"] = python_path(release)
         worker.kill_probability = config.worker_kill_probability
-        self.worker = worker.start()
-        self.delivery = Delivery(
-            sqs=stack.sqs,
-            queue_url=stack.env["INGEST_QUEUE_URL"],
-            seed=config.seed,
-            sends=self.sends,
-            faults=config.delivery,
-        ).start()
-        for poller in self.pollers:
+        return worker.start()
+
+    def _rolling_upgrade_milestones(self, stack: Stack, workload: Workload) -> dict[int, Callable[[], None]]:
+        """When, during the load, the current release joins and the previous one stops (none: not rolling)."""
+        documents = self.config.documents
+        if not self.config.previous_release:
+            return {}
+        workload.era = "previous"
+
+        def finish() -> None:
+            self._timed("roll_finish", self._roll_forward_finish)
+            workload.era = "current"
+
+        return {
+            documents // 3: lambda: self._timed("roll_start", lambda: self._roll_forward_start(stack)),
+            2 * documents // 3: finish,
+        }
+
+    def _until(self, condition: Callable[[], bool], seconds: float, what: str) -> None:
+        """Wait (bounded) for ``condition``: a phase of the upgrade starts once the releases did some work."""
+        deadline = time.monotonic() + seconds
+        while not condition():
+            self._check_alive()
+            if time.monotonic() > deadline:
+                self.echo(f"  rolling upgrade: went on without {what} after {seconds:.0f} s")
+                return
+            time.sleep(0.2)
+
+    @staticmethod
+    def _applied(pollers: list[Poller]) -> int:
+        return int(sum(p.stats.metrics.get("DocumentsIndexed", 0) for p in pollers))
+
+    def _jobs_finished(self, log: Path) -> int:
+        try:
+            return log.read_text(encoding="utf-8", errors="replace").count('"OCR job finished"')
+        except OSError:
+            return 0
+
+    def _roll_forward_start(self, stack: Stack) -> None:
+        """A deployment of the current code begins: new indexer slots and a new worker join the old ones.
+
+        Not before the previous release has indexed something (a loaded machine starts it slowly).
+        """
+        config = self.config
+        self._until(lambda: self._applied(self.pollers) > 0, 120, "a change applied by the previous release")
+        self.previous_pollers = list(self.pollers)
+        self.previous_worker = self.worker
+        new = self._start_indexers(stack, range(config.lambdas, 2 * config.lambdas), release=None)
+        self.worker = self._start_worker(stack, release=None)
+        if self.previous_worker is not None:
+            self.worker.kill_probability = self.previous_worker.kill_probability
+        for poller in new:
             poller.start()
+        self.pollers += new
+        self.echo("  rolling upgrade: the current release's indexer slots and worker started beside the previous one")
+
+    def _roll_forward_finish(self) -> None:
+        """The deployment ends: the old slots finish their invocation, the old worker gets SIGTERM.
+
+        Not before both releases did work side by side: the current indexer applied a change, and
+        the previous worker finished a job (when the load has given it one in time).
+        """
+        current = [p for p in self.pollers if p not in self.previous_pollers]
+        self._until(lambda: self._applied(current) > 0, 120, "a change applied by the current release")
+        self._until(
+            lambda: self._jobs_finished(self.dir / "worker-previous.log") > 0, 90, "an OCR job of the previous worker"
+        )
+        for poller in self.previous_pollers:
+            poller.stop()
+        if self.previous_worker is not None:
+            self.previous_worker.stop(grace=30.0)
+        self.echo("  rolling upgrade: the previous release's indexer slots and worker stopped")
 
     def _inject_poison(self, stack: Stack) -> tuple[list[str], list[str]]:
         """Poison first: it needs maxReceiveCount receives to reach its DLQ."""
@@ -480,7 +631,7 @@ class Soak:
             self.sends.add(SentMessage(stack.env["OCR_QUEUE_URL"], body, "poison"))
         return ingest, ocr
 
-    def _ops_proxy(self, stack: Stack) -> Proxy:
+    def ops_proxy(self, stack: Stack) -> Proxy:
         """The operator's side: the messages its commands send are recorded on their way to SQS."""
         if self._ops is None:
             self._ops = self._proxy(
@@ -492,8 +643,8 @@ class Soak:
     def _start_reconcile_fix(self, stack: Stack) -> None:
         env = {
             **os.environ,
-            **self._common_env(stack),
-            "AWS_ENDPOINT_URL_SQS": self._ops_proxy(stack).url,
+            **self.common_env(stack),
+            "AWS_ENDPOINT_URL_SQS": self.ops_proxy(stack).url,
             "POWERTOOLS_LOG_LEVEL": "ERROR",
         }
         argv = [sys.executable, "-m", "docindex.cli", "reconcile", "--env-file", str(self.dir / "soak.env")]
@@ -523,13 +674,13 @@ class Soak:
     def _race(self, stack: Stack, workload: Workload) -> None:
         """Short-lived files on a quiet pipeline, their writes held until their deletes overtake them."""
         workload.race_phase(self.config.resync_objects)
-        self._drain(stack, "after the short-lived files")
+        self.drain(stack, "after the short-lived files")
 
     def _start_backfill(self, stack: Stack) -> None:
-        ops = self._ops_proxy(stack)
+        ops = self.ops_proxy(stack)
         env = {
             **os.environ,
-            **self._common_env(stack),
+            **self.common_env(stack),
             "AWS_ENDPOINT_URL_SQS": ops.url,
             "POWERTOOLS_LOG_LEVEL": "ERROR",
         }
@@ -553,6 +704,28 @@ class Soak:
         self.echo(f"  backfill enqueued {result.get('enqueued')} objects")
         return result
 
+    def metric_totals(self) -> Counter[str]:
+        """Every metric the indexer slots and the workers emitted so far, summed (counts)."""
+        from devkit.local.runner import collect_emf
+
+        totals: defaultdict[str, float] = defaultdict(float)
+        for poller in self.pollers:
+            for name, value in poller.stats.metrics.items():
+                totals[name] += value
+        for log in sorted(self.dir.glob("worker*.log")):
+            collect_emf(log.read_text(errors="replace"), totals)
+        return Counter({name: int(value) for name, value in totals.items()})
+
+    def object_reads(self) -> Counter[str]:
+        """GetObject requests of the documents bucket so far, by /bucket/key (the indexer's and the workers')."""
+        with self._gets_lock:
+            return Counter(self.lambda_gets) + Counter(self.worker_gets)
+
+    def _worker_download(self, worker: WorkerProcess, path: str) -> None:
+        with self._gets_lock:
+            self.worker_gets[path] += 1
+        worker.on_job_download(path)
+
     def _read_by_indexer(self, bucket: str) -> Callable[[str], bool]:
         def was_read(key: str) -> bool:
             with self._gets_lock:
@@ -572,7 +745,7 @@ class Soak:
         # Only this phase's log records judge it (an earlier "unchanged" of the key proves nothing).
         logs_before = {log: log.stat().st_size for log in self.dir.glob("indexer-*.log")}
         plan = workload.resync_phase(self.config.resync_objects)
-        self._drain(stack, "after the re-sync")
+        self.drain(stack, "after the re-sync")
         with self._gets_lock:
             gets = Counter(self.lambda_gets) - gets_before
         lines: list[str] = []
@@ -604,7 +777,7 @@ class Soak:
         if self.delivery is not None and self.delivery.error is not None:
             raise SoakError(f"the notification sender died: {self.delivery.error!r}")
 
-    def _drain(self, stack: Stack, when: str) -> None:
+    def drain(self, stack: Stack, when: str) -> None:
         """Until every notification is sent, both queues are empty and no invocation runs."""
         deadline = time.monotonic() + self.config.drain_timeout
         urls = [stack.env["INGEST_QUEUE_URL"], stack.env["OCR_QUEUE_URL"]]
@@ -667,8 +840,8 @@ class Soak:
     def _stop_pipeline(self) -> None:
         for poller in self.pollers:
             poller.stop()
-        if self.worker is not None:
-            self.worker.stop()
+        for worker in filter(None, (self.worker, self.previous_worker)):
+            worker.stop()
         if self.delivery is not None:
             self.delivery.close()
 
@@ -679,8 +852,8 @@ class Soak:
         steps: list[Callable[[], None]] = []
         for poller in self.pollers:
             steps.append(poller.abort)
-        if self.worker is not None:
-            steps.append(lambda: self.worker.stop(grace=0) if self.worker else None)
+        for worker in filter(None, (self.worker, self.previous_worker)):
+            steps.append(functools.partial(worker.stop, grace=0))
         if self.delivery is not None:
             steps.append(self.delivery.close)
         if self._backfill is not None:
@@ -738,8 +911,15 @@ class Soak:
         listed = {o["Key"] for page in paginator.paginate(Bucket=workload.bucket) for o in page.get("Contents", [])}
         if listed != set(expected):
             failures.append(f"model: the bucket holds {len(listed)} objects, the workload expects {len(expected)}")
+        rolling = self._rolling_upgrade(ingest_poison + ocr_poison) if self.config.previous_release else None
+        if rolling is not None and rolling["unreadable_by_previous"]:
+            failures.append(
+                f"rolling upgrade: the previous release failed {rolling['unreadable_by_previous']} messages "
+                "of the current one as poison"
+            )
         keys = ("objects", "documents", "in_sync", "missing", "stale", "orphaned", "coverage_percent", "samples")
         return {
+            "rolling_upgrade": rolling,
             "seed": self.config.seed,
             "passed": not failures,
             "failures": failures,
@@ -747,6 +927,73 @@ class Soak:
             "writes": writes.to_dict(),
             "dlq": [d.to_dict() for d in dlqs],
             "content": content.to_dict(),
+        }
+
+    def _rolling_upgrade(self, poison: list[str]) -> dict[str, Any]:
+        """What the previous release did while it shared the queues, and what it could not read.
+
+        A message the previous release's indexer or worker logged as poison that is not one of the
+        run's poison bodies came from the current release in a shape the previous one cannot
+        read: during a real deployment it would spend its receives there and be dead-lettered.
+        """
+        from devkit.local.runner import collect_emf
+
+        previews = {body[:200] for body in poison}
+        logs = [self.dir / f"indexer-{p.name}.log" for p in self.previous_pollers]
+        logs.append(self.dir / "worker-previous.log")
+        unreadable: list[str] = []
+        failed = 0  # job attempts and records the previous release failed (faults, or the current one's data)
+        for log in filter(Path.exists, logs):
+            for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
+                failed += '"OCR job failed' in line or '"record failed"' in line
+                if '"poison message' not in line:
+                    continue
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    continue
+                preview = str(record.get("body_preview", ""))
+                if str(record.get("message", "")).startswith("poison message") and preview not in previews:
+                    unreadable.append(preview)
+        stats = PollerStats()
+        for poller in self.previous_pollers:
+            stats.merge(poller.stats)
+        worker: defaultdict[str, float] = defaultdict(float)
+        if (self.dir / "worker-previous.log").exists():
+            collect_emf((self.dir / "worker-previous.log").read_text(errors="replace"), worker)
+        current = PollerStats()
+        for poller in self.pollers:
+            if poller not in self.previous_pollers:
+                current.merge(poller.stats)
+        if (self.dir / "worker.log").exists():
+            collect_emf((self.dir / "worker.log").read_text(errors="replace"), current.metrics)
+        return {
+            "previous_release": self.config.previous_release,
+            "previous_invocations": stats.invocations,
+            "previous_records": stats.records,
+            "previous_changes_applied": int(
+                stats.metrics.get("DocumentsIndexed", 0) + stats.metrics.get("DocumentsDeleted", 0)
+            ),
+            "previous_ocr_jobs": int(worker.get("OcrJobsCompleted", 0) + worker.get("OcrJobsFailed", 0)),
+            "previous_ocr_ranges": int(worker.get("OcrRangesCompleted", 0)),
+            "previous_failures": failed,
+            "unreadable_by_previous": len(unreadable),
+            "unreadable_samples": unreadable[:SAMPLES],
+            "deferred_by_current": int(current.metrics.get("MessagesDeferred", 0)),
+        }
+
+    def _process_deaths(self, killed: int, pages_redone: int) -> dict[str, Any]:
+        """What a killed OCR pool process cost: the job attempts it broke and the pages they read again."""
+        broken = 0
+        for log in self.dir.glob("worker*.log"):
+            for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
+                broken += '"OCR job failed' in line and "an OCR process died" in line
+        return {
+            "pool_processes_killed": killed,
+            "job_attempts_broken": broken,
+            "pages_redone": pages_redone,
+            "jobs_per_death": round(broken / killed, 2) if killed else None,
+            "pages_per_death": round(pages_redone / killed, 2) if killed else None,
         }
 
     def _delayed_writes(self) -> dict[str, int]:
@@ -780,11 +1027,16 @@ class Soak:
         for poller in self.pollers:
             stats.merge(poller.stats)
         worker_metrics: defaultdict[str, float] = defaultdict(float)
-        collect_emf((self.dir / "worker.log").read_text(errors="replace"), worker_metrics)
+        for log in sorted(self.dir.glob("worker*.log")):
+            collect_emf(log.read_text(errors="replace"), worker_metrics)
         metrics = {k: int(v) for k, v in sorted(stats.metrics.items())}
         # Counts only (a sum of seconds-per-page figures means nothing).
         ocr = {k: int(v) for k, v in sorted(worker_metrics.items()) if k.startswith("Ocr") and "Seconds" not in k}
-        worker = self.worker.stats if self.worker else None
+        workers = [w.stats for w in (self.previous_worker, self.worker) if w is not None]
+        worker = WorkerFaultStats(
+            pool_processes_killed=sum(w.pool_processes_killed for w in workers),
+            workers_killed=sum(w.workers_killed for w in workers),
+        )
         return {
             "changes": {
                 "s3_changes": workload.stats.changes,
@@ -821,6 +1073,7 @@ class Soak:
                 "ocr_pool_processes_killed": worker.pool_processes_killed if worker else 0,
                 "ocr_workers_killed": worker.workers_killed if worker else 0,
             },
+            "ocr_process_deaths": self._process_deaths(worker.pool_processes_killed, ocr.get("OcrPagesRedone", 0)),
             "dead_lettered": dead,
             "redriven": mover.moved_total,
             "redrive": redrive,

@@ -44,6 +44,14 @@ def _cmdline(pid: int) -> str:
         return ""
 
 
+def _exited(pid: int) -> bool:
+    """Whether the child ``pid`` has ended, without reaping it (its pid stays reserved)."""
+    try:
+        return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:
+        return True
+
+
 @dataclass
 class WorkerFaultStats:
     pool_processes_killed: int = 0
@@ -119,18 +127,24 @@ class WorkerProcess:
             process.wait()
 
     def stop(self, grace: float = 15.0) -> None:
-        """SIGTERM (graceful shutdown), then SIGKILL after ``grace`` seconds."""
+        """SIGTERM (graceful shutdown), then SIGKILL to its process group after ``grace`` seconds.
+
+        Once: a second call does nothing. The group is signalled only while its leader is not
+        reaped, so its id cannot belong to another process group by then (a pid is reused once
+        reaped: killing "the worker's group" minutes later could hit anything).
+        """
         self._stop.set()
         self._monitor.join()
-        process = self._process
+        with self._lock:
+            process, self._process = self._process, None
         if process is None:
             return
-        if process.poll() is None:
+        if process.returncode is None:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(process.pid, signal.SIGTERM)
             deadline = time.monotonic() + grace
-            while process.poll() is None and time.monotonic() < deadline:
+            while not _exited(process.pid) and time.monotonic() < deadline:
                 time.sleep(0.05)
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
         process.wait()

@@ -225,6 +225,9 @@ class ObjectState:
     data: bytes = b""
     content_type: str = ""
     doomed: bool = False  # a delete is scheduled (``flash``): no other operation picks it meanwhile
+    # Which release's pipeline the current version was written for (``Workload.era``): a version the
+    # previous release may have read has its cached result under an older extractor version.
+    era: str = "current"
 
 
 @dataclass
@@ -282,8 +285,14 @@ class Workload:
         # Whether the indexer has read a key's object (the harness's proxy counts GetObject requests).
         self.was_read = was_read or (lambda key: True)
         self.storm_odds = dict(self.STORM)
+        # "previous" while the soak's rolling upgrade may let the previous release read what is written.
+        self.era = "current"
         self._kinds = list(KINDS)
         self._weights = [KINDS[k][0] for k in self._kinds]
+
+    def weigh_kinds(self, weights: dict[str, float]) -> None:
+        """Change the odds of some kinds of new document (``KINDS``' weights stay for the others)."""
+        self._weights = [weights.get(kind, KINDS[kind][0]) for kind in self._kinds]
 
     # -- names and identities
 
@@ -356,7 +365,7 @@ class Workload:
         response = self.s3.put_object(Bucket=self.bucket, Key=key, Body=doc.data, ContentType=doc.content_type)
         state.present, state.kind, state.expect, state.versions = True, kind, doc.expect, state.versions + 1
         state.etag = str(response["ETag"]).strip('"')
-        state.data, state.content_type = doc.data, doc.content_type
+        state.data, state.content_type, state.era = doc.data, doc.content_type, self.era
         change = self._change(state, created=True, how="Put", size=len(doc.data), when=when)
         self._mark(state)
         self.emit(change)
@@ -379,7 +388,7 @@ class Workload:
         )
         state.present, state.kind, state.expect, state.versions = True, src.kind, src.expect, state.versions + 1
         state.etag = str(response["CopyObjectResult"]["ETag"]).strip('"')
-        state.data, state.content_type = src.data, src.content_type
+        state.data, state.content_type, state.era = src.data, src.content_type, src.era
         head = self.s3.head_object(Bucket=self.bucket, Key=target)
         change = self._change(state, created=True, how="Copy", size=int(head["ContentLength"]))
         self._mark(state)
@@ -400,9 +409,11 @@ class Workload:
 
     # -- the phases
 
-    def initial_load(self, documents: int) -> None:
-        """``documents`` new objects of every kind."""
-        for _ in range(documents):
+    def initial_load(self, documents: int, *, milestones: dict[int, Callable[[], None]] | None = None) -> None:
+        """``documents`` new objects of every kind; ``milestones``: called before the n-th upload."""
+        for n in range(documents):
+            if milestones and n in milestones:
+                milestones[n]()
             kind = self.rng.choices(self._kinds, self._weights)[0]
             self.stats.op("create")
             self.put(self._new_key(kind), kind)
@@ -535,7 +546,8 @@ class Workload:
         body, and every copy and rename was indexed from the content cache (no
         extraction, no OCR job). Copies and renames are taken among the files
         the indexer reads itself (a file above MAX_OBJECT_BYTES goes to the
-        worker whatever the cache holds) and whose content extracts. A file may
+        worker whatever the cache holds), whose content extracts, and which the current release
+        read (not only the previous one, in a rolling upgrade). A file may
         be both re-uploaded and then renamed: its delete is then newer than the
         re-upload, which may be skipped as stale if the delete arrives first.
         """
@@ -545,8 +557,14 @@ class Workload:
             self.stats.op("final_resync")
             self.resync(key)
             plan.resynced.append(key)
+        # Whose content the current release has read: a result the previous release cached (an older
+        # extractor version) is not the current one's to reuse.
         movable = [
-            key for key in present if self.objects[key].expect.error is None and self.objects[key].kind != "large_text"
+            key
+            for key in present
+            if self.objects[key].expect.error is None
+            and self.objects[key].kind != "large_text"
+            and self.objects[key].era == "current"
         ]
         picks = self.rng.sample(movable, min(2 * objects, len(movable)))
         for source in picks[:objects]:

@@ -96,6 +96,8 @@ def _s3_error(code: str, message: str) -> bytes:
 class AwsFaults(Behaviour):
     """Faults in front of moto for one client group; records SQS sends."""
 
+    decode_gzip_requests = False
+
     def __init__(
         self,
         *,

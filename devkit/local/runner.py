@@ -102,7 +102,15 @@ def to_lambda_record(message: dict[str, Any], queue_arn: str, region: str) -> di
         "receiptHandle": message["ReceiptHandle"],
         "body": message["Body"],
         "attributes": {k: attributes[k] for k in _LAMBDA_ATTRIBUTES if k in attributes},
-        "messageAttributes": message.get("MessageAttributes", {}),
+        "messageAttributes": {
+            name: {
+                "stringValue": value.get("StringValue"),
+                "stringListValues": [],
+                "binaryListValues": [],
+                "dataType": value.get("DataType", "String"),
+            }
+            for name, value in message.get("MessageAttributes", {}).items()
+        },
         "md5OfBody": message.get("MD5OfBody", ""),
         "eventSource": "aws:sqs",
         "eventSourceARN": queue_arn,

@@ -112,3 +112,21 @@ def test_a_coarse_event_time_counts_as_late_as_it_may_be_against_a_backfill(stac
     assert led.claim(eventbridge_change("00C3", "2026-11-20T09:00:05Z")) is not None
     # ... and an older real event stays stale by its sequencer, whatever its time
     assert led.claim(eventbridge_change("00C25", "2026-11-20T09:00:09Z")) is None
+
+
+def test_a_page_range_recorded_again_counts_once_and_still_answers(stack: Stack) -> None:
+    # A range job retried after it recorded its pages (its next step failed) records them again:
+    # the set is unchanged, and the answer must still list every range landed (the rolling-upgrade
+    # soak found this failing every retry until the job was dead-lettered).
+    led = ledger(stack)
+    claimed = led.claim(change(seq="00F1"))
+    assert claimed is not None
+    doc = change().doc_id
+    assert led.add_ocr_range(doc, claimed.generation, 0) == [0]
+    assert led.add_ocr_range(doc, claimed.generation, 25) == [0, 25]
+    assert led.add_ocr_range(doc, claimed.generation, 25) == [0, 25]
+    assert led.record_ocr_failure(doc, claimed.generation) == 1
+    assert led.record_ocr_failure(doc, claimed.generation) == 2
+    # ... and a newer change makes the ranges of the old generation stale
+    assert led.claim(change(seq="00F2")) is not None
+    assert led.add_ocr_range(doc, claimed.generation, 50) is None

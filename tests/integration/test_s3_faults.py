@@ -82,3 +82,18 @@ def test_getobject_failing_past_the_sdk_retries_fails_only_that_record(stack: St
     assert invoke(indexer, {"Records": event["Records"][1:]}) == set()
     assert stack.doc("many/a.txt") is None
     assert stack.doc("many/b.txt") is not None
+
+
+def test_the_fault_proxy_stores_a_gzip_encoded_object_as_sent(stack: Stack, s3_faults) -> None:
+    # The worker stores page-range parts gzip-compressed with Content-Encoding: gzip (object
+    # metadata): the proxy in front of S3 must not decompress them on the way in, as it does for
+    # OpenSearch's compressed _bulk requests (the rolling-upgrade soak read parts it had altered).
+    import gzip
+
+    indexer, _faults = s3_faults
+    packed = gzip.compress(b'{"first_page": 0}')
+    through_proxy = indexer.store._s3
+    through_proxy.put_object(Bucket=stack.bucket, Key="parts/0.json.gz", Body=packed, ContentEncoding="gzip")
+    stored = stack.aws.s3.get_object(Bucket=stack.bucket, Key="parts/0.json.gz")
+    assert stored["Body"].read() == packed
+    assert stored["ContentEncoding"] == "gzip"

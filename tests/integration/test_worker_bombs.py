@@ -222,8 +222,7 @@ def test_only_the_job_whose_page_died_counts_it_not_the_jobs_beside_it(
     stack: Stack, make_worker: WorkerFactory, ocr_pool: OcrPool
 ) -> None:
     # Given two jobs on one task at once: a poison scan whose process is killed whenever it
-    # works for it, and an innocent 4-page scan whose pages share the pool (one death breaks
-    # every job in flight)
+    # works for it, and an innocent 4-page scan whose pages share the pool
     poison, innocent = "スキャン/毒入り.png", "スキャン/無実.pdf"
     upload_and_index(stack, poison, make_scan_png(["領収書"], dpi=200, page=(4.0, 2.0), **LAYOUT))
     pages = [["会議の議事録です。"], ["売上の報告です。"], ["契約の確認です。"], ["出張の報告です。"]]
@@ -244,12 +243,16 @@ def test_only_the_job_whose_page_died_counts_it_not_the_jobs_beside_it(
     poisoned = ledger.get(doc_id(stack.bucket, poison))
     assert poisoned is not None
     assert poisoned.ocr_failures_for(1) == 2
-    # and the innocent scan, retried whenever the pool broke under it, counted nothing and is done
+    # and the innocent scan was never broken: read once, nothing counted, done
     innocent_entry = ledger.get(doc_id(stack.bucket, innocent))
     assert innocent_entry is not None
     assert innocent_entry.ocr_failures == 0
     assert source_of(stack, innocent)["ocr_status"] == "done"
     assert ocr_queue_depth(stack) == {"visible": 0, "in_flight": 0}
-    # only the poison's two deaths were counted (whenever SQS handed both jobs over in one
-    # receive, the innocent one was broken under too and retried: usually twice)
+    # only the poison's two deaths were counted, only the poison was retried, and no page was
+    # read twice (with one executor for the whole task, a death broke the innocent job too
+    # whenever SQS handed both over in one receive, and its pages were read again)
     assert metric_total("OcrProcessesLost") == 2
+    assert metric_total("OcrJobsRetried") == 2
+    assert metric_total("OcrPagesRedone") == 0
+    assert metric_total("OcrPagesProcessed") == 4

@@ -151,3 +151,46 @@ def test_pool_recovers_after_a_process_dies() -> None:
         pool.close()
     with pytest.raises(RuntimeError, match="shut down"):
         pool.submit(abs, -1)
+
+
+def test_one_dead_pool_process_fails_only_the_task_it_was_running() -> None:
+    # The OOM killer takes the process working for job "a" while job "b" reads a page in the other
+    import os
+    import signal
+    import time
+    from concurrent.futures.process import BrokenProcessPool
+    from pathlib import Path
+
+    from docindex.worker.pool import OcrPool
+
+    pool = OcrPool(2)
+    try:
+        first = pool.submit(time.sleep, 3.0, owner="a")
+        second = pool.submit(time.sleep, 3.0, owner="b")
+        deadline, victim = time.monotonic() + 60, None
+        while victim is None and time.monotonic() < deadline:
+            for mark in Path(pool.marks).iterdir():
+                if mark.read_text(encoding="utf-8") == "a" and second.running():
+                    victim = int(mark.name)
+            time.sleep(0.01)
+        assert victim is not None
+        os.kill(victim, signal.SIGKILL)
+        # Only a's task fails; b's page in the other process completes
+        with pytest.raises(BrokenProcessPool, match="died"):
+            first.result(timeout=60)
+        assert second.result(timeout=60) is None
+        # ... the death is a's, told once, and none is b's
+        assert (pool.took_down("a"), pool.took_down("a"), pool.took_down("b")) == (True, False, False)
+        # ... and the next task runs in a fresh process
+        assert pool.submit(os.getpid, owner="c").result(timeout=60) != victim
+        # A process the pool stops itself (shutdown) counts for nobody
+        running = pool.submit(time.sleep, 3.0, owner="d")
+        while not running.running():
+            time.sleep(0.01)
+        time.sleep(0.2)
+        pool.terminate()
+        with pytest.raises(BrokenProcessPool, match="stopped"):
+            running.result(timeout=60)
+        assert pool.took_down("d") is False
+    finally:
+        pool.close()

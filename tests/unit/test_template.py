@@ -386,6 +386,7 @@ def test_indexer_environment():
     variables = env(default_resources(OpenSearchArn=OPENSEARCH_ARNS["aoss"]), "IndexerFunction")
     assert set(variables) == COMMON_ENV | {
         "OCR_QUEUE_URL",
+        "INGEST_QUEUE_URL",
         "INDEXER_CONCURRENCY",
         "MAX_OBJECT_BYTES",
         "CONTENT_CACHE_BUCKET",
@@ -554,6 +555,14 @@ def test_worker_service_leaves_the_task_count_to_auto_scaling():
     assert "DesiredCount" not in service
     network = service["NetworkConfiguration"]["AwsvpcConfiguration"]
     assert network["Subnets"] == ["subnet-0123456789abcdef0", "subnet-0123456789abcdef1"]
+
+
+def test_a_worker_deployment_keeps_the_old_tasks_until_the_new_ones_run():
+    # Old and new workers may share the OCR queue (docs/deploy.md#upgrades-old-and-new-consumers-on-one-queue):
+    # nothing forces a gap without workers.
+    deployment = default_resources()["WorkerService"]["Properties"]["DeploymentConfiguration"]
+    assert (deployment["MinimumHealthyPercent"], deployment["MaximumPercent"]) == (100, 200)
+    assert deployment["DeploymentCircuitBreaker"] == {"Enable": True, "Rollback": True}
 
 
 def test_fargate_cpu_memory_rules_cover_every_cpu_value():

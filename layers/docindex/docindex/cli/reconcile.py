@@ -71,6 +71,12 @@ def register(subparsers: Any) -> None:
         metavar="N",
         help="example keys shown per kind (default 10)",
     )
+    parser.add_argument(
+        "--against-ledger",
+        action="store_true",
+        help="also compare each document's version with the generation the ordering ledger holds: finds "
+        "documents the index lost a write of (an index restored from a snapshot); needs the ledger table",
+    )
     parser.add_argument("--report", type=Path, metavar="PATH", help="write every difference to PATH (JSON lines)")
     parser.add_argument("--page-size", type=int, default=1000, help=argparse.SUPPRESS)
     _ops.add_output_options(parser, progress=True)
@@ -136,6 +142,13 @@ def run(args: argparse.Namespace) -> int:
         def progress(objects: int, documents: int, differences: int) -> None:
             bar.update(objects, status=f"{documents:,} docs, {differences:,} differences")
 
+        ledger = None
+        if args.against_ledger:
+            from docindex.ingest.ledger import Ledger
+
+            if not deployment.ledger_table:
+                raise CommandError("--against-ledger needs the ledger table: give --ledger-table or --stack")
+            ledger = Ledger(clients.client("dynamodb"), deployment.ledger_table)
         reconciler = Reconciler(
             s3=s3,
             opensearch=opensearch,
@@ -150,6 +163,7 @@ def run(args: argparse.Namespace) -> int:
             report_file=report_file,
             on_progress=progress,
             exclude_globs=_ops.exclude_globs(),
+            ledger=ledger,
         )
         report = reconciler.run()
     pending = _stuck_pending(args, deployment, clients, opensearch)
@@ -232,17 +246,24 @@ def _render(report: Any, out: _ops.Output, waiting: int | None, report_path: Pat
         ("missing", f"{report.missing:,}", "object not in the index"),
         ("stale", f"{report.stale:,}", "indexed etag is not the object's"),
         ("orphaned", f"{report.orphaned:,}", "document of an object that no longer exists"),
+    ]
+    counts = [report.missing, report.stale, report.orphaned]
+    if report.against_ledger:
+        rows.append(("behind", f"{report.behind:,}", "document older than the ledger's generation"))
+        counts.append(report.behind)
+    rows += [
         ("coverage", f"{report.coverage:.2f} %", "objects whose document is current"),
         ("time", f"{report.seconds:,.1f} s", f"{report.rate:,.0f} keys/s"),
     ]
-    styles = [None, None, None, *(("yellow" if n else None) for n in (report.missing, report.stale, report.orphaned))]
+    styles = [None, None, None, *(("yellow" if n else None) for n in counts)]
     styles += ["green" if report.in_step else "yellow", None]
     out.table(["", "count", ""], rows, styles=styles)
     for kind, samples in report.samples.items():
         if samples:
             out.line(f"{kind} (first {len(samples)}):")
             for sample in samples:
-                etags = " ".join(f"{k}={sample[k]}" for k in ("s3_etag", "index_etag") if k in sample)
+                names = ("s3_etag", "index_etag", "index_version", "ledger_generation")
+                etags = " ".join(f"{k}={sample[k]}" for k in names if k in sample)
                 out.line(f"  {sample['key']}  {etags}", style="dim")
     if report_path:
         out.line(f"every difference: {report_path}")

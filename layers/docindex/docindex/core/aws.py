@@ -64,6 +64,12 @@ def queue_arn_parts(arn: str) -> tuple[str, str, str]:
     return parts[3], parts[4], parts[5]
 
 
+def queue_url_from_arn(arn: str) -> str:
+    """The queue's URL in the form SQS gives it (boto3 sends it to the client's endpoint, moto's too)."""
+    region, account, name = queue_arn_parts(arn)
+    return f"https://sqs.{region}.amazonaws.com/{account}/{name}"
+
+
 def queue_depth(sqs: Any, url: str) -> int:
     """Messages in the queue: visible + in flight + delayed (approximate, as SQS counts them)."""
     attrs = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=list(DEPTH_ATTRIBUTES))["Attributes"]

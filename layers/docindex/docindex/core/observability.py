@@ -64,7 +64,11 @@ class Metric:
     OCR_JOBS_SPLIT = "OcrJobsSplit"
     OCR_RANGES_COMPLETED = "OcrRangesCompleted"
     OCR_PROCESSES_LOST = "OcrProcessesLost"
+    # Pages an attempt had read when an OCR process died under it: its retry reads them again.
+    OCR_PAGES_REDONE = "OcrPagesRedone"
     OCR_LEASES_LOST = "OcrLeasesLost"
+    # A docindex message from a newer release, re-sent for a newer consumer (core/messages.py).
+    MESSAGES_DEFERRED = "MessagesDeferred"
     # The redrive's (functions/redrive): real start runs only; skips and errors also once per Reason.
     # Meaning search (docindex/embed, docindex/index/hybrid.py, docindex/worker/vectors.py).
     HYBRID_SEARCH_DEGRADED = "HybridSearchDegraded"

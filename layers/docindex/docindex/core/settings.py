@@ -141,6 +141,13 @@ class Settings(OpenSearchSettings, AccessSettings, EmbeddingSettings):
     idempotency_ttl_seconds: int = Field(7 * 24 * 3600, alias="IDEMPOTENCY_TTL_SECONDS", gt=0)
 
     ocr_queue_url: str | None = Field(None, alias="OCR_QUEUE_URL")
+    # Where the indexer re-sends a message from a newer release (core/messages.py); unset: the
+    # queue the record came from, by its ARN.
+    ingest_queue_url: str | None = Field(None, alias="INGEST_QUEUE_URL")
+    # A docindex message from a newer release is left to a newer consumer (a rolling deployment):
+    # re-sent with this delay, for at most MESSAGE_DEFER_MAX_SECONDS, then failed towards the DLQ.
+    message_defer_seconds: int = Field(120, alias="MESSAGE_DEFER_SECONDS", ge=1, le=900)
+    message_defer_max_seconds: int = Field(24 * 3600, alias="MESSAGE_DEFER_MAX_SECONDS", gt=0)
     # Objects above this size are handed to the OCR/large-file worker instead
     # of being read into the Lambda's memory.
     max_object_bytes: int = Field(64 * MiB, alias="MAX_OBJECT_BYTES", gt=0)

@@ -62,6 +62,44 @@ def _status(value: Any) -> int | None:
         return None  # "N/A": connection error, timeout
 
 
+class AliasGuard:
+    """Writes go through an alias (``<name>`` names ``<name>-vN``): once a write has shown that, every
+    later write requires it (``require_alias``).
+
+    Without it, a write to an index deleted by mistake would create a new index of that name on the
+    fly, without the mapping (a cluster's default), and every later write and search would use that
+    one. With it, the write fails (``index_not_found_exception``), ``on_missing`` lets the writer's
+    process create the index again (with its mapping) before its next writes, and the change is
+    retried. A name that is a concrete index, not an alias, is written as before.
+    """
+
+    def __init__(self, name: str, on_missing: Callable[[], bool] | None = None) -> None:
+        self.name = name
+        self.required = False
+        self._on_missing = on_missing
+
+    def seen(self, concrete: object) -> None:
+        """A write landed in ``concrete``: the name is an alias when that is another index."""
+        if isinstance(concrete, str) and concrete and concrete != self.name:
+            self.required = True
+
+    def params(self) -> dict[str, str]:
+        return {"require_alias": "true"} if self.required else {}
+
+    @staticmethod
+    def is_missing(error: object) -> bool:
+        """Whether a write's error says the index (the alias) does not exist."""
+        text = error if isinstance(error, str) else json.dumps(error, ensure_ascii=False, default=str)
+        return "index_not_found_exception" in text
+
+    def missing(self) -> bool:
+        """The index is gone: have it created again; whether it exists now (the write may be retried)."""
+        return self._on_missing() if self._on_missing is not None else False
+
+    def error(self) -> TransientError:
+        return TransientError(f"index {self.name} does not exist (deleted?): it is created again, the change retried")
+
+
 class BulkWriter:
     """Thread-safe; use as a context manager around one batch."""
 
@@ -79,8 +117,10 @@ class BulkWriter:
         refresh: bool | str = False,
         still_current: Callable[[Sequence[tuple[str, int]]], set[tuple[str, int]]] | None = None,
         waiting: Callable[[], AbstractContextManager[None]] | None = None,
+        alias_guard: AliasGuard | None = None,
     ) -> None:
         self._client = client
+        self._alias = alias_guard
         # Asked before every request (retries too) which index writes may still land: a write whose
         # change was overtaken (a delete, a newer version) is dropped as a CONFLICT, not sent.
         self._still_current = still_current
@@ -285,6 +325,7 @@ class BulkWriter:
             max_retries=0,
             yield_ok=True,
             refresh=self._refresh,
+            params=self._alias.params() if self._alias else None,
         )
         retry: list[tuple[_Pending, str]] = []
         for position, (ok, item) in enumerate(results):
@@ -294,11 +335,19 @@ class BulkWriter:
             pending = batch[position] if position < len(batch) else by_id[(op_type, info.get("_id"))][0]
             status = _status(info.get("status"))
             if ok:
+                if self._alias is not None:
+                    self._alias.seen(info.get("_index"))
                 pending.future.set_result(WriteOutcome.WRITTEN)
                 continue
             error = info.get("error")
             reason = error if isinstance(error, str) else json.dumps(error, ensure_ascii=False)[:500]
-            if status == 409:
+            if status == 404 and op_type != "delete" and self._alias is not None and AliasGuard.is_missing(error):
+                # Created again with its mapping: the write is retried now; otherwise the change is.
+                if self._alias.missing():
+                    retry.append((pending, "the index was gone and is created again"))
+                else:
+                    pending.future.set_exception(self._alias.error())
+            elif status == 409:
                 pending.future.set_result(WriteOutcome.CONFLICT)
             elif status == 404 and op_type == "delete":
                 pending.future.set_result(WriteOutcome.NOT_FOUND)

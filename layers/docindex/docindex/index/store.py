@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from docindex.core.exceptions import IndexRejectedError, TransientError
 from docindex.core.observability import Metric, count, logger
-from docindex.index.bulk import RETRYABLE_STATUS, WriteOutcome
+from docindex.index.bulk import RETRYABLE_STATUS, AliasGuard, WriteOutcome
 from docindex.index.mapping import ensure_added_fields, ensure_index
 
 if TYPE_CHECKING:
@@ -67,6 +67,10 @@ class DocumentStore:
         self.access = access
         self._ready = False
         self._lock = threading.Lock()
+        # Writes require the alias once one has shown it (an index deleted by mistake is never
+        # recreated on the fly without its mapping); a missing index is created again (ensure).
+        self.alias_guard = AliasGuard(index, on_missing=self._recreate)
+        self._may_create = False  # ensure(create=True) was asked: this process may create the index
 
     def ensure(self, *, retry_seconds: float | None = None, create: bool = True) -> None:
         """Create the index unless it exists, once per process.
@@ -82,12 +86,31 @@ class DocumentStore:
             if self._ready:
                 return
             if create:
+                self._may_create = True
                 self._retrying(lambda: ensure_index(self.client, self.index, vectors=self.vectors), retry_seconds)
                 # The indexer (not the worker, whose role may not change mappings) adds new fields.
                 self._retrying(lambda: ensure_added_fields(self.client, self.index), retry_seconds)
             elif not self._retrying(lambda: bool(self.client.indices.exists(index=self.index)), retry_seconds):
                 raise TransientError(f"index {self.index} does not exist (the indexer creates it)")
             self._ready = True
+
+    def forget(self) -> None:
+        """The index is gone (deleted, the domain replaced): the next ``ensure`` checks, or creates it, again."""
+        with self._lock:
+            self._ready = False
+        logger.warning("the index is gone; it is created again before the next writes", extra={"index": self.index})
+
+    def _recreate(self) -> bool:
+        """A write found the index gone: create it again now if this process may (the indexer)."""
+        self.forget()
+        if not self._may_create:
+            return False
+        try:
+            self.ensure(retry_seconds=0, create=True)
+        except Exception as exc:  # noqa: BLE001 - the change is retried instead
+            logger.warning("could not create the index again", extra={"error": str(exc)})
+            return False
+        return True
 
     def current(
         self, doc_id: str, *, fields: list[str] | None = None, retry_seconds: float | None = None
@@ -145,7 +168,7 @@ class DocumentStore:
         if bulk is not None:
             return bulk.index(doc_id, version, source)
         from opensearchpy.client.utils import _make_path
-        from opensearchpy.exceptions import ConflictError, RequestError
+        from opensearchpy.exceptions import ConflictError, NotFoundError, RequestError
 
         class Overtaken(Exception):
             pass
@@ -158,12 +181,17 @@ class DocumentStore:
             return self.client.transport.perform_request(
                 "POST",
                 _make_path(self.index, "_doc", doc_id),
-                params={"version": version, "version_type": "external_gte"},
+                params={"version": version, "version_type": "external_gte", **self.alias_guard.params()},
                 body=source,
             )
 
         try:
-            self._retrying(index)
+            response = self._retrying(index)
+        except NotFoundError as exc:
+            if AliasGuard.is_missing(exc.info or str(exc)):
+                self.alias_guard.missing()
+                raise self.alias_guard.error() from exc
+            raise
         except Overtaken:
             count(Metric.OVERTAKEN_WRITES_DROPPED)
             logger.info("write dropped: its change was overtaken before it was sent", extra={"id": doc_id})
@@ -172,6 +200,8 @@ class DocumentStore:
             return WriteOutcome.CONFLICT
         except RequestError as exc:
             raise IndexRejectedError(str(exc)) from exc
+        if isinstance(response, dict):
+            self.alias_guard.seen(response.get("_index"))
         return WriteOutcome.WRITTEN
 
     def _retrying(self, operation: Callable[[], T], retry_seconds: float | None = None) -> T:

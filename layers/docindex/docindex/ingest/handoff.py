@@ -9,6 +9,7 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from docindex.core.exceptions import PoisonMessageError, TransientError
+from docindex.core.messages import MessageKind, message_attributes
 
 _RANGE = frozenset({"first_page", "last_page", "page_count", "ranges"})
 
@@ -51,7 +52,18 @@ class OcrJob:
         """This document's job for pages [first, last)."""
         return replace(self, first_page=first, last_page=last, page_count=page_count, ranges=ranges)
 
+    @property
+    def schema(self) -> int:
+        """The schema version this body needs (core/messages.py): 2 for an embed job, else 1.
+
+        A worker of schema 1 reads an embed job's body but would take it for a job to OCR, so it
+        is sent as version 2: such a worker leaves it to a newer one. Every other job stays
+        version 1, which workers of every release since page ranges take.
+        """
+        return 2 if self.reason == EMBED_REASON else 1
+
     def to_json(self) -> str:
+        """The body (schema version 1: what every release since page ranges reads; core/messages.py)."""
         # A whole-document job leaves the range fields out: the same body as before ranges existed.
         fields = {name: value for name, value in asdict(self).items() if value is not None or name not in _RANGE}
         return json.dumps({"docindex": "ocr_job", **fields}, ensure_ascii=False)
@@ -78,7 +90,11 @@ class OcrQueue:
         if not self._url:
             raise TransientError("OCR_QUEUE_URL is not configured; cannot hand off " + job.key)
         try:
-            response = self._sqs.send_message(QueueUrl=self._url, MessageBody=job.to_json())
+            response = self._sqs.send_message(
+                QueueUrl=self._url,
+                MessageBody=job.to_json(),
+                MessageAttributes=message_attributes(MessageKind.OCR_JOB, job.schema),
+            )
         except (ClientError, BotoCoreError) as exc:
             raise TransientError(f"SendMessage to the OCR queue failed: {exc}") from exc
         return str(response["MessageId"])
@@ -92,7 +108,14 @@ class OcrQueue:
         if not self._url:
             raise TransientError("OCR_QUEUE_URL is not configured")
         for start in range(0, len(jobs), 10):
-            entries = [{"Id": str(n), "MessageBody": job.to_json()} for n, job in enumerate(jobs[start : start + 10])]
+            entries = [
+                {
+                    "Id": str(n),
+                    "MessageBody": job.to_json(),
+                    "MessageAttributes": message_attributes(MessageKind.OCR_JOB, job.schema),
+                }
+                for n, job in enumerate(jobs[start : start + 10])
+            ]
             try:
                 response = self._sqs.send_message_batch(QueueUrl=self._url, Entries=entries)
             except (ClientError, BotoCoreError) as exc:

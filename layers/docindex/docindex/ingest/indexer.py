@@ -28,8 +28,10 @@ from aws_lambda_powertools.utilities.idempotency import (
 from aws_lambda_powertools.utilities.idempotency.exceptions import IdempotencyAlreadyInProgressError
 
 from docindex.access.source import AccessMapSource
+from docindex.core.aws import queue_url_from_arn
 from docindex.core.changes import Action, ObjectChange, is_excluded, parse_body
 from docindex.core.exceptions import ObjectArchivedError, PoisonMessageError, TransientError
+from docindex.core.messages import Deferral, Received
 from docindex.core.observability import Metric, count, logger
 from docindex.core.storage import ByteBudget, FetchedObject, ObjectStore
 from docindex.embed.document import EmbeddedDocument
@@ -98,6 +100,9 @@ class Indexer:
         # sized from the function's memory on the first one.
         self.pool: ExtractionPool | None = None
         self.exclude_globs = settings.exclude_globs
+        self.deferral = Deferral(
+            sqs, delay_seconds=settings.message_defer_seconds, max_seconds=settings.message_defer_max_seconds
+        )
         self.idempotency_config = IdempotencyConfig(
             event_key_jmespath="dedupe_key",
             expires_after_seconds=settings.idempotency_ttl_seconds,
@@ -142,6 +147,7 @@ class Indexer:
             time_left=time_left,
             still_current=self.ledger.still_current,
             waiting=slots.waiting,
+            alias_guard=self.documents.alias_guard,
         ) as writer:
             run = BatchRun(
                 writer=writer,
@@ -186,6 +192,10 @@ class Indexer:
     def _handle_record(self, record: SQSRecord, run: BatchRun) -> list[dict[str, Any]]:
         logger.thread_safe_append_keys(message_id=record.message_id)
         try:
+            received = Received.from_lambda(record.raw_event)
+            newer = received.newer_than_understood()
+            if newer:
+                return [self._defer(record, received, newer)]
             if run.index_error:
                 raise TransientError(run.index_error)
             try:
@@ -219,6 +229,27 @@ class Indexer:
             raise
         finally:
             logger.thread_safe_clear_keys()
+
+    def _defer(self, record: SQSRecord, received: Received, why: str) -> dict[str, Any]:
+        """A message from a newer release: a delayed copy waits for a newer indexer, this record succeeds.
+
+        Failing it instead would spend one of its receives on every invocation of this release
+        that sees it, and dead-letter it during a long deployment (docindex/core/messages.py).
+        """
+        url = self.settings.ingest_queue_url or queue_url_from_arn(record.event_source_arn)
+        if not self.deferral.defer(url, received):
+            count(Metric.POISON_MESSAGES)
+            logger.error(
+                "message from a newer release that no newer indexer took; failing it towards the DLQ",
+                extra={"why": why, "deferred_for_max_s": self.deferral.max_seconds},
+            )
+            raise PoisonMessageError(f"{why}; no consumer understood it for {self.deferral.max_seconds:.0f} s")
+        count(Metric.MESSAGES_DEFERRED)
+        logger.info(
+            "message from a newer release left for a newer indexer",
+            extra={"why": why, "retry_in_s": self.deferral.delay_seconds},
+        )
+        return {"outcome": Outcome.DEFERRED.value}
 
     def _on_duplicate(self, response: Any, idempotent_data: DataRecord) -> Any:
         count(Metric.DUPLICATES_SKIPPED)

@@ -67,6 +67,7 @@ class Outcome(StrEnum):
     UNCHANGED = "unchanged"
     ARCHIVED = "archived"
     EXCLUDED = "excluded"
+    DEFERRED = "deferred"  # a message from a newer release, left to a newer consumer
 
 
 @dataclass

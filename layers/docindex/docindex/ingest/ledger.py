@@ -48,7 +48,7 @@ from docindex.core.changes import Action, ObjectChange
 from docindex.core.exceptions import TransientError
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping, Sequence
+    from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 LEDGER_PREFIX = "object#"
 
@@ -84,6 +84,8 @@ class LedgerEntry:
     # OCR attempts of the job queued at ``ocr_failures_of`` whose pool process died or failed.
     ocr_failures: int = 0
     ocr_failures_of: int | None = None
+    bucket: str | None = None
+    key: str | None = None
 
     def ocr_failures_for(self, generation: int) -> int:
         """Failed OCR attempts of the job queued at ``generation`` (0 for any other job)."""
@@ -145,6 +147,8 @@ def _entry(raw: Mapping[str, Any]) -> LedgerEntry:
         ocr_of=int(raw["ocr_of"]["N"]) if "ocr_of" in raw else None,
         ocr_failures=int(raw["ocr_failures"]["N"]) if "ocr_failures" in raw else 0,
         ocr_failures_of=int(raw["ocr_failures_of"]["N"]) if "ocr_failures_of" in raw else None,
+        bucket=text("bucket"),
+        key=text("key"),
     )
 
 
@@ -374,6 +378,107 @@ class Ledger:
                 allowed.add((doc_id, generation))
         return allowed
 
+    def observe(
+        self,
+        doc_id: str,
+        *,
+        bucket: str,
+        key: str,
+        present: bool,
+        at: str,
+        generation: int,
+        expected: int | None,
+        etag: str | None = None,
+        mark: str = "",
+    ) -> bool:
+        """Make the entry an observation of S3 at ``at`` (``docindex ledger repair``), at ``generation``.
+
+        The entry then says what a backfill or ``reconcile --fix`` change would: the object was
+        present (or gone) when S3 was asked at ``at``, so every real event from before is stale.
+        Written only while the entry still holds ``expected`` (None: there is none); the OCR job's
+        accumulators and the attempt count belong to generations that are over and go.
+        False when the entry changed meanwhile.
+        """
+        fields = {
+            "state": "present" if present else "removed",
+            "event_time": at,
+            "observed_at": at,
+            "change_key": "\x1f".join(["docindex:ledger-repair", bucket, key, at]),
+            "bucket": bucket,
+            "key": key,
+            "etag": etag if present else None,
+            "repaired": mark or None,
+        }
+        names = {f"#{name}": name for name in fields}
+        names["#generation"] = "generation"
+        values: dict[str, Any] = {":generation": {"N": str(generation)}}
+        sets, removes = ["#generation = :generation"], []
+        for name, value in fields.items():
+            if value:
+                values[f":{name}"] = {"S": value}
+                sets.append(f"#{name} = :{name}")
+            else:
+                removes.append(f"#{name}")
+        gone = ("version_id", "attempts", "ocr_of", "ocr_at", "ocr_failures", "ocr_failures_of", "ocr_ranges")
+        for name in (*gone, "ocr_ranges_of", *_LEGACY_FAILURE_FIELDS):
+            names[f"#{name}"] = name
+            removes.append(f"#{name}")
+        if expected is None:
+            condition = "attribute_not_exists(id)"
+        else:
+            condition = "#generation = :expected"
+            values[":expected"] = {"N": str(expected)}
+        update = "SET " + ", ".join(sets) + " REMOVE " + ", ".join(removes)
+        return (
+            self._update_if(
+                doc_id,
+                UpdateExpression=update,
+                ConditionExpression=condition,
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues=values,
+            )
+            is not None
+        )
+
+    def present_entries(self, bucket: str, *, prefix: str = "", unless_marked: str = "") -> Iterator[LedgerEntry]:
+        """Every entry of ``bucket`` (keys under ``prefix``) that says present, not marked ``unless_marked``.
+
+        A scan of the whole table, for ``docindex ledger repair``: entries of objects that are
+        neither listed nor indexed any more.
+        """
+        names = {"#state": "state", "#bucket": "bucket"}
+        values: dict[str, Any] = {
+            ":prefix": {"S": LEDGER_PREFIX},
+            ":present": {"S": "present"},
+            ":bucket": {"S": bucket},
+        }
+        condition = "begins_with(id, :prefix) AND #state = :present AND #bucket = :bucket"
+        if prefix:
+            condition += " AND begins_with(#key, :key_prefix)"
+            names["#key"] = "key"
+            values[":key_prefix"] = {"S": prefix}
+        if unless_marked:
+            condition += " AND (attribute_not_exists(#repaired) OR #repaired <> :mark)"
+            names["#repaired"] = "repaired"
+            values[":mark"] = {"S": unless_marked}
+        request: dict[str, Any] = {
+            "TableName": self._table,
+            "FilterExpression": condition,
+            "ExpressionAttributeNames": names,
+            "ExpressionAttributeValues": values,
+            "ConsistentRead": True,
+        }
+        while True:
+            try:
+                page = self._ddb.scan(**request)
+            except ClientError as exc:
+                raise TransientError(f"ledger scan failed: {exc}") from exc
+            for raw in page.get("Items", []):
+                yield _entry(raw)
+            if not page.get("LastEvaluatedKey"):
+                return
+            request["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
     def _update_if(self, doc_id: str, **request: Any) -> Mapping[str, Any] | None:
         """One conditional ``UpdateItem`` on the object's item; None when its condition does not hold."""
         try:
@@ -424,7 +529,9 @@ class Ledger:
                 ConditionExpression=f"{current} AND #of = :generation",
                 ExpressionAttributeNames=names,
                 ExpressionAttributeValues=values,
-                ReturnValues="UPDATED_NEW",
+                # ALL_NEW, not UPDATED_NEW: adding a number already in the set (a range recorded
+                # again) changes nothing, and an "updated attributes" answer may then leave it out.
+                ReturnValues="ALL_NEW",
             )
             if added is not None:
                 return dict(added["Attributes"][attribute])

@@ -18,6 +18,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from docindex.core.changes import ObjectChange
 from docindex.core.exceptions import EnqueueError
+from docindex.core.messages import MessageKind, message_attributes
 
 # SendMessageBatch takes at most 10 entries.
 BATCH_SIZE = 10
@@ -61,7 +62,10 @@ class ChangeSender:
             try:
                 response = self.sqs.send_message_batch(
                     QueueUrl=self.queue_url,
-                    Entries=[{"Id": i, "MessageBody": body} for i, body in pending.items()],
+                    Entries=[
+                        {"Id": i, "MessageBody": body, "MessageAttributes": message_attributes(MessageKind.CHANGE)}
+                        for i, body in pending.items()
+                    ],
                 )
             except (ClientError, BotoCoreError) as exc:
                 # botocore already retried throttling, 5xx and dropped connections (core/clients.py's

@@ -13,7 +13,12 @@ backend that sorted differently would stop the run instead of producing wrong
 counts.
 
 An object is *missing* (no document), *stale* (the document's ``etag`` is not
-the object's) or in sync; a document without an object is *orphaned*.
+the object's) or in sync; a document without an object is *orphaned*. With the
+ledger (``--against-ledger``), an object whose document carries the object's
+ETag but a version (ledger generation) older than the one the ledger holds is
+*behind*: the index lost a write the pipeline made — what an index restored
+from a snapshot looks like (an OCR result, an unchanged re-upload, a change
+undone and redone). The ETag alone cannot see those.
 
 ``fix`` repairs through the ingest queue, never behind the indexer's back:
 missing and stale objects are announced as ``created`` changes dated by S3's
@@ -56,8 +61,9 @@ from typing import IO, Any, TypeVar
 from botocore.exceptions import ClientError
 
 from docindex.core.aws import http_status
-from docindex.core.changes import Action, ObjectChange, is_excluded, normalize_time
+from docindex.core.changes import Action, ObjectChange, doc_id, is_excluded, normalize_time
 from docindex.core.exceptions import ReconcileError
+from docindex.ingest.ledger import Ledger
 from docindex.ops.backfill.sources import ListingPage, list_pages, s3_clock
 from docindex.ops.enqueue import BATCH_SIZE, BacklogGuard, ChangeSender, RateLimiter
 
@@ -68,12 +74,25 @@ class Kind(StrEnum):
     MISSING = "missing"
     STALE = "stale"
     ORPHANED = "orphaned"
+    BEHIND = "behind"  # the document's version is older than the ledger's generation (--against-ledger)
 
 
 @dataclass(frozen=True)
 class IndexedDoc:
     key: str
     etag: str | None
+    version: int | None = None  # the document's external version: the ledger generation it was written at
+
+
+@dataclass(frozen=True)
+class Matched:
+    """An object whose document carries its ETag (in sync, unless the ledger says the index is behind)."""
+
+    key: str
+    observed_at: str
+    etag: str | None
+    size: int | None
+    version: int | None
 
 
 @dataclass(frozen=True)
@@ -86,10 +105,12 @@ class Difference:
     s3_etag: str | None = None
     index_etag: str | None = None
     size: int | None = None
+    index_version: int | None = None
+    ledger_generation: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"kind": self.kind.value, "key": self.key}
-        for name in ("s3_etag", "index_etag", "size"):
+        for name in ("s3_etag", "index_etag", "size", "index_version", "ledger_generation"):
             value = getattr(self, name)
             if value is not None:
                 data[name] = value
@@ -113,6 +134,7 @@ def index_pages(
         "query": {"bool": {"filter": filters}},
         "sort": [{"key": {"order": "asc"}}],
         "_source": ["key", "etag"],
+        "version": True,
         "track_total_hits": False,
     }
     while True:
@@ -120,7 +142,10 @@ def index_pages(
         hits = response["hits"]["hits"]
         if not hits:
             return
-        yield [IndexedDoc(h["_source"]["key"], h["_source"].get("etag")) for h in hits]
+        yield [
+            IndexedDoc(h["_source"]["key"], h["_source"].get("etag"), int(h["_version"]) if "_version" in h else None)
+            for h in hits
+        ]
         if len(hits) < page_size:
             return
         body["search_after"] = hits[-1]["sort"]
@@ -190,8 +215,11 @@ def _ordered(pairs: Iterator[T], key: Callable[[T], str], what: str) -> Iterator
         yield item
 
 
-def merge(pages: Iterable[ListingPage], docs: Iterable[IndexedDoc]) -> Iterator[Difference | None]:
-    """Merge-join the listing and the documents; yields a ``Difference``, or ``None`` per object in sync."""
+def merge(
+    pages: Iterable[ListingPage], docs: Iterable[IndexedDoc], *, matched: bool = False
+) -> Iterator[Difference | Matched | None]:
+    """Merge-join the listing and the documents; yields a ``Difference``, or per object in sync ``None``
+    (a ``Matched`` with ``matched``, for a check of its version)."""
     end_time = ""
 
     def objects() -> Iterator[tuple[Any, str]]:
@@ -206,19 +234,27 @@ def merge(pages: Iterable[ListingPage], docs: Iterable[IndexedDoc]) -> Iterator[
     doc = next(index, None)
     for obj, observed_at in s3:
         while doc is not None and doc.key < obj.key:
-            yield Difference(Kind.ORPHANED, doc.key, observed_at, index_etag=doc.etag)
+            yield Difference(Kind.ORPHANED, doc.key, observed_at, index_etag=doc.etag, index_version=doc.version)
             doc = next(index, None)
         if doc is not None and doc.key == obj.key:
             if doc.etag and doc.etag == obj.etag:
-                yield None
+                yield Matched(obj.key, observed_at, obj.etag, obj.size, doc.version) if matched else None
             else:
-                yield Difference(Kind.STALE, obj.key, observed_at, s3_etag=obj.etag, index_etag=doc.etag, size=obj.size)
+                yield Difference(
+                    Kind.STALE,
+                    obj.key,
+                    observed_at,
+                    s3_etag=obj.etag,
+                    index_etag=doc.etag,
+                    size=obj.size,
+                    index_version=doc.version,
+                )
             doc = next(index, None)
         else:
             yield Difference(Kind.MISSING, obj.key, observed_at, s3_etag=obj.etag, size=obj.size)
     # Past the last object: the final page (requested at end_time) saw none of these keys.
     while doc is not None:
-        yield Difference(Kind.ORPHANED, doc.key, end_time, index_etag=doc.etag)
+        yield Difference(Kind.ORPHANED, doc.key, end_time, index_etag=doc.etag, index_version=doc.version)
         doc = next(index, None)
 
 
@@ -233,6 +269,8 @@ class ReconcileReport:
     missing: int = 0
     stale: int = 0
     orphaned: int = 0
+    behind: int = 0
+    against_ledger: bool = False
     fixed: bool = False
     enqueued_created: int = 0
     enqueued_removed: int = 0
@@ -254,7 +292,7 @@ class ReconcileReport:
 
     @property
     def differences(self) -> int:
-        return self.missing + self.stale + self.orphaned
+        return self.missing + self.stale + self.orphaned + self.behind
 
     @property
     def in_step(self) -> bool:
@@ -275,6 +313,7 @@ class ReconcileReport:
             "missing": self.missing,
             "stale": self.stale,
             "orphaned": self.orphaned,
+            "behind": self.behind if self.against_ledger else None,
             "coverage_percent": round(self.coverage, 4),
             "in_step": self.in_step,
             "fixed": self.fixed,
@@ -292,10 +331,37 @@ class ReconcileReport:
 
 ProgressCallback = Callable[[int, int, int], None]  # objects, documents, differences
 
+# Matched objects checked against the ledger per request (BatchGetItem reads 100 items).
+LEDGER_BATCH = 100
+
 # An orphan's removal is dated this long before S3's answer to the HEAD that confirmed it gone,
 # and only a HEAD answered within HEAD_CONFIRM_SECONDS is trusted (module docstring).
 REMOVAL_MARGIN = timedelta(seconds=2)
 HEAD_CONFIRM_SECONDS = 0.5
+
+
+class Removal(StrEnum):
+    """What a ``HeadObject`` said about an object the listing did not show."""
+
+    GONE = "gone"
+    REAPPEARED = "reappeared"  # it exists (again): keep its document
+    UNCONFIRMED = "unconfirmed"  # no Date, or a HEAD too slow to date a removal safely
+
+
+def confirm_gone(s3: Any, bucket: str, key: str) -> tuple[str | None, Removal]:
+    """Whether ``key`` is gone, and the time its removal may be dated (module docstring: S3's clock)."""
+    started = time.monotonic()
+    try:
+        s3.head_object(Bucket=bucket, Key=key)
+    except ClientError as exc:
+        if http_status(exc) != 404:
+            raise
+        answered = s3_clock(exc.response)
+    else:
+        return None, Removal.REAPPEARED
+    if answered is None or time.monotonic() - started > HEAD_CONFIRM_SECONDS:
+        return None, Removal.UNCONFIRMED
+    return normalize_time(answered - REMOVAL_MARGIN), Removal.GONE
 
 
 class Reconciler:
@@ -317,8 +383,11 @@ class Reconciler:
         report_file: IO[str] | None = None,
         on_progress: ProgressCallback | None = None,
         exclude_globs: tuple[str, ...] | None = None,
+        ledger: Ledger | None = None,
     ) -> None:
         self.exclude_globs = exclude_globs
+        self.ledger = ledger
+        self._matched: list[Matched] = []
         self.s3 = s3
         self.opensearch = opensearch
         self.bucket = bucket
@@ -341,6 +410,7 @@ class Reconciler:
             index=self.index,
             fixed=self.sender is not None,
             queue_url=self.sender.queue_url if self.sender else None,
+            against_ledger=self.ledger is not None,
         )
         pages = prefetched(list_pages(self.s3, self.bucket, prefix=self.prefix, page_size=self.page_size))
         doc_pages = prefetched(
@@ -358,13 +428,19 @@ class Reconciler:
                 yield page
 
         try:
-            for n, difference in enumerate(merge(counted_pages(), docs()), start=1):
+            merged = merge(counted_pages(), docs(), matched=self.ledger is not None)
+            for n, difference in enumerate(merged, start=1):
                 if difference is None:
                     report.in_sync += 1
+                elif isinstance(difference, Matched):
+                    self._matched.append(difference)
+                    if len(self._matched) == LEDGER_BATCH:
+                        self._check_versions(report)
                 else:
                     self._record(report, difference)
                 if self.on_progress and n % 500 == 0:
                     self.on_progress(report.objects, report.documents, report.differences)
+            self._check_versions(report)
             self._flush(report)
         finally:
             pages.close()
@@ -408,22 +484,39 @@ class Reconciler:
         if len(self._fixes) == BATCH_SIZE:
             self._flush(report)
 
+    def _check_versions(self, report: ReconcileReport) -> None:
+        """Objects in sync by ETag whose document is older than the ledger's generation are behind."""
+        if not self._matched or self.ledger is None:
+            return
+        batch, self._matched = self._matched, []
+        entries = self.ledger.entries(doc_id(self.bucket, m.key) for m in batch)
+        for m in batch:
+            entry = entries.get(doc_id(self.bucket, m.key))
+            if entry is None or entry.state != "present" or m.version is None or entry.generation <= m.version:
+                report.in_sync += 1
+                continue
+            self._record(
+                report,
+                Difference(
+                    Kind.BEHIND,
+                    m.key,
+                    m.observed_at,
+                    s3_etag=m.etag,
+                    index_etag=m.etag,
+                    size=m.size,
+                    index_version=m.version,
+                    ledger_generation=entry.generation,
+                ),
+            )
+
     def _confirm_gone(self, report: ReconcileReport, key: str) -> str | None:
         """When the removal of an orphan may be dated (see the module docstring), or None: keep it."""
-        started = time.monotonic()
-        try:
-            self.s3.head_object(Bucket=self.bucket, Key=key)
-        except ClientError as exc:
-            if http_status(exc) != 404:
-                raise
-            answered = s3_clock(exc.response)
-        else:
+        gone_at, outcome = confirm_gone(self.s3, self.bucket, key)
+        if outcome is Removal.REAPPEARED:
             report.orphans_reappeared += 1
-            return None
-        if answered is None or time.monotonic() - started > HEAD_CONFIRM_SECONDS:
+        elif outcome is Removal.UNCONFIRMED:
             report.orphans_unconfirmed += 1
-            return None
-        return normalize_time(answered - REMOVAL_MARGIN)
+        return gone_at
 
     def _flush(self, report: ReconcileReport) -> None:
         if not self._fixes or self.sender is None:

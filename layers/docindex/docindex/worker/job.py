@@ -175,7 +175,10 @@ class JobRunner:
                     OcrStatus.FAILED,
                 )
             ):
-                return {"outcome": Outcome.DONE.value, "note": "already written"}
+                # A duplicate delivery its idempotency record did not catch (the table lost,
+                # the record expired): the ledger and the index say it is done.
+                count(Metric.OCR_JOBS_DUPLICATE)
+                return {"outcome": Outcome.DUPLICATE.value, "note": "already written"}
             logger.info("resuming a job whose ledger commit was not followed by its write")
         elif entry.generation != job.generation:
             return self._stale(job, f"the ledger holds generation {entry.generation}")
@@ -204,10 +207,13 @@ class JobRunner:
                     return self._run_range(job, doc_id, downloaded, lease, deadline=deadline, started=started)
                 content = self._cached_or_computed(job, downloaded, lease, deadline)
             except (PoolProcessLost, BrokenProcessPool) as exc:
-                # Every job in flight on this task sees the pool break; the one whose page was in
-                # the process that died counts it.
+                # Only the job whose page was in the process that died counts it.
                 if self.pool.took_down(_owner(job)):
                     self._count_failure(job, doc_id)
+                redone = getattr(exc, "pages_read", 0)
+                if redone:
+                    count(Metric.OCR_PAGES_REDONE, redone)
+                    logger.info("pages read before an OCR process died are read again", extra={"pages": redone})
                 if isinstance(exc, BrokenProcessPool):  # the pool broke again as the job submitted to it
                     raise PoolProcessLost(f"an OCR process died: {exc}") from exc
                 raise

@@ -42,6 +42,8 @@ class Lease:
         self.message_id: str = message["MessageId"]
         self.receipt_handle: str = message["ReceiptHandle"]
         self.body: str = message.get("Body", "")
+        # The schema version lives here (docindex/core/messages.py); received with MessageAttributeNames=All.
+        self.message_attributes: dict[str, Any] = dict(message.get("MessageAttributes") or {})
         self.receive_count = int(message.get("Attributes", {}).get("ApproximateReceiveCount", "1"))
         self.lease_seconds = lease_seconds
         # Counted from *before* the receive call: the message may have been

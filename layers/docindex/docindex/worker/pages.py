@@ -31,7 +31,12 @@ T = TypeVar("T")
 
 
 class PoolProcessLost(TransientError):
-    """A pool process died under the job (killed out of memory, a crash in native code); retried, and counted."""
+    """A pool process died under the job (killed out of memory, a crash in native code); retried, and counted.
+
+    ``pages_read``: the pages this attempt had read before it; the retry reads them again.
+    """
+
+    pages_read = 0
 
 
 class PageReader:
@@ -69,12 +74,18 @@ class PageReader:
         chars = 0
         in_flight: deque[Future[PageResult]] = deque()
         next_page = first
+        done = 0
         try:
             while next_page < last or in_flight:
                 while next_page < last and len(in_flight) < self.pool.processes:
                     in_flight.append(self.pool.submit(process_page, path, kind, next_page, self.options, owner=owner))
                     next_page += 1
-                page = self.wait(in_flight.popleft(), lease)
+                try:
+                    page = self.wait(in_flight.popleft(), lease)
+                except PoolProcessLost as exc:
+                    exc.pages_read += done
+                    raise
+                done += 1
                 _tally(part, page)
                 if page.text:
                     part.texts.append(page.text)

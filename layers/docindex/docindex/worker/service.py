@@ -27,6 +27,7 @@ from aws_lambda_powertools.utilities.idempotency.exceptions import IdempotencyAl
 from botocore.exceptions import BotoCoreError, ClientError
 
 from docindex.core.exceptions import JobAbandoned, PoisonMessageError, TransientError
+from docindex.core.messages import Deferral, Received
 from docindex.core.observability import Metric, count, flush, logger
 from docindex.ingest.handoff import OcrJob
 from docindex.worker.job import JobRunner
@@ -71,6 +72,11 @@ class Worker:
             interval=settings.heartbeat_seconds,
             lease_seconds=settings.lease_seconds,
             renew_locks=self.runner.renew_locks,
+        )
+        self.deferral = Deferral(
+            sqs,
+            delay_seconds=settings.common.message_defer_seconds,
+            max_seconds=settings.common.message_defer_max_seconds,
         )
         self._flush_metrics = flush_metrics
         self._jobs = ThreadPoolExecutor(max_workers=settings.concurrency, thread_name_prefix="ocr-job")
@@ -188,6 +194,8 @@ class Worker:
                 # visibility timeout plays no part.
                 VisibilityTimeout=self.settings.lease_seconds,
                 AttributeNames=["ApproximateReceiveCount"],
+                # docindex-schema: a job from a newer release is left to a newer worker (_defer).
+                MessageAttributeNames=["All"],
             )
         except (ClientError, BotoCoreError) as exc:
             logger.warning("ReceiveMessage failed", extra={"error": str(exc)})
@@ -211,6 +219,11 @@ class Worker:
     def _handle(self, lease: Lease) -> None:
         logger.thread_safe_append_keys(message_id=lease.message_id, receive_count=lease.receive_count)
         try:
+            received = Received.from_sqs({"Body": lease.body, "MessageAttributes": lease.message_attributes})
+            newer = received.newer_than_understood()
+            if newer:
+                self._defer(lease, received, newer)
+                return
             job = OcrJob.from_json(lease.body)
             logger.thread_safe_append_keys(bucket=job.bucket, key=job.key, generation=job.generation, reason=job.reason)
             result = self.runner.run(job, lease)
@@ -249,6 +262,22 @@ class Worker:
                 self._running.pop(lease.receipt_handle, None)
                 self.jobs_finished += 1
                 self._changed.notify_all()
+
+    def _defer(self, lease: Lease, received: Received, why: str) -> None:
+        """A job from a newer release: a delayed copy waits for a newer worker, the original is deleted.
+
+        Left in the queue instead, it would spend one of its receives on every worker of this
+        release that sees it, and be dead-lettered during a rolling deployment
+        (docindex/core/messages.py).
+        """
+        if not self.deferral.defer(self.queue_url, received):
+            raise PoisonMessageError(f"{why}; no worker understood it for {self.deferral.max_seconds:.0f} s")
+        self._delete(lease)
+        count(Metric.MESSAGES_DEFERRED)
+        logger.info(
+            "job from a newer release left for a newer worker",
+            extra={"why": why, "retry_in_s": self.deferral.delay_seconds},
+        )
 
     def _retry_delay(self, lease: Lease) -> int:
         base = self.settings.retry_delay_seconds
