@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from docindex.core import messages
 from docindex.core.changes import Action, parse_body
 from docindex.core.messages import (
     DEFERRED_SINCE_ATTRIBUTE,
@@ -15,7 +16,6 @@ from docindex.core.messages import (
     Received,
     message_attributes,
 )
-from docindex.core import messages
 from docindex.ingest.handoff import EMBED_REASON, OcrJob
 
 # Bodies exactly as the release before schema versions wrote them (commit 9c5e4dd: backfill's
