@@ -83,7 +83,8 @@ def test_backfill_reconcile_diagnose_pause_search(workdir: Path) -> None:
     lose_events(sqs, queue)
     fixed = cli_json("reconcile", "--fix", cwd=workdir, ok=(1,))
     assert (fixed["missing"], fixed["orphaned"], fixed["enqueued_created"], fixed["enqueued_removed"]) == (1, 1, 1, 1)
-    cli("local", "run", "--once", "--no-worker", "--max-seconds", "120", cwd=workdir)
+    # (with the worker this time: it adds meaning search's vectors, the OCR queue's embed jobs)
+    cli("local", "run", "--once", "--max-seconds", "120", cwd=workdir)
     human = cli("reconcile", cwd=workdir)
     assert "100.00 %" in human.stdout
     assert "in step with the bucket" in human.stdout

@@ -213,6 +213,25 @@ def test_a_model_failure_degrades_to_keyword_search(
     assert "query not embedded" in caplog.text
 
 
+def test_a_cluster_that_refuses_the_vector_query_answers_by_words(
+    world: tuple[SearchWorld, Stack, Proxy], caplog: pytest.LogCaptureFixture
+) -> None:
+    from docindex.index.search import search
+
+    # Given the index with its vectors, read straight from osmem: no k-NN query there (as on a
+    # cluster whose k-NN plugin is missing), only the stand-in in front of it answers one
+    _, stack, proxy = world
+    direct = OpenSearch(hosts=[proxy._server.upstream], timeout=60)  # type: ignore[attr-defined]
+    before = metric_total(Metric.HYBRID_SEARCH_DEGRADED)
+    # When someone searches by words
+    hits = search(direct, stack.index, "食堂", size=5)
+    # Then the words answer, the refusal is logged and counted, and nothing fails
+    assert [hit["key"] for hit in hits] == ["総務部/案内/社員食堂のご案内.txt"]
+    assert "found_by" not in hits[0]
+    assert metric_total(Metric.HYBRID_SEARCH_DEGRADED) == before + 1
+    assert "the cluster refused the vector query" in caplog.text
+
+
 def test_the_cli_search_fuses_the_same_way(world: tuple[SearchWorld, Stack, Proxy]) -> None:
     from docindex.index.search import search
 

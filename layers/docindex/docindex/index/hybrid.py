@@ -164,11 +164,15 @@ def _vectors_of(client: Any, index: str) -> VectorSpec | None:
         cached = _index_vectors.get(key)
         if cached is not None and now - cached[0] < INDEX_VECTORS_TTL_SECONDS:
             return cast("VectorSpec | None", cached[1])
+    from opensearchpy.exceptions import ConnectionError as ClusterUnreachable
+
     try:
         spec = index_vectors(client, index)
+    except ClusterUnreachable:
+        raise  # the keyword search cannot run either: its caller reports the one error
     except Exception as exc:  # noqa: BLE001 - a mapping we cannot read: keyword search, as before
         logger.warning("could not read the index's vector fields; keyword search only", extra={"error": str(exc)})
-        spec = None
+        return None  # not remembered: the next search asks again
     with _index_vectors_lock:
         _index_vectors[key] = (now, spec)
     return spec
@@ -184,12 +188,16 @@ def rank(
     window: int = WINDOW,
     spread: float | None = None,
     min_score: float = 0.0,
-) -> Fused:
+) -> Fused | None:
     """Both legs' best ``window`` documents, fused; the keyword leg's matches first.
 
     The vector leg keeps only documents scoring at least ``min_score``, and within ``spread`` of its
-    best one (None: however far).
+    best one (None: however far). None when the cluster refuses the vector leg's query (no k-NN
+    query, a mapping it cannot search): the search is keyword-only, logged and counted in
+    ``HybridSearchDegraded``, as when the query cannot be embedded.
     """
+    from opensearchpy.exceptions import RequestError
+
     keyword = client.search(
         index=index,
         body={"size": window, "_source": False, "track_total_hits": False, "query": keyword_query},
@@ -199,7 +207,12 @@ def rank(
     # its file name: each clause requires every part): such exact matches stay ahead of documents
     # found by meaning alone, ordered among themselves by both legs.
     first = set(keyword_ids)
-    nearest = vector_hits(client.search(index=index, body=vector_body(vector, k=window, filters=filters)))
+    try:
+        nearest = vector_hits(client.search(index=index, body=vector_body(vector, k=window, filters=filters)))
+    except RequestError as exc:  # a 400 the keyword leg did not get: this cluster cannot search vectors
+        count(Metric.HYBRID_SEARCH_DEGRADED)
+        logger.warning("the cluster refused the vector query; keyword search only", extra={"error": str(exc)[:300]})
+        return None
     nearest = [hit for hit in nearest if hit.score >= min_score]
     if spread is not None and nearest:
         nearest = [hit for hit in nearest if hit.score >= nearest[0].score - spread]

@@ -264,6 +264,7 @@ def search(
             spread=meaning_score_spread,
             min_score=meaning_min_score,
         )
+    if fused is not None:
         hybrid_body, page_ids = final_body(fused, start=start, size=fetch, keyword_must=must, filters=filters)
         if pages is not None:
             hybrid_body["query"]["bool"]["filter"].append(pages)

@@ -197,6 +197,8 @@ class SearchService:
             spread=self.settings.meaning_score_spread,
             min_score=self.settings.meaning_min_score,
         )
+        if fused is None:  # the cluster refused the vector leg: keyword-only (logged, counted)
+            return None, []
         page, page_ids = final_body(fused, start=body["from"], size=body["size"], keyword_must=must, filters=filters)
         # The page-hits clause (filter context) stays: each hit still names its matching pages.
         page["query"]["bool"]["filter"] += [f for f in body["query"]["bool"]["filter"] if f not in filters]
