@@ -61,6 +61,18 @@ def _worker(spec: dict[str, Any]) -> dict[str, Any]:
     return {"jobs": jobs, "concurrency": worker.settings.concurrency}
 
 
+def _peak_rss_mb() -> float:
+    """This program's own peak resident memory (VmHWM: the memory map's, new at exec).
+
+    Not ``RUSAGE_SELF``'s ``ru_maxrss``: Linux carries it across ``execve``, so a process started by
+    fork and exec from a test worker that had grown to hundreds of MB reported that worker's size.
+    """
+    for line in Path("/proc/self/status").read_text(encoding="ascii").splitlines():
+        if line.startswith("VmHWM:"):
+            return round(int(line.split()[1]) / 1024, 1)
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
 def main(argv: list[str]) -> int:
     mode, spec_path, out_path = argv
     spec = json.loads(Path(spec_path).read_text(encoding="utf-8"))
@@ -69,7 +81,7 @@ def main(argv: list[str]) -> int:
     result = _indexer(spec) if mode == "indexer" else _worker(spec)
     # ru_maxrss is in KiB on Linux; RUSAGE_CHILDREN is the largest child waited for (the OCR processes).
     result["seconds"] = round(time.monotonic() - started, 2)
-    result["max_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+    result["max_rss_mb"] = _peak_rss_mb()
     result["children_max_rss_mb"] = round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1)
     Path(out_path).write_text(json.dumps(result), encoding="utf-8")
     return 0
