@@ -36,7 +36,7 @@ system-deps: ## Install Tesseract (jpn, jpn_vert, osd) and a Japanese font if mi
 
 .PHONY: test
 test: $(STAMP) system-deps ## Run unit, integration and end-to-end tests
-	$(BIN)/pytest -n auto $(PYTEST_ARGS)
+	$(BIN)/pytest -n auto --dist worksteal $(PYTEST_ARGS)
 
 .PHONY: test-unit
 test-unit: $(STAMP) ## Run only the unit tests (no servers)

@@ -19,6 +19,9 @@ from typing import Any
 
 # The rolling upgrade from the previous release has its own test below; the others run the current code only.
 QUICK = ["--function-timeout", "3", "--visibility-timeout", "6", "--max-receive-count", "2", "--no-rolling-upgrade"]
+# The disaster drills (80 s here) run in the fault soak below, and each on its own in
+# tests/integration/test_drills.py; the focused soaks skip them.
+FOCUSED = ["--no-drills"]
 
 
 def soak(tmp_path: Path, *args: str, timeout: float = 240) -> tuple[int, dict[str, Any]]:
@@ -75,7 +78,8 @@ def test_the_judge_catches_an_indexer_that_writes_duplicates(tmp_path: Path) -> 
     # When the indexer runs without its duplicate guards (idempotency, the re-apply check)
     code, run = soak(
         tmp_path, "--seeds", "3", "--documents", "20", "--storm-ratio", "0.5", *QUICK,
-        "--no-poison", "--kill-probability", "0", "--worker-kill-probability", "0", "--sabotage", "duplicates",
+        "--no-poison", "--kill-probability", "0", "--worker-kill-probability", "0",
+        "--sabotage", "duplicates", *FOCUSED,
     )  # fmt: skip
     # Then reconcile alone cannot tell (the index is in step), but the write count can
     assert run["reconcile"]["coverage_percent"] == 100.0
@@ -88,7 +92,8 @@ def test_the_judge_catches_an_indexer_that_reads_unchanged_content_again(tmp_pat
     # When the indexer neither recognises an unchanged re-upload nor asks the content cache
     code, run = soak(
         tmp_path, "--seeds", "3", "--documents", "20", "--storm-ratio", "0.5", *QUICK,
-        "--no-poison", "--kill-probability", "0", "--worker-kill-probability", "0", "--sabotage", "rereads",
+        "--no-poison", "--kill-probability", "0", "--worker-kill-probability", "0",
+        "--sabotage", "rereads", *FOCUSED,
     )  # fmt: skip
     # Then the index is in step (reconcile cannot tell), but the re-sync phase's reads and extractions show
     assert run["reconcile"]["coverage_percent"] == 100.0
@@ -105,7 +110,7 @@ RACE = [
     "--documents", "10", "--storm-ratio", "3", "--function-timeout", "12", "--visibility-timeout", "24",
     "--max-receive-count", "2", "--lambdas", "4", "--no-poison", "--kill-probability", "0",
     "--worker-kill-probability", "0", "--write-delay-probability", "0.4", "--write-delay-seconds", "6:8",
-    "--storm-weights", "flash=100", "--no-rolling-upgrade",
+    "--storm-weights", "flash=100", "--no-rolling-upgrade", *FOCUSED,
 ]  # fmt: skip
 
 
@@ -137,7 +142,7 @@ def test_the_judge_catches_a_deleted_file_that_comes_back(tmp_path: Path) -> Non
 ROLLING = [
     "--documents", "24", "--storm-ratio", "0.5", "--function-timeout", "8", "--visibility-timeout", "16",
     "--max-receive-count", "5", "--no-faults", "--no-poison", "--worker-range-pages", "1",
-    "--kind-weights", "scan_tiff=40,scan_png=10",
+    "--kind-weights", "scan_tiff=40,scan_png=10", *FOCUSED,
 ]  # fmt: skip
 
 
