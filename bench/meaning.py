@@ -134,6 +134,43 @@ def embed_corpus(documents: list[tuple[str, str]], cache: VectorCache) -> tuple[
     return embedded, cost
 
 
+def embedding_cost(documents: list[tuple[str, str]], queries: list[str]) -> dict[str, Any]:
+    """The model's CPU, measured every run whatever the cache holds: ``documents`` embedded
+    afresh (the worker's work per document) and ``queries`` (the search function's per search)."""
+    from docindex.embed.document import embed_document
+    from docindex.embed.settings import embedder_for
+
+    settings = _settings()
+    embedder = embedder_for(settings)
+    assert embedder is not None
+    embedder.query("準備")  # the model loaded before the clock starts
+    passages, started = 0, time.process_time()
+    for key, text in documents:
+        title = key.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+        embedded = embed_document(
+            embedder,
+            text,
+            title=title,
+            max_passages=settings.embed_max_passages,
+            max_chars=settings.embed_passage_chars,
+        )
+        passages += len(embedded.passages)
+    passage_cpu = (time.process_time() - started) / max(1, passages)
+    query_cpu = []
+    for text in queries:
+        started = time.process_time()
+        embedder.query(text)
+        query_cpu.append(time.process_time() - started)
+    return {
+        "sample_documents": len(documents),
+        "sample_passages": passages,
+        "cpu_ms_per_passage": round(passage_cpu * 1000, 1),
+        "cpu_ms_per_query": round(statistics.median(query_cpu) * 1000, 1),
+        # A long document reaches EMBED_MAX_PASSAGES passages (its first EMBED_PASSAGE_CHARS x that).
+        "cpu_ms_per_document_at_the_cap": round(passage_cpu * settings.embed_max_passages * 1000),
+    }
+
+
 def load(
     client: Any, index: str, documents: list[tuple[str, str]], embedded: dict[str, Any], *, vectors: bool = True
 ) -> None:
@@ -195,6 +232,7 @@ def measure(docs: int) -> dict[str, Any]:
 
     documents = corpus(docs)
     embedded, cost = embed_corpus(documents, VectorCache(CACHE))
+    cost.update(embedding_cost(documents[:40], [q.text for q in QUERIES[:20]]))
     with OsmemServer.start(japanese=True) as server, Proxy(server.url, ExactKnn()) as proxy:
         client = OpenSearch(hosts=[proxy.url], timeout=300)
         load(client, "documents", documents, embedded)
