@@ -153,6 +153,18 @@ def test_the_tables_match_folded_text() -> None:
     assert not set(kanji) & set(kanji.values())  # a standard form is never rewritten again
 
 
+def test_okurigana_an_entry_adds_are_never_added_twice() -> None:
+    # 手続 → 手続き met 手続き itself and wrote 手続きき: folding was not idempotent
+    table = variants._word_table()
+    extending = {s: t for s, t in table.kanji.items() if t.startswith(s) and len(t) > len(s)}
+    assert len(extending) > 40
+    for source, target in extending.items():
+        assert fold(target) == fold(source), (source, target)
+        assert fold(fold(target)) == fold(target), target
+    assert fold("お手続きのご案内") == "お手続きのご案内"
+    assert fold("支払い期日と支払方法") == "支払い期日と支払い方法"
+
+
 def test_the_notice_names_every_table_and_its_licence() -> None:
     notice = (variants.DATA / "NOTICE.md").read_text(encoding="utf-8")
     for table in variants.DATA.glob("*.tsv"):

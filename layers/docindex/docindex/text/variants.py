@@ -45,7 +45,7 @@ from typing import Any
 
 # Bump when fold() or its tables change: an index built with another version answers variant
 # queries from documents folded the old way until `docindex reindex` rebuilds it.
-NORMALIZATION_VERSION = 1
+NORMALIZATION_VERSION = 2  # 2: okurigana an entry adds are not added twice (手続き stayed 手続きき)
 
 DATA = Path(__file__).with_name("data")
 # Of a longer text only the start is folded (about 50 pages): the spellings of a 2,000,000-character
@@ -199,8 +199,16 @@ class _WordTable:
         parts: list[str] = []
         done = 0
         for end, (size, target) in self.automaton.iter_long(text):
+            if end + 1 - size < done:
+                continue  # inside the okurigana a match below already took in
             parts += [text[done : end + 1 - size], target]
             done = end + 1
+            # An entry that adds okurigana (手続 → 手続き) meets text that has them already: the
+            # text's own okurigana are the target's, not more (手続き stays 手続き, not 手続きき).
+            source = text[end + 1 - size : end + 1]
+            added = target[len(source) :] if target.startswith(source) else ""
+            if added and text.startswith(added, done):
+                done += len(added)
         return "".join(parts) + text[done:] if parts else text
 
     def _katakana_run(self, match: re.Match[str]) -> str:
