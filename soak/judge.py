@@ -317,18 +317,26 @@ class ResyncReport:
         }
 
 
+_STALE_AT_CLAIM = "stale change skipped: a newer change of this object was applied"
+
+
 def applied_outcomes(log_lines: Iterable[str]) -> dict[str, list[dict[str, Any]]]:
-    """The indexer's ``change applied`` log records by key (Powertools JSON lines)."""
+    """The indexer's outcome of each change by key (Powertools JSON lines): its ``change applied``
+    records, and a change the ledger refused at its claim (logged on its own, outcome ``stale``)."""
     outcomes: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for line in log_lines:
-        if '"change applied"' not in line:
+        if '"change applied"' not in line and _STALE_AT_CLAIM not in line:
             continue
         try:
             record = json.loads(line)
         except ValueError:
             continue
-        if record.get("message") == "change applied" and record.get("key"):
+        if not record.get("key"):
+            continue
+        if record.get("message") == "change applied":
             outcomes[str(record["key"])].append(record)
+        elif record.get("message") == _STALE_AT_CLAIM:
+            outcomes[str(record["key"])].append({**record, "outcome": "stale"})
     return outcomes
 
 

@@ -130,3 +130,13 @@ def test_a_reupload_must_be_unchanged_unless_renamed_after_it_in_the_phase() -> 
     )
     assert read.body_reads == {KEY: 1}
     assert not read.ok
+    # The ledger may refuse the re-upload at its claim already (the delete applied first): the
+    # indexer logs that on its own line, and it is the same right outcome
+    at_claim = json.dumps(
+        {"message": "stale change skipped: a newer change of this object was applied", "key": KEY, "action": "created"},
+        ensure_ascii=False,
+    )
+    report = check_resync(
+        plan, bucket=BUCKET, gets=Counter(), log_lines=[at_claim, *lines[1:]], messages=[], ocr_url=OCR
+    )
+    assert report.ok
