@@ -20,6 +20,12 @@ def test_documents_matching_every_word_stay_ahead_of_meaning_only_ones() -> None
     assert fused.order == ["exact", "close1", "close2"]
 
 
+def test_the_vector_leg_does_not_reorder_the_exact_matches() -> None:
+    # The vector leg likes the keyword leg's second match best: the exact matches keep their order
+    fused = fuse(["first", "second"], _v("second", "close", "first"), first={"first", "second"})
+    assert fused.order == ["first", "second", "close"]
+
+
 def test_ties_keep_the_keyword_order_then_the_vector_order() -> None:
     assert fuse(["a", "b"], []).order == ["a", "b"]
     assert fuse([], _v("x", "y")).order == ["x", "y"]

@@ -99,18 +99,22 @@ def vector_hits(response: dict[str, Any]) -> list[VectorHit]:
 
 
 def fuse(keyword: Sequence[str], vector: Sequence[VectorHit], *, first: set[str] | None = None) -> Fused:
-    """Reciprocal-rank fusion of the two legs; documents in ``first`` (the exact matches) stay ahead.
+    """The fused order: documents in ``first`` (the exact matches) ahead, in the keyword leg's
+    order; then the others by reciprocal-rank fusion of the two legs (ties: the vector leg's order).
 
-    Ties keep the keyword leg's order, then the vector leg's.
+    The vector leg does not reorder exact matches: measured on the relevance set, letting it do
+    so (fusing their ranks too) moved right answers below others that merely read alike.
     """
     scores: dict[str, float] = {}
     for rank, doc_id in enumerate(keyword, start=1):
         scores[doc_id] = scores.get(doc_id, 0.0) + 1.0 / (RRF_K + rank)
     for rank, hit in enumerate(vector, start=1):
         scores[hit.doc_id] = scores.get(hit.doc_id, 0.0) + 1.0 / (RRF_K + rank)
-    position = {doc_id: i for i, doc_id in enumerate([*keyword, *(h.doc_id for h in vector)])}
+    position: dict[str, int] = {}
+    for doc_id in [*keyword, *(h.doc_id for h in vector)]:
+        position.setdefault(doc_id, len(position))  # where each document first appears
     ahead = first or set()
-    order = sorted(scores, key=lambda d: (d not in ahead, -scores[d], position[d]))
+    order = sorted(scores, key=lambda d: (0, position[d], 0.0) if d in ahead else (1, -scores[d], position[d]))
     return Fused(order=order, vector={hit.doc_id: hit for hit in vector}, keyword=set(keyword))
 
 
@@ -205,7 +209,7 @@ def rank(
     keyword_ids = [hit["_id"] for hit in keyword["hits"]["hits"]]
     # Every keyword hit holds all of the query (as words, in another spelling, as characters or in
     # its file name: each clause requires every part): such exact matches stay ahead of documents
-    # found by meaning alone, ordered among themselves by both legs.
+    # found by meaning alone, in the keyword order.
     first = set(keyword_ids)
     try:
         nearest = vector_hits(client.search(index=index, body=vector_body(vector, k=window, filters=filters)))
