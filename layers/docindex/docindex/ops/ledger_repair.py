@@ -31,24 +31,21 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from docindex.core.changes import doc_id, is_excluded
 from docindex.ingest.ledger import Ledger, LedgerEntry
-from docindex.ops.backfill.sources import ListingPage, list_pages
 from docindex.ops.reconcile import (
     LEDGER_BATCH,
     Difference,
-    IndexedDoc,
     Kind,
     Matched,
     Removal,
+    bucket_and_index,
     confirm_gone,
-    index_pages,
     merge,
-    prefetched,
 )
 
 
@@ -135,24 +132,18 @@ class LedgerRepair:
     def run(self) -> RepairReport:
         started = time.monotonic()
         report = RepairReport(self.bucket, self.prefix, run_id=uuid.uuid4().hex[:12])
-        pages = prefetched(list_pages(self.s3, self.bucket, prefix=self.prefix, page_size=self.page_size))
-        doc_pages = prefetched(
-            index_pages(self.opensearch, self.index, self.bucket, prefix=self.prefix, page_size=self.page_size)
+        walk = bucket_and_index(
+            self.s3,
+            self.opensearch,
+            self.index,
+            self.bucket,
+            prefix=self.prefix,
+            page_size=self.page_size,
+            tally=report,
         )
-
-        def docs() -> Iterator[IndexedDoc]:
-            for page in doc_pages:
-                report.documents += len(page)
-                yield from page
-
-        def counted_pages() -> Iterator[ListingPage]:
-            for page in pages:
-                report.objects += len(page.objects)
-                yield page
-
         batch: list[_Seen] = []
-        try:
-            for item in merge(counted_pages(), docs(), matched=True):
+        with walk as (counted_pages, docs):
+            for item in merge(counted_pages, docs, matched=True):
                 seen = _seen(item)
                 if seen is None:
                     continue
@@ -164,9 +155,6 @@ class LedgerRepair:
                     self._repair(report, batch)
                     batch = []
             self._repair(report, batch)
-        finally:
-            pages.close()
-            doc_pages.close()
         self._forgotten_deletes(report)
         report.seconds = time.monotonic() - started
         return report

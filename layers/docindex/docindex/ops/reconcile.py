@@ -53,10 +53,11 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Generator, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
 from enum import StrEnum
-from typing import IO, Any, TypeVar
+from typing import IO, Any, Protocol, TypeVar
 
 from botocore.exceptions import ClientError
 
@@ -213,6 +214,37 @@ def _ordered(pairs: Iterator[T], key: Callable[[T], str], what: str) -> Iterator
             )
         previous = current
         yield item
+
+
+class _Tally(Protocol):
+    objects: int
+    documents: int
+
+
+@contextmanager
+def bucket_and_index(
+    s3: Any, opensearch: Any, index: str, bucket: str, *, prefix: str, page_size: int, tally: _Tally
+) -> Iterator[tuple[Iterator[ListingPage], Iterator[IndexedDoc]]]:
+    """The bucket's listing pages and the index's documents, both read ahead, for :func:`merge`
+    (the readers stop when the block ends); ``tally`` counts objects and documents as they pass."""
+    pages = prefetched(list_pages(s3, bucket, prefix=prefix, page_size=page_size))
+    doc_pages = prefetched(index_pages(opensearch, index, bucket, prefix=prefix, page_size=page_size))
+
+    def docs() -> Iterator[IndexedDoc]:
+        for page in doc_pages:
+            tally.documents += len(page)
+            yield from page
+
+    def counted_pages() -> Iterator[ListingPage]:
+        for page in pages:
+            tally.objects += len(page.objects)
+            yield page
+
+    try:
+        yield counted_pages(), docs()
+    finally:
+        pages.close()
+        doc_pages.close()
 
 
 def merge(
@@ -412,39 +444,32 @@ class Reconciler:
             queue_url=self.sender.queue_url if self.sender else None,
             against_ledger=self.ledger is not None,
         )
-        pages = prefetched(list_pages(self.s3, self.bucket, prefix=self.prefix, page_size=self.page_size))
-        doc_pages = prefetched(
-            index_pages(self.opensearch, self.index, self.bucket, prefix=self.prefix, page_size=self.page_size)
+        walk = bucket_and_index(
+            self.s3,
+            self.opensearch,
+            self.index,
+            self.bucket,
+            prefix=self.prefix,
+            page_size=self.page_size,
+            tally=report,
         )
-
-        def docs() -> Iterator[IndexedDoc]:
-            for page in doc_pages:
-                report.documents += len(page)
-                yield from page
-
-        def counted_pages() -> Iterator[ListingPage]:
-            for page in pages:
-                report.objects += len(page.objects)
-                yield page
-
         try:
-            merged = merge(counted_pages(), docs(), matched=self.ledger is not None)
-            for n, difference in enumerate(merged, start=1):
-                if difference is None:
-                    report.in_sync += 1
-                elif isinstance(difference, Matched):
-                    self._matched.append(difference)
-                    if len(self._matched) == LEDGER_BATCH:
-                        self._check_versions(report)
-                else:
-                    self._record(report, difference)
-                if self.on_progress and n % 500 == 0:
-                    self.on_progress(report.objects, report.documents, report.differences)
-            self._check_versions(report)
-            self._flush(report)
+            with walk as (counted_pages, docs):
+                merged = merge(counted_pages, docs, matched=self.ledger is not None)
+                for n, difference in enumerate(merged, start=1):
+                    if difference is None:
+                        report.in_sync += 1
+                    elif isinstance(difference, Matched):
+                        self._matched.append(difference)
+                        if len(self._matched) == LEDGER_BATCH:
+                            self._check_versions(report)
+                    else:
+                        self._record(report, difference)
+                    if self.on_progress and n % 500 == 0:
+                        self.on_progress(report.objects, report.documents, report.differences)
+                self._check_versions(report)
+                self._flush(report)
         finally:
-            pages.close()
-            doc_pages.close()
             report.seconds = time.monotonic() - started
         if self.on_progress:
             self.on_progress(report.objects, report.documents, report.differences)
