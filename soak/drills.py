@@ -128,6 +128,8 @@ class Drills:
     def snapshot_restored(self) -> dict[str, Any]:
         from opensearchpy import OpenSearch, helpers
 
+        from docindex.core.settings import EmbeddingSettings
+        from docindex.embed.settings import vector_spec
         from docindex.index.mapping import ensure_index
 
         client = OpenSearch(hosts=[self.stack.osmem], timeout=120)
@@ -139,7 +141,8 @@ class Drills:
         self.soak.drain(self.stack, "after the changes since the snapshot")
         concrete = next(iter(client.indices.get_alias(name=index)))
         client.indices.delete(index=concrete)
-        ensure_index(client, index)
+        # A snapshot restores the index as it was: its mapping, meaning search's vector field included.
+        ensure_index(client, index, vectors=vector_spec(EmbeddingSettings.from_env(self.stack.env)))
         self.soak.harness_settings(self.stack)
         helpers.bulk(
             client,
