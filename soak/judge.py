@@ -33,7 +33,7 @@ from typing import Any
 from devkit.faults import SentMessage, Write
 from docindex.core.changes import parse_body
 from docindex.core.exceptions import PoisonMessageError
-from docindex.ingest.handoff import OcrJob
+from docindex.ingest.handoff import EMBED_REASON, OcrJob
 from soak.workload import ObjectState
 
 SAMPLES = 10
@@ -83,8 +83,9 @@ def announced_changes(messages: Iterable[SentMessage], ingest_url: str) -> dict[
     return changes
 
 
-def queued_ocr_jobs(messages: Iterable[SentMessage], ocr_url: str) -> dict[str, set[int]]:
-    """Distinct OCR job generations per document id."""
+def queued_ocr_jobs(messages: Iterable[SentMessage], ocr_url: str, *, embed: bool = True) -> dict[str, set[int]]:
+    """Distinct OCR job generations per document id (``embed``: meaning search's embed jobs too,
+    which the worker commits like OCR results)."""
     from docindex.core.changes import doc_id
 
     jobs: dict[str, set[int]] = defaultdict(set)
@@ -95,7 +96,8 @@ def queued_ocr_jobs(messages: Iterable[SentMessage], ocr_url: str) -> dict[str, 
             job = OcrJob.from_json(message.body)
         except PoisonMessageError:
             continue
-        jobs[doc_id(job.bucket, job.key)].add(job.generation)
+        if embed or job.reason != EMBED_REASON:
+            jobs[doc_id(job.bucket, job.key)].add(job.generation)
     return jobs
 
 
@@ -375,7 +377,9 @@ def check_resync(
         right = {"unchanged", "stale"} if key in deleted_after else {"unchanged"}
         if not any(r.get("outcome") in right for r in outcomes.get(key, [])):
             report.not_unchanged.append(key)
-    jobs = queued_ocr_jobs(messages, ocr_url)
+    # An embed job may follow a copy whose original's vectors were still on their way (the worker
+    # then takes them from the cache): not an OCR job, not a re-read.
+    jobs = queued_ocr_jobs(messages, ocr_url, embed=False)
     for key in plan.new_keys:
         if not any(r.get("cached") is True for r in outcomes.get(key, [])):
             report.extracted.append(key)

@@ -140,3 +140,13 @@ def test_a_reupload_must_be_unchanged_unless_renamed_after_it_in_the_phase() -> 
         plan, bucket=BUCKET, gets=Counter(), log_lines=[at_claim, *lines[1:]], messages=[], ocr_url=OCR
     )
     assert report.ok
+
+    # A renamed copy may get an embed job (its original's vectors still on their way), never an OCR job
+    def job(reason: str) -> SentMessage:
+        body = OcrJob(bucket=BUCKET, key=moved, reason=reason, generation=1).to_json()
+        return SentMessage(queue_url=OCR, body=body, client="indexer", at=0.0)
+
+    embedded = check_resync(plan, bucket=BUCKET, gets=Counter(), log_lines=lines, messages=[job("embed")], ocr_url=OCR)
+    assert embedded.ok
+    ocr = check_resync(plan, bucket=BUCKET, gets=Counter(), log_lines=lines, messages=[job("image")], ocr_url=OCR)
+    assert ocr.ocr_jobs == [moved]
