@@ -253,14 +253,17 @@ class Stages:
         from aws_lambda_powertools.utilities.idempotency.persistence.dynamodb import DynamoDBPersistenceLayer
 
         import docindex.ingest.indexer as indexer_module
+        import docindex.ingest.reading as reading_module
         from docindex.core.storage import ObjectStore
         from docindex.index.bulk import BulkWriter
+        from docindex.index.documents import IndexDocument
         from docindex.ingest.handoff import OcrQueue
         from docindex.ingest.ledger import Ledger
 
         self.wrap(ObjectStore, "fetch", "s3_get")
-        self.wrap(indexer_module, "extract", lambda doc: f"extract:{getattr(doc, 'kind', 'error')}")
-        self.wrap(indexer_module.IndexDocument, "extracted", "build_document")
+        # extract() as the indexer calls it (docindex.ingest.reading imports it by name).
+        self.wrap(reading_module, "extract", lambda doc: f"extract:{getattr(doc, 'kind', 'error')}")
+        self.wrap(IndexDocument, "extracted", "build_document")
         self.wrap(Ledger, "claim", "ledger_claim")
         self.wrap(DynamoDBPersistenceLayer, "_put_record", "idempotency_put")
         self.wrap(DynamoDBPersistenceLayer, "_update_record", "idempotency_update")
