@@ -111,9 +111,9 @@ class Drills:
         self.soak.harness_settings(stack)  # `local up` provisions the notification the harness plays itself
         writes = len(self.soak.writes.snapshot())
         sent = self.soak.sends.snapshot()
-        ingest, ocr = env["INGEST_QUEUE_URL"], env["OCR_QUEUE_URL"]
+        ingest, workers = env["INGEST_QUEUE_URL"], (env["OCR_QUEUE_URL"], env["EMBED_QUEUE_URL"])
         notifications = [m for m in sent if m.queue_url == ingest and m.body not in self.poison]
-        jobs = [m for m in sent if m.queue_url == ocr and m.body not in self.poison and '"ocr_job"' in m.body]
+        jobs = [m for m in sent if m.queue_url in workers and m.body not in self.poison and '"ocr_job"' in m.body]
         every = max(1, round(1 / self.share))
         again = notifications[::every] + jobs[::every]
         for message in again:

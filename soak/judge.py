@@ -83,14 +83,15 @@ def announced_changes(messages: Iterable[SentMessage], ingest_url: str) -> dict[
     return changes
 
 
-def queued_ocr_jobs(messages: Iterable[SentMessage], ocr_url: str, *, embed: bool = True) -> dict[str, set[int]]:
-    """Distinct OCR job generations per document id (``embed``: meaning search's embed jobs too,
-    which the worker commits like OCR results)."""
+def queued_ocr_jobs(messages: Iterable[SentMessage], *queue_urls: str, embed: bool = True) -> dict[str, set[int]]:
+    """Distinct OCR job generations per document id, of the jobs sent to ``queue_urls`` (the OCR
+    queue, the embed queue); ``embed``: meaning search's embed jobs too, which the worker commits
+    like OCR results."""
     from docindex.core.changes import doc_id
 
     jobs: dict[str, set[int]] = defaultdict(set)
     for message in messages:
-        if message.queue_url != ocr_url:
+        if message.queue_url not in queue_urls:
             continue
         try:
             job = OcrJob.from_json(message.body)

@@ -290,8 +290,12 @@ class Soak:
         dead = {
             "ingest": _visible(stack.sqs, stack.env["INGEST_DLQ_URL"]),
             "ocr": _visible(stack.sqs, stack.env["OCR_DLQ_URL"]),
+            "embed": _visible(stack.sqs, stack.env["EMBED_DLQ_URL"]),
         }
-        echo(f"  faults stopped; dead-lettered: {dead['ingest']} ingest, {dead['ocr']} OCR; redriving")
+        echo(
+            f"  faults stopped; dead-lettered: {dead['ingest']} ingest, {dead['ocr']} OCR, {dead['embed']} embed; "
+            "redriving"
+        )
         mover = LocalMessageMover(stack.sqs, sends=self.sends)
         redrive = self._timed("redrive", lambda: self._redrive(stack, mover))
         self._timed("drain_after_redrive", lambda: self.drain(stack, "after the redrive"))
@@ -370,8 +374,9 @@ class Soak:
         self._short_gc_deletes(stack.osmem, env["OPENSEARCH_INDEX"])
         stack.s3.put_bucket_notification_configuration(Bucket=env["DOCINDEX_BUCKET"], NotificationConfiguration={})
         # `local up` gives the OCR queue its own maxReceiveCount; the soak uses one for both.
-        policy = {"deadLetterTargetArn": env["OCR_DLQ_ARN"], "maxReceiveCount": self.config.max_receive_count}
-        stack.sqs.set_queue_attributes(QueueUrl=env["OCR_QUEUE_URL"], Attributes={"RedrivePolicy": json.dumps(policy)})
+        for queue, dlq in (("OCR_QUEUE_URL", "OCR_DLQ_ARN"), ("EMBED_QUEUE_URL", "EMBED_DLQ_ARN")):
+            policy = {"deadLetterTargetArn": env[dlq], "maxReceiveCount": self.config.max_receive_count}
+            stack.sqs.set_queue_attributes(QueueUrl=env[queue], Attributes={"RedrivePolicy": json.dumps(policy)})
 
     def _short_gc_deletes(self, url: str, index: str) -> None:
         """A delete's tombstone lives ``gc_deletes_seconds`` (``docindex local up`` created the index)."""
@@ -780,7 +785,7 @@ class Soak:
     def drain(self, stack: Stack, when: str) -> None:
         """Until every notification is sent, both queues are empty and no invocation runs."""
         deadline = time.monotonic() + self.config.drain_timeout
-        urls = [stack.env["INGEST_QUEUE_URL"], stack.env["OCR_QUEUE_URL"]]
+        urls = [stack.env["INGEST_QUEUE_URL"], stack.env["OCR_QUEUE_URL"], stack.env["EMBED_QUEUE_URL"]]
         quiet, last_report = 0, time.monotonic()
         while quiet < 3:
             self._check_alive()
@@ -813,6 +818,7 @@ class Soak:
                 "REDRIVE_STATE_TABLE": env["LEDGER_TABLE"],
                 "INGEST_DLQ_ARN": env["INGEST_DLQ_ARN"],
                 "OCR_DLQ_ARN": env["OCR_DLQ_ARN"],
+                "EMBED_DLQ_ARN": env["EMBED_DLQ_ARN"],
                 "REDRIVE_VELOCITY": "100",
                 "OPENSEARCH_ENDPOINT": env["OPENSEARCH_ENDPOINT"],
                 "OPENSEARCH_INDEX": env["OPENSEARCH_INDEX"],
@@ -889,13 +895,14 @@ class Soak:
         writes = count_writes(
             self.writes.snapshot(),
             announced_changes(messages, env["INGEST_QUEUE_URL"]),
-            queued_ocr_jobs(messages, env["OCR_QUEUE_URL"]),
+            queued_ocr_jobs(messages, env["OCR_QUEUE_URL"], env["EMBED_QUEUE_URL"]),
         )
         if not writes.ok:
             failures.append(f"writes: {writes.duplicate_writes} duplicate writes ({len(writes.violations)} violations)")
         dlqs = [
             check_dlq("ingest", drain_bodies(stack.sqs, env["INGEST_DLQ_URL"]), ingest_poison),
             check_dlq("ocr", drain_bodies(stack.sqs, env["OCR_DLQ_URL"]), ocr_poison),
+            check_dlq("embed", drain_bodies(stack.sqs, env["EMBED_DLQ_URL"]), []),
         ]
         failures += [
             f"{d.queue} DLQ: {len(d.unexpected)} unexpected messages, {len(d.missing_poison)} poison missing"
@@ -912,6 +919,11 @@ class Soak:
         if listed != set(expected):
             failures.append(f"model: the bucket holds {len(listed)} objects, the workload expects {len(expected)}")
         rolling = self._rolling_upgrade(ingest_poison + ocr_poison) if self.config.previous_release else None
+        if rolling is not None and rolling["embed_jobs_taken_by_previous"]:
+            failures.append(
+                f"rolling upgrade: the previous release took {rolling['embed_jobs_taken_by_previous']} embed jobs "
+                "for jobs to OCR"
+            )
         if rolling is not None and rolling["unreadable_by_previous"]:
             failures.append(
                 f"rolling upgrade: the previous release failed {rolling['unreadable_by_previous']} messages "
@@ -943,9 +955,11 @@ class Soak:
         logs.append(self.dir / "worker-previous.log")
         unreadable: list[str] = []
         failed = 0  # job attempts and records the previous release failed (faults, or the current one's data)
+        embed_taken = 0  # meaning search's jobs the previous worker took for jobs to OCR (it has no embed queue)
         for log in filter(Path.exists, logs):
             for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
                 failed += '"OCR job failed' in line or '"record failed"' in line
+                embed_taken += '"OCR job finished"' in line and '"reason":"embed"' in line.replace(" ", "")
                 if '"poison message' not in line:
                     continue
                 try:
@@ -980,6 +994,8 @@ class Soak:
             "unreadable_by_previous": len(unreadable),
             "unreadable_samples": unreadable[:SAMPLES],
             "deferred_by_current": int(current.metrics.get("MessagesDeferred", 0)),
+            "embed_jobs_queued_by_current": int(current.metrics.get("EmbedJobsQueued", 0)),
+            "embed_jobs_taken_by_previous": embed_taken,
         }
 
     def _process_deaths(self, killed: int, pages_redone: int) -> dict[str, Any]:

@@ -34,6 +34,9 @@ Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 
 
 class Worker(Protocol):
+    # The queues it takes jobs from (the OCR queue, the embed queue): the runner waits for them to drain.
+    queue_urls: list[str]
+
     def poll_once(self, wait_seconds: int = ...) -> int: ...
 
 
@@ -153,7 +156,6 @@ class LocalRunner:
         batch_size: int = 10,
         function_timeout: float = 10.0,
         worker: Worker | None = None,
-        ocr_queue_url: str | None = None,
         context_factory: Callable[[], Any] | None = None,
     ) -> None:
         self.sqs = sqs
@@ -164,7 +166,6 @@ class LocalRunner:
         self.batch_size = max(1, min(batch_size, 10_000))
         self.function_timeout = function_timeout
         self.worker = worker
-        self.ocr_queue_url = ocr_queue_url
         self.context_factory = context_factory or (lambda: LocalLambdaContext(timeout_seconds=self.function_timeout))
         self.stats = RunStats()
 
@@ -211,17 +212,18 @@ class LocalRunner:
 
     def drained(self) -> bool:
         """Nothing visible, in flight or delayed in the queues this runner serves."""
-        urls = [self.queue_url]
-        if self.worker is not None and self.ocr_queue_url:
-            urls.append(self.ocr_queue_url)
-        return all(queue_depth(self.sqs, url) == 0 for url in urls)
+        return all(queue_depth(self.sqs, url) == 0 for url in self._served())
 
     def depths(self) -> dict[str, int]:
         """Messages in each served queue (visible, in flight and delayed), by queue URL."""
+        return {url: queue_depth(self.sqs, url) for url in self._served()}
+
+    def _served(self) -> list[str]:
+        """The ingest queue, and the worker's queues (OCR, embed) when there is a worker."""
         urls = [self.queue_url]
-        if self.worker is not None and self.ocr_queue_url:
-            urls.append(self.ocr_queue_url)
-        return {url: queue_depth(self.sqs, url) for url in urls}
+        if self.worker is not None:
+            urls.extend(self.worker.queue_urls)
+        return urls
 
     def run(
         self,

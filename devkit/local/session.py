@@ -231,7 +231,6 @@ def run_local(
         batch_size=batch_size,
         function_timeout=float(env.get("LOCAL_FUNCTION_TIMEOUT", "10")),
         worker=worker,
-        ocr_queue_url=env.get("OCR_QUEUE_URL"),
     )
     report = None
     if on_progress is not None:

@@ -54,6 +54,14 @@ class StackNames:
         return f"{self.prefix}-ocr-dlq"
 
     @property
+    def embed_queue(self) -> str:
+        return f"{self.prefix}-embed"
+
+    @property
+    def embed_dlq(self) -> str:
+        return f"{self.prefix}-embed-dlq"
+
+    @property
     def idempotency_table(self) -> str:
         return f"{self.prefix}-idempotency"
 
@@ -178,6 +186,15 @@ def provision(
         max_receive=options.ocr_max_receive_count,
         retention=4 * DAY,
     )
+    # As in template.yaml: meaning search's embed jobs on a queue of their own (docs/deploy.md).
+    embed = _queue_pair(
+        sqs,
+        names.embed_queue,
+        names.embed_dlq,
+        visibility=options.ocr_visibility_timeout,
+        max_receive=options.ocr_max_receive_count,
+        retention=4 * DAY,
+    )
     for bucket in (names.bucket, names.cache_bucket):
         _bucket(s3, bucket, region)
     # Exactly one notification path: the bucket's queue configuration.
@@ -214,6 +231,10 @@ def provision(
         "OCR_QUEUE_ARN": ocr["arn"],
         "OCR_DLQ_URL": ocr["dlq_url"],
         "OCR_DLQ_ARN": ocr["dlq_arn"],
+        "EMBED_QUEUE_URL": embed["url"],
+        "EMBED_QUEUE_ARN": embed["arn"],
+        "EMBED_DLQ_URL": embed["dlq_url"],
+        "EMBED_DLQ_ARN": embed["dlq_arn"],
         "IDEMPOTENCY_TABLE": names.idempotency_table,
         "LEDGER_TABLE": names.ledger_table,
         # As in template.yaml: the redrive's no-progress state shares the ledger table (ids redrive#...).

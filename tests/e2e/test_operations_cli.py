@@ -83,7 +83,7 @@ def test_backfill_reconcile_diagnose_pause_search(workdir: Path) -> None:
     lose_events(sqs, queue)
     fixed = cli_json("reconcile", "--fix", cwd=workdir, ok=(1,))
     assert (fixed["missing"], fixed["orphaned"], fixed["enqueued_created"], fixed["enqueued_removed"]) == (1, 1, 1, 1)
-    # (with the worker this time: it adds meaning search's vectors, the OCR queue's embed jobs)
+    # (with the worker this time: it adds meaning search's vectors, the embed queue's jobs)
     cli("local", "run", "--once", "--max-seconds", "120", cwd=workdir)
     human = cli("reconcile", cwd=workdir)
     assert "100.00 %" in human.stdout
@@ -92,7 +92,7 @@ def test_backfill_reconcile_diagnose_pause_search(workdir: Path) -> None:
     # diagnose passes the drained local stack (exit 0), and says what it skipped
     table = cli("diagnose", "--sample-seconds", "0.5", cwd=workdir).stdout
     assert "exactly one path (s3)" in table
-    assert "OK: 9 ok, 0 warning(s), 0 failure(s), 5 skipped (exit 0)" in table
+    assert "OK: 12 ok, 0 warning(s), 0 failure(s), 5 skipped (exit 0)" in table
 
     # pause has nothing to pause locally but the runner (exit 1, and says so)
     pause = cli("pause", cwd=workdir, ok=(1,))

@@ -160,7 +160,10 @@ def test_a_rolling_upgrade_from_the_previous_release_loses_and_dead_letters_noth
     assert rolling["previous_ocr_jobs"] + rolling["previous_ocr_ranges"] > 0
     # ... nothing the current release sent was poison to the previous one, nothing was dead-lettered
     assert rolling["unreadable_by_previous"] == 0
-    assert run["dead_lettered"] == {"ingest": 0, "ocr": 0}
+    assert run["dead_lettered"] == {"ingest": 0, "ocr": 0, "embed": 0}
+    # ... and meaning search's jobs, on a queue of their own, never reached the previous worker
+    assert rolling["embed_jobs_queued_by_current"] > 0
+    assert rolling["embed_jobs_taken_by_previous"] == 0
     # ... and nothing was lost or written twice: the judge passes
     assert run["writes"]["duplicate_writes"] == 0
     assert run["reconcile"]["coverage_percent"] == 100.0

@@ -72,7 +72,6 @@ class Pipeline:
             region=REGION,
             function_timeout=30,
             worker=self.worker if ocr else None,
-            ocr_queue_url=self.stack.env["OCR_QUEUE_URL"],
         )
         stats = runner.run(once=True, max_seconds=120)
         assert stats.drained, runner.depths()

@@ -26,6 +26,7 @@ from devkit.messages import s3_notification
 from docindex.core.messages import SCHEMA_ATTRIBUTE
 from docindex.core.settings import Settings
 from docindex.index.mapping import INDEX_VERSION, ensure_index
+from docindex.ingest.handoff import EMBED_REASON, OcrJob
 from docindex.ingest.indexer import Indexer
 from docindex.worker.config import WorkerSettings
 from docindex.worker.pool import OcrPool
@@ -60,6 +61,7 @@ def role_for(stack: Stack, name: str) -> Role:
         "LedgerTable": stack.env["LEDGER_TABLE"],
         "IngestQueue": stack.env["INGEST_QUEUE_URL"],
         "OcrQueue": stack.env["OCR_QUEUE_URL"],
+        "EmbedQueue": stack.env["EMBED_QUEUE_URL"],
     }
     return Role.from_template(name, names, OpenSearchIndex=stack.index)
 
@@ -144,6 +146,18 @@ def test_the_indexer_role_grants_exactly_what_the_indexer_calls(stack: Stack, mo
     assert deliver(created(stack, "versions/規程.txt", "0002", new)) == set()
     stack.aws.s3.delete_object(Bucket=stack.bucket, Key="versions/規程.txt", VersionId=new["VersionId"])
     assert deliver(removed(stack, "versions/規程.txt", "0003", version_id=new["VersionId"])) == set()
+    # ... and, with meaning search on, queues a text document's embed job on the embed queue
+    meaning = Indexer(
+        Settings.from_env(stack.settings_env(EMBEDDINGS="local")),
+        s3=role.client(stack.aws.s3),
+        sqs=role.client(stack.aws.sqs),
+        dynamodb=role.client(stack.aws.dynamodb),
+        opensearch=limited_opensearch(stack, role),
+    )
+    meant = put(stack, "notes/休業.txt", "年末年始の休業のお知らせ".encode())
+    assert invoke(meaning, sqs_event(created(stack, "notes/休業.txt", "0001", meant))) == set()
+    (embed,) = stack.messages("EMBED_QUEUE_URL", delete=True)
+    assert OcrJob.from_json(embed["Body"]).reason == EMBED_REASON
 
     # Then the index shows every path ran
     assert stack.doc("notes/議事録.txt") is None
@@ -248,6 +262,19 @@ def test_the_worker_task_role_grants_exactly_what_the_worker_calls(stack: Stack,
         splitting = worker(WORKER_RANGE_PAGES="1")
         for _ in range(3):  # the job, then its two ranges
             assert splitting.poll_once(wait_seconds=1) == 1
+        # ... on the embed queue, leaves a newer release's embed job to a newer worker and refuses
+        # an OCR job (only embed jobs come that way; it goes back for its retries, then the DLQ)
+        embed_queue = stack.env["EMBED_QUEUE_URL"]
+        for reason, schema in ((EMBED_REASON, 99), ("image", 1)):
+            job = OcrJob(bucket=stack.bucket, key="notes/x.txt", reason=reason, generation=1)
+            stack.aws.sqs.send_message(
+                QueueUrl=embed_queue,
+                MessageBody=job.to_json(),
+                MessageAttributes={SCHEMA_ATTRIBUTE: {"DataType": "Number", "StringValue": str(schema)}},
+            )
+            assert worker().poll_once(wait_seconds=1) == 1
+        left = stack.messages("EMBED_QUEUE_URL", delete=True)
+        assert [OcrJob.from_json(m["Body"]).reason for m in left] == ["image"]  # the deferred copy is delayed
     finally:
         for made in workers:
             made.close()

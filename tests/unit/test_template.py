@@ -208,10 +208,10 @@ def test_redrive_has_exactly_the_background_permissions_on_dlqs_and_sources():
     statements = _statements_of(resources, "RedriveRole")
     dlq_side = statements["MoveMessagesOutOfDlqs"]
     assert set(dlq_side["Action"]) == REDRIVE_DLQ_ACTIONS
-    assert {ref_target(r) for r in dlq_side["Resource"]} == {"IngestDlq", "OcrDlq"}
+    assert {ref_target(r) for r in dlq_side["Resource"]} == {"IngestDlq", "OcrDlq", "EmbedDlq"}
     source_side = statements["MoveMessagesIntoSources"]
     assert "sqs:SendMessage" in source_side["Action"]
-    assert {ref_target(r) for r in source_side["Resource"]} == {"IngestQueue", "OcrQueue"}
+    assert {ref_target(r) for r in source_side["Resource"]} == {"IngestQueue", "OcrQueue", "EmbedQueue"}
     # ThroughputProbe (REDRIVE_ADAPTIVE_FRACTION) calls GetMetricStatistics, nothing calls GetMetricData
     assert statements["ReadQueueMetrics"]["Action"] == "cloudwatch:GetMetricStatistics"
     assert statements["ReadQueueMetrics"]["Resource"] == "*"
@@ -304,17 +304,22 @@ def test_indexer_reads_objects_sends_ocr_jobs_and_writes_tables():
     assert set(statements["ReadDocuments"]["Action"]) == {"s3:GetObject", "s3:GetObjectVersion"}
     assert statements["HandOffOcrJobs"]["Action"] == "sqs:SendMessage"
     assert ref_target(statements["HandOffOcrJobs"]["Resource"]) == "OcrQueue"
+    # Meaning search's embed jobs go to their own queue (workers of older releases never poll it)
+    assert statements["QueueEmbedJobs"]["Action"] == "sqs:SendMessage"
+    assert ref_target(statements["QueueEmbedJobs"]["Resource"]) == "EmbedQueue"
     assert ref_target(statements["Idempotency"]["Resource"]) == "IdempotencyTable"
     assert ref_target(statements["Ledger"]["Resource"]) == "LedgerTable"
     # Ledger.still_current (before every write attempt) reads the ledger in batches
     assert "dynamodb:BatchGetItem" in statements["Ledger"]["Action"]
 
 
-def test_worker_can_extend_visibility_on_the_ocr_queue_only():
+def test_worker_can_extend_visibility_on_the_ocr_and_embed_queues_only():
     statements = _statements_of(default_resources(), "WorkerTaskRole")
     consume = statements["ConsumeOcrQueue"]
     assert "sqs:ChangeMessageVisibility" in consume["Action"]
-    assert ref_target(consume["Resource"]) == "OcrQueue"
+    assert {ref_target(r) for r in as_list(consume["Resource"])} == {"OcrQueue", "EmbedQueue"}
+    # It sends page-range jobs, and defers a newer release's job, to the queue it came from
+    assert {ref_target(r) for r in as_list(statements["SendPageRangeJobs"]["Resource"])} == {"OcrQueue", "EmbedQueue"}
     assert not any("cloudwatch:PutMetricData" in as_list(s["Action"]) for s in statements.values())
 
 
@@ -386,6 +391,7 @@ def test_indexer_environment():
     variables = env(default_resources(OpenSearchArn=OPENSEARCH_ARNS["aoss"]), "IndexerFunction")
     assert set(variables) == COMMON_ENV | {
         "OCR_QUEUE_URL",
+        "EMBED_QUEUE_URL",
         "INGEST_QUEUE_URL",
         "INDEXER_CONCURRENCY",
         "MAX_OBJECT_BYTES",
@@ -400,6 +406,7 @@ def test_indexer_environment():
     assert variables["MAX_OBJECT_BYTES"] == 67108864
     assert variables["INDEXER_CONCURRENCY"] == 16
     assert ref_target(variables["OCR_QUEUE_URL"]) == "OcrQueue"
+    assert ref_target(variables["EMBED_QUEUE_URL"]) == "EmbedQueue"
 
 
 def test_redrive_environment_and_schedule():
@@ -415,7 +422,7 @@ def test_redrive_environment_and_schedule():
         "REDRIVE_DESTINATIONS",
     }
     dlq_arns = scenario.render(variables["REDRIVE_DLQ_ARNS"]).split(",")
-    assert dlq_arns == [scenario.render({"Fn::GetAtt": [q, "Arn"]}) for q in ("IngestDlq", "OcrDlq")]
+    assert dlq_arns == [scenario.render({"Fn::GetAtt": [q, "Arn"]}) for q in ("IngestDlq", "OcrDlq", "EmbedDlq")]
     assert ref_target(variables["REDRIVE_STATE_TABLE"]) == "LedgerTable"
     velocity = TEMPLATE["Parameters"]["RedriveVelocity"]
     assert (velocity["Default"], velocity["MinValue"], velocity["MaxValue"]) == (10, 1, 500)
@@ -618,9 +625,10 @@ def test_alarms_cover_dlqs_age_indexer_and_ocr_backlog_and_notify_the_topic():
         }
 
     queue = {
-        q: scenario.render({"Fn::GetAtt": [q, "QueueName"]}) for q in ("IngestDlq", "OcrDlq", "IngestQueue", "OcrQueue")
+        q: scenario.render({"Fn::GetAtt": [q, "QueueName"]})
+        for q in ("IngestDlq", "OcrDlq", "EmbedDlq", "IngestQueue", "OcrQueue")
     }
-    assert {queue["IngestDlq"], queue["OcrDlq"]} <= watched("ApproximateNumberOfMessagesVisible")
+    assert {queue["IngestDlq"], queue["OcrDlq"], queue["EmbedDlq"]} <= watched("ApproximateNumberOfMessagesVisible")
     assert {queue["IngestQueue"], queue["OcrQueue"]} <= watched("ApproximateAgeOfOldestMessage")
     assert {"IndexerFunction"} == {
         ref_target(d["Value"]) for a in _alarms_on(resources, "Errors").values() for d in a["Dimensions"]
@@ -645,7 +653,7 @@ def test_dashboard_shows_every_docindex_metric_and_queue_depths():
     for metric in DOCINDEX_METRICS:
         assert f'MetricName=\\"{metric}\\"' in text, metric
     assert 'service=\\"docindex-dev\\"' in text
-    for queue in ("IngestQueue", "IngestDlq", "OcrQueue", "OcrDlq"):
+    for queue in ("IngestQueue", "IngestDlq", "OcrQueue", "OcrDlq", "EmbedQueue", "EmbedDlq"):
         assert scenario.render({"Fn::GetAtt": [queue, "QueueName"]}) in text
 
 
@@ -658,6 +666,10 @@ def test_outputs_give_queues_bucket_tables_and_dashboard():
         "IngestDlqArn",
         "OcrQueueUrl",
         "OcrQueueArn",
+        "EmbedQueueUrl",
+        "EmbedQueueArn",
+        "EmbedDlqUrl",
+        "EmbedDlqArn",
         "OcrDlqUrl",
         "OcrDlqArn",
         "IdempotencyTableName",

@@ -65,7 +65,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--missing-vectors",
         action="store_true",
-        help="meaning search: queue an embed job (OCR queue) for each document without the configured model's "
+        help="meaning search: queue an embed job (the embed queue) for each document without the configured model's "
         "vectors, instead of re-extracting (after docindex reindex gave an older index the vector fields)",
     )
     parser.add_argument("--after", metavar="KEY", help="resume: only keys after this one (printed by an earlier run)")
@@ -157,16 +157,19 @@ def _missing_vectors(args: argparse.Namespace) -> int:
         raise CommandError("meaning search is off (EMBEDDINGS=off): no vectors to fill in")
     deployment, clients = _ops.resolve(args)
     opensearch = _ops.opensearch_for(deployment)
-    queue_url = deployment.ocr_queue_url
+    # A stack deployed before the embed queue existed takes them on its OCR queue.
+    queue_url = deployment.embed_queue_url or deployment.ocr_queue_url
     if not queue_url and not args.dry_run:
-        raise CommandError("no OCR queue: give --stack (or an env file with OCR_QUEUE_URL), or use --dry-run")
+        raise CommandError(
+            "no embed queue: give --stack (or an env file with EMBED_QUEUE_URL or OCR_QUEUE_URL), or use --dry-run"
+        )
     index = deployment.opensearch_index
     query = missing_vectors_query(spec.model_id, prefix=args.prefix, bucket=deployment.bucket)
     total = int(opensearch.count(index=index, body={"query": query})["count"])
     after = (deployment.bucket or "", args.after) if args.after else None
     result = queue_embed_jobs(
         embed_jobs(opensearch, index, query, after=after),
-        queue=None if args.dry_run else OcrQueue(clients.client("sqs"), str(queue_url)),
+        queue=None if args.dry_run else OcrQueue(clients.client("sqs"), str(queue_url), name="embed queue"),
         rate=RateLimiter(args.rate or None),
         limit=args.limit,
     )

@@ -141,6 +141,10 @@ class Settings(OpenSearchSettings, AccessSettings, EmbeddingSettings):
     idempotency_ttl_seconds: int = Field(7 * 24 * 3600, alias="IDEMPOTENCY_TTL_SECONDS", gt=0)
 
     ocr_queue_url: str | None = Field(None, alias="OCR_QUEUE_URL")
+    # Meaning search's embed jobs go to a queue of their own that only workers of releases with
+    # meaning search poll: a worker of an older release, still running during a rolling deployment,
+    # would take an embed job on the OCR queue for a job to OCR. Unset: the OCR queue.
+    embed_queue_url: str | None = Field(None, alias="EMBED_QUEUE_URL")
     # Where the indexer re-sends a message from a newer release (core/messages.py); unset: the
     # queue the record came from, by its ARN.
     ingest_queue_url: str | None = Field(None, alias="INGEST_QUEUE_URL")
@@ -188,6 +192,11 @@ class Settings(OpenSearchSettings, AccessSettings, EmbeddingSettings):
     def exclude_globs(self) -> tuple[str, ...]:
         """``EXCLUDE_KEYS`` split into lowercase globs."""
         return tuple(g.strip().lower() for g in self.exclude_keys.split(",") if g.strip())
+
+    @property
+    def embed_jobs_queue_url(self) -> str | None:
+        """Where embed jobs go: ``EMBED_QUEUE_URL``, else the OCR queue."""
+        return self.embed_queue_url or self.ocr_queue_url
 
     @property
     def ledger_table_name(self) -> str:

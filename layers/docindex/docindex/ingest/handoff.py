@@ -1,4 +1,4 @@
-"""Jobs for the OCR / large-file worker, sent to ``OCR_QUEUE_URL``."""
+"""Jobs for the OCR / large-file worker, sent to ``OCR_QUEUE_URL`` (embed jobs: ``EMBED_QUEUE_URL``)."""
 
 from __future__ import annotations
 
@@ -82,13 +82,14 @@ class OcrJob:
 class OcrQueue:
     """Sends OCR jobs; a failure to send fails the record so nothing is lost."""
 
-    def __init__(self, sqs: Any, queue_url: str | None) -> None:
+    def __init__(self, sqs: Any, queue_url: str | None, *, name: str = "OCR queue") -> None:
         self._sqs = sqs
         self._url = queue_url
+        self.name = name
 
     def send(self, job: OcrJob) -> str:
         if not self._url:
-            raise TransientError("OCR_QUEUE_URL is not configured; cannot hand off " + job.key)
+            raise TransientError(f"the {self.name} is not configured; cannot hand off {job.key}")
         try:
             response = self._sqs.send_message(
                 QueueUrl=self._url,
@@ -96,7 +97,7 @@ class OcrQueue:
                 MessageAttributes=message_attributes(MessageKind.OCR_JOB, job.schema),
             )
         except (ClientError, BotoCoreError) as exc:
-            raise TransientError(f"SendMessage to the OCR queue failed: {exc}") from exc
+            raise TransientError(f"SendMessage to the {self.name} failed: {exc}") from exc
         return str(response["MessageId"])
 
     def send_all(self, jobs: list[OcrJob]) -> None:
@@ -106,7 +107,7 @@ class OcrQueue:
         generation and range (the worker's idempotency key), whatever the duplicates.
         """
         if not self._url:
-            raise TransientError("OCR_QUEUE_URL is not configured")
+            raise TransientError(f"the {self.name} is not configured")
         for start in range(0, len(jobs), 10):
             entries = [
                 {
@@ -119,6 +120,6 @@ class OcrQueue:
             try:
                 response = self._sqs.send_message_batch(QueueUrl=self._url, Entries=entries)
             except (ClientError, BotoCoreError) as exc:
-                raise TransientError(f"SendMessageBatch to the OCR queue failed: {exc}") from exc
+                raise TransientError(f"SendMessageBatch to the {self.name} failed: {exc}") from exc
             if response.get("Failed"):
-                raise TransientError(f"SendMessageBatch to the OCR queue refused {len(response['Failed'])} jobs")
+                raise TransientError(f"SendMessageBatch to the {self.name} refused {len(response['Failed'])} jobs")

@@ -91,6 +91,7 @@ class Indexer:
         self.ledger = Ledger(dynamodb, settings.ledger_table_name)
         self.store = ObjectStore(s3)
         self.ocr_queue = OcrQueue(sqs, settings.ocr_queue_url)
+        self.embed_queue = OcrQueue(sqs, settings.embed_jobs_queue_url, name="embed queue")
         self.cache = ContentCache(s3, settings.content_cache_bucket, settings.content_cache_prefix)
         self.limits = ExtractionLimits.from_settings(settings)
         self.reader = ContentReader(
@@ -543,7 +544,7 @@ class Indexer:
         The document is searchable by its words already; the job adds its vectors at the next
         generation. A failure to send fails the record (SQS retries it; ``_resume`` sends again).
         """
-        self.ocr_queue.send(
+        self.embed_queue.send(
             OcrJob(
                 bucket=change.bucket,
                 key=change.key,

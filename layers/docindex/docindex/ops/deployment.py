@@ -31,6 +31,8 @@ _STACK_OUTPUTS = {
     "IngestDlqUrl": "ingest_dlq_url",
     "OcrQueueUrl": "ocr_queue_url",
     "OcrDlqUrl": "ocr_dlq_url",
+    "EmbedQueueUrl": "embed_queue_url",
+    "EmbedDlqUrl": "embed_dlq_url",
     "IdempotencyTableName": "idempotency_table",
     "LedgerTableName": "ledger_table",
     "IndexerFunctionName": "function_name",
@@ -56,6 +58,8 @@ _STACK_RESOURCES = {
     "IngestDlq": "ingest_dlq_url",
     "OcrQueue": "ocr_queue_url",
     "OcrDlq": "ocr_dlq_url",
+    "EmbedQueue": "embed_queue_url",
+    "EmbedDlq": "embed_dlq_url",
     "IdempotencyTable": "idempotency_table",
     "LedgerTable": "ledger_table",
     "IndexerFunction": "function_name",
@@ -70,6 +74,8 @@ _ENVIRONMENT = {
     "INGEST_DLQ_URL": "ingest_dlq_url",
     "OCR_QUEUE_URL": "ocr_queue_url",
     "OCR_DLQ_URL": "ocr_dlq_url",
+    "EMBED_QUEUE_URL": "embed_queue_url",
+    "EMBED_DLQ_URL": "embed_dlq_url",
     "IDEMPOTENCY_TABLE": "idempotency_table",
     "LEDGER_TABLE": "ledger_table",
     "INDEXER_FUNCTION_NAME": "function_name",
@@ -119,6 +125,9 @@ class Deployment:
     ingest_dlq_url: str | None = None
     ocr_queue_url: str | None = None
     ocr_dlq_url: str | None = None
+    # Meaning search's embed jobs (a stack deployed before it has none: they go to the OCR queue).
+    embed_queue_url: str | None = None
+    embed_dlq_url: str | None = None
     idempotency_table: str | None = None
     ledger_table: str | None = None
     function_name: str | None = None

@@ -2,7 +2,7 @@
 
 An index that existed before meaning search (after ``docindex reindex`` gave it the vector fields),
 or one whose model changed, holds documents without vectors. Re-extracting them would read every
-object again; their text is in the index already, so each gets an embed job on the OCR queue at its
+object again; their text is in the index already, so each gets an embed job on the embed queue at its
 current generation (the document's external version), exactly as the indexer queues one: the
 worker reads the text from the index, embeds it (the content cache first) and writes it back at
 the next generation. A document changed in between has a newer generation in the ledger: its job is

@@ -22,13 +22,15 @@ class RedriveSettings(OpenSearchAccess):
     config_error: ClassVar[type[ValueError]] = RedriveConfigError
     config_label: ClassVar[str] = "redrive"
 
-    # Comma-separated DLQ ARNs (or URLs). Empty: the ingest and OCR DLQs below.
+    # Comma-separated DLQ ARNs (or URLs). Empty: the ingest, OCR and embed DLQs below.
     dlq_arns: tuple[str, ...] = Field((), alias="REDRIVE_DLQ_ARNS")
     ingest_dlq_arn: str | None = Field(None, alias="INGEST_DLQ_ARN")
     ocr_dlq_arn: str | None = Field(None, alias="OCR_DLQ_ARN")
+    embed_dlq_arn: str | None = Field(None, alias="EMBED_DLQ_ARN")
     # What `docindex local up` writes; used when no ARN is configured.
     ingest_dlq_url: str | None = Field(None, alias="INGEST_DLQ_URL")
     ocr_dlq_url: str | None = Field(None, alias="OCR_DLQ_URL")
+    embed_dlq_url: str | None = Field(None, alias="EMBED_DLQ_URL")
 
     velocity: int = Field(10, alias="REDRIVE_VELOCITY")
     # JSON object {"<dlq arn>": velocity}: per-DLQ overrides of REDRIVE_VELOCITY.
@@ -96,7 +98,13 @@ class RedriveSettings(OpenSearchAccess):
         if self.dlq_arns:
             return self.dlq_arns
         found = tuple(
-            q for q in (self.ingest_dlq_arn or self.ingest_dlq_url, self.ocr_dlq_arn or self.ocr_dlq_url) if q
+            q
+            for q in (
+                self.ingest_dlq_arn or self.ingest_dlq_url,
+                self.ocr_dlq_arn or self.ocr_dlq_url,
+                self.embed_dlq_arn or self.embed_dlq_url,
+            )
+            if q
         )
         if not found:
             raise RedriveConfigError(

@@ -131,6 +131,17 @@ class WorkerSettings(EnvSettings):
         return min(SQS_MAX_VISIBILITY_SECONDS, max(2, math.ceil(3 * self.heartbeat_seconds)))
 
     @property
+    def embed_queue_url(self) -> str | None:
+        """The embed queue (``EMBED_QUEUE_URL``), when it is not the OCR queue itself."""
+        url = self.common.embed_queue_url
+        return url if url and url != self.queue_url else None
+
+    @property
+    def queue_urls(self) -> list[str]:
+        """The queues this worker takes jobs from: the OCR queue, then the embed queue if any."""
+        return [self.queue_url, *filter(None, [self.embed_queue_url])]
+
+    @property
     def process_memory_bytes(self) -> int:
         """How far one pool process's address space may grow for a page: its share of the task's memory."""
         task = self.task_memory_mib * MiB if self.task_memory_mib else task_memory_bytes()

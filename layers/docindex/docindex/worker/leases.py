@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from enum import StrEnum
 from typing import Any
 
@@ -38,8 +38,10 @@ class LeaseState(StrEnum):
 class Lease:
     """One received message and how long it is known to stay invisible."""
 
-    def __init__(self, message: dict[str, Any], lease_seconds: int, received_at: float) -> None:
+    def __init__(self, message: dict[str, Any], lease_seconds: int, received_at: float, queue_url: str = "") -> None:
         self.message_id: str = message["MessageId"]
+        # The queue it came from (the OCR queue or the embed queue): extended, released and deleted there.
+        self.queue_url = queue_url
         self.receipt_handle: str = message["ReceiptHandle"]
         self.body: str = message.get("Body", "")
         # The schema version lives here (docindex/core/messages.py); received with MessageAttributeNames=All.
@@ -107,14 +109,12 @@ class LeaseKeeper:
     def __init__(
         self,
         sqs: Any,
-        queue_url: str,
         *,
         interval: float,
         lease_seconds: int,
         renew_locks: Callable[[list[Lease]], None] | None = None,
     ) -> None:
         self._sqs = sqs
-        self._queue_url = queue_url
         self.interval = interval
         self.lease_seconds = lease_seconds
         self._renew_locks = renew_locks
@@ -140,8 +140,8 @@ class LeaseKeeper:
             self._thread.join(timeout=30)
             self._thread = None
 
-    def add(self, message: dict[str, Any], received_at: float) -> Lease:
-        lease = Lease(message, self.lease_seconds, received_at)
+    def add(self, message: dict[str, Any], received_at: float, queue_url: str) -> Lease:
+        lease = Lease(message, self.lease_seconds, received_at, queue_url)
         with self._lock:
             self._leases[lease.receipt_handle] = lease
         return lease
@@ -164,8 +164,8 @@ class LeaseKeeper:
     def beat(self) -> None:
         """Extend every active lease once; mark the ones that cannot be extended as lost."""
         leases = self.active()
-        for start in range(0, len(leases), 10):
-            self._extend(leases[start : start + 10])
+        for queue_url, chunk in _batches(leases):
+            self._extend(queue_url, chunk)
         now = time.monotonic()
         for lease in leases:
             if now >= lease.visible_at - self.margin and lease.lose("heartbeat overdue"):
@@ -178,14 +178,14 @@ class LeaseKeeper:
                 logger.exception("renewing idempotency locks failed")
         self.beats += 1
 
-    def _extend(self, leases: list[Lease]) -> None:
+    def _extend(self, queue_url: str, leases: list[Lease]) -> None:
         started = time.monotonic()
         entries = [
             {"Id": str(i), "ReceiptHandle": lease.receipt_handle, "VisibilityTimeout": self.lease_seconds}
             for i, lease in enumerate(leases)
         ]
         try:
-            response = self._sqs.change_message_visibility_batch(QueueUrl=self._queue_url, Entries=entries)
+            response = self._sqs.change_message_visibility_batch(QueueUrl=queue_url, Entries=entries)
         except (ClientError, BotoCoreError) as exc:
             # Transient: the lease still has two beats to go; ``beat`` marks it
             # lost only when it is actually about to run out.
@@ -205,19 +205,27 @@ class LeaseKeeper:
 
     def set_visibility(self, leases: Iterable[Lease], seconds: int) -> list[Lease]:
         """Make messages visible again after ``seconds`` (0: at once); returns the ones that failed."""
-        pending = list(leases)
         failed_leases: list[Lease] = []
-        for start in range(0, len(pending), 10):
-            chunk = pending[start : start + 10]
+        for queue_url, chunk in _batches(list(leases)):
             entries = [
                 {"Id": str(i), "ReceiptHandle": lease.receipt_handle, "VisibilityTimeout": seconds}
                 for i, lease in enumerate(chunk)
             ]
             try:
-                response = self._sqs.change_message_visibility_batch(QueueUrl=self._queue_url, Entries=entries)
+                response = self._sqs.change_message_visibility_batch(QueueUrl=queue_url, Entries=entries)
             except (ClientError, BotoCoreError) as exc:
                 logger.warning("could not change message visibility", extra={"error": str(exc)})
                 failed_leases.extend(chunk)
                 continue
             failed_leases.extend(chunk[int(f["Id"])] for f in response.get("Failed", []))
         return failed_leases
+
+
+def _batches(leases: list[Lease]) -> Iterator[tuple[str, list[Lease]]]:
+    """The leases by queue, at most ten at a time (one ChangeMessageVisibilityBatch request)."""
+    by_queue: dict[str, list[Lease]] = {}
+    for lease in leases:
+        by_queue.setdefault(lease.queue_url, []).append(lease)
+    for queue_url, queued in by_queue.items():
+        for start in range(0, len(queued), 10):
+            yield queue_url, queued[start : start + 10]

@@ -2,9 +2,10 @@
 
 Threads of the main process:
 
-- the caller's thread (``run``) long-polls the OCR queue, receiving only as
-  many messages as there are free job slots, so no received message waits
-  unattended;
+- the caller's thread (``run``) long-polls the OCR queue and the embed queue
+  (``EMBED_QUEUE_URL``, meaning search's jobs; turn by turn, so neither starves
+  the other), receiving only as many messages as there are free job slots, so
+  no received message waits unattended;
 - one job thread per running job (up to ``WORKER_CONCURRENCY``) drives the
   job: S3, ledger, pages into the process pool, index write, delete;
 - the heartbeat thread (``LeaseKeeper``) extends every running job's message;
@@ -29,7 +30,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from docindex.core.exceptions import JobAbandoned, PoisonMessageError, TransientError
 from docindex.core.messages import Deferral, Received
 from docindex.core.observability import Metric, count, flush, logger
-from docindex.ingest.handoff import OcrJob
+from docindex.ingest.handoff import EMBED_REASON, OcrJob
 from docindex.worker.job import JobRunner
 from docindex.worker.leases import Lease, LeaseKeeper, LeaseState
 from docindex.worker.ocr import SetupReport, check_setup
@@ -61,6 +62,9 @@ class Worker:
         self.settings = settings
         self.sqs = sqs
         self.queue_url = settings.queue_url
+        # The OCR queue first, then the embed queue; ``_receive_and_dispatch`` takes them in turn.
+        self.queue_urls = settings.queue_urls
+        self._turn = 0
         self._owns_pool = pool is None
         self.pool = pool or OcrPool(settings.concurrency)
         self.runner = JobRunner(
@@ -68,7 +72,6 @@ class Worker:
         )
         self.keeper = LeaseKeeper(
             sqs,
-            settings.queue_url,
             interval=settings.heartbeat_seconds,
             lease_seconds=settings.lease_seconds,
             renew_locks=self.runner.renew_locks,
@@ -111,6 +114,7 @@ class Worker:
             "OCR worker started",
             extra={
                 "queue_url": self.queue_url,
+                "embed_queue_url": self.settings.embed_queue_url,
                 "concurrency": self.settings.concurrency,
                 "heartbeat_seconds": self.settings.heartbeat_seconds,
                 "lease_seconds": self.settings.lease_seconds,
@@ -122,17 +126,19 @@ class Worker:
 
     def _check_queue(self) -> None:
         """Fail at start on a wrong queue; report a queue without a DLQ (failed jobs would cycle forever)."""
-        try:
-            attributes = self.sqs.get_queue_attributes(
-                QueueUrl=self.queue_url, AttributeNames=["RedrivePolicy", "VisibilityTimeout"]
-            )["Attributes"]
-        except ClientError as exc:
-            raise RuntimeError(f"OCR queue {self.queue_url} is not usable: {exc}") from exc
-        if "RedrivePolicy" not in attributes:
-            logger.warning(
-                "the OCR queue has no redrive policy: a job that keeps failing is retried forever",
-                extra={"queue_url": self.queue_url},
-            )
+        for url in self.queue_urls:
+            name = "OCR queue" if url == self.queue_url else "embed queue"
+            try:
+                attributes = self.sqs.get_queue_attributes(
+                    QueueUrl=url, AttributeNames=["RedrivePolicy", "VisibilityTimeout"]
+                )["Attributes"]
+            except ClientError as exc:
+                raise RuntimeError(f"{name} {url} is not usable: {exc}") from exc
+            if "RedrivePolicy" not in attributes:
+                logger.warning(
+                    f"the {name} has no redrive policy: a job that keeps failing is retried forever",
+                    extra={"queue_url": url},
+                )
 
     def stop(self) -> None:
         """Ask the worker to shut down (safe from a signal handler): stop receiving, start the grace period."""
@@ -184,10 +190,26 @@ class Worker:
         return 0
 
     def _receive_and_dispatch(self, free: int, wait_seconds: int) -> list[Future[None]]:
+        """Receive from the queues in turn: each call starts at the next one, only the last waits.
+
+        A queue that yields messages ends the round (its jobs take the free slots); an empty one
+        hands over at once, and the last long-polls, so an idle worker sends one request per
+        ``wait_seconds`` and a job on either queue waits at most that long.
+        """
+        order = self.queue_urls[self._turn :] + self.queue_urls[: self._turn]
+        self._turn = (self._turn + 1) % len(self.queue_urls)
+        for n, url in enumerate(order):
+            last = n == len(order) - 1
+            futures = self._receive_from(url, free, wait_seconds if last else 0)
+            if futures or last or self.stopping:
+                return futures
+        return []
+
+    def _receive_from(self, queue_url: str, free: int, wait_seconds: int) -> list[Future[None]]:
         started = time.monotonic()
         try:
             response = self.sqs.receive_message(
-                QueueUrl=self.queue_url,
+                QueueUrl=queue_url,
                 MaxNumberOfMessages=max(1, min(10, free)),
                 WaitTimeSeconds=wait_seconds,
                 # The first lease starts at the receive itself: the queue's own
@@ -198,10 +220,10 @@ class Worker:
                 MessageAttributeNames=["All"],
             )
         except (ClientError, BotoCoreError) as exc:
-            logger.warning("ReceiveMessage failed", extra={"error": str(exc)})
+            logger.warning("ReceiveMessage failed", extra={"error": str(exc), "queue_url": queue_url})
             self._stop.wait(min(5.0, max(1.0, float(wait_seconds))))
             return []
-        leases = [self.keeper.add(message, started) for message in response.get("Messages", [])]
+        leases = [self.keeper.add(message, started, queue_url) for message in response.get("Messages", [])]
         if self.stopping:
             # Received during the last long poll after SIGTERM: hand them straight back.
             self._hand_back(leases)
@@ -225,6 +247,11 @@ class Worker:
                 self._defer(lease, received, newer)
                 return
             job = OcrJob.from_json(lease.body)
+            if lease.queue_url == self.settings.embed_queue_url and job.reason != EMBED_REASON:
+                # Only embed jobs come this way: the embed queue, unlike the OCR queue, takes jobs from
+                # operators (``docindex reprocess --missing-vectors``), and an embed job only re-reads
+                # the index, never an object the job names.
+                raise PoisonMessageError(f"an OCR job ({job.reason}) on the embed queue")
             logger.thread_safe_append_keys(bucket=job.bucket, key=job.key, generation=job.generation, reason=job.reason)
             result = self.runner.run(job, lease)
             self._delete(lease)
@@ -270,7 +297,7 @@ class Worker:
         release that sees it, and be dead-lettered during a rolling deployment
         (docindex/core/messages.py).
         """
-        if not self.deferral.defer(self.queue_url, received):
+        if not self.deferral.defer(lease.queue_url, received):
             raise PoisonMessageError(f"{why}; no worker understood it for {self.deferral.max_seconds:.0f} s")
         self._delete(lease)
         count(Metric.MESSAGES_DEFERRED)
@@ -292,7 +319,7 @@ class Worker:
 
     def _delete(self, lease: Lease) -> None:
         try:
-            self.sqs.delete_message(QueueUrl=self.queue_url, ReceiptHandle=lease.receipt_handle)
+            self.sqs.delete_message(QueueUrl=lease.queue_url, ReceiptHandle=lease.receipt_handle)
         except (ClientError, BotoCoreError) as exc:
             # Harmless: the job's outcome is stored, a redelivery finds it and deletes.
             logger.warning("DeleteMessage failed; a redelivery will be recognized", extra={"error": str(exc)})

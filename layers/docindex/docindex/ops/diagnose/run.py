@@ -98,11 +98,12 @@ class Diagnoser:
             facts = consumer_facts(r)
             return judge_consumers(facts.function_name, facts.mappings, facts.paused)
 
-        return [
+        checks: Plan = [
             ("notifications", "one notification path", lambda: judge_notifications(notification_facts(r))),
             ("visibility", "visibility timeout", visibility),
             ("redrive-ingest", "ingest redrive policy", lambda: redrive("ingest", d.ingest_queue_url)),
             ("redrive-ocr", "ocr redrive policy", lambda: redrive("ocr", d.ocr_queue_url)),
+            ("redrive-embed", "embed redrive policy", lambda: redrive("embed", d.embed_queue_url)),
             ("event-source", "event source mapping", event_source),
             (
                 "dlq-ingest",
@@ -110,14 +111,18 @@ class Diagnoser:
                 lambda: judge_dlq(dlq_facts(r, "ingest", d.ingest_queue_url, d.ingest_dlq_url)),
             ),
             ("dlq-ocr", "ocr DLQ", lambda: judge_dlq(dlq_facts(r, "ocr", d.ocr_queue_url, d.ocr_dlq_url))),
+            ("dlq-embed", "embed DLQ", lambda: judge_dlq(dlq_facts(r, "embed", d.embed_queue_url, d.embed_dlq_url))),
             ("backlog-ingest", "ingest backlog", lambda: judge_backlog(backlog_facts(r, "ingest", d.ingest_queue_url))),
             ("backlog-ocr", "ocr backlog", lambda: judge_backlog(backlog_facts(r, "ocr", d.ocr_queue_url))),
+            ("backlog-embed", "embed backlog", lambda: judge_backlog(backlog_facts(r, "embed", d.embed_queue_url))),
             ("permissions", "function permissions", lambda: judge_permissions(permission_facts(r))),
             ("index", "index and cluster", lambda: judge_index(index_facts(r))),
             ("domain-security", "OpenSearch domain security", lambda: judge_domain(domain_facts(r))),
             ("bucket-security", "documents bucket security", lambda: judge_bucket(bucket_facts(r))),
             ("ocr-worker", "OCR worker service", lambda: judge_ocr_worker(worker_facts(r))),
         ]
+        # The embed queue's checks only where there is one (a stack from before meaning search has none).
+        return [check for check in checks if d.embed_queue_url or not check[0].endswith("-embed")]
 
 
 def _guard(check_id: str, title: str, judge: Callable[[], Check]) -> Check:

@@ -51,7 +51,9 @@ def permission_facts(reader: Reader) -> PermissionFacts:
         policy = iam.get_policy(PolicyArn=attached["PolicyArn"])["Policy"]
         version = iam.get_policy_version(PolicyArn=attached["PolicyArn"], VersionId=policy["DefaultVersionId"])
         policies.append((f"managed policy {attached['PolicyName']}", version["PolicyVersion"]["Document"]))
-    for url in filter(None, [d.ingest_queue_url, d.ingest_dlq_url, d.ocr_queue_url, d.ocr_dlq_url]):
+    for url in filter(
+        None, [d.ingest_queue_url, d.ingest_dlq_url, d.ocr_queue_url, d.ocr_dlq_url, d.embed_queue_url, d.embed_dlq_url]
+    ):
         policy = reader.attrs(url).get("Policy")
         if policy:
             policies.append((f"queue policy of {queue_name(url)}", policy))
@@ -78,6 +80,8 @@ def _required_actions(reader: Reader) -> list[tuple[list[str], list[str]]]:
         )
     if d.ocr_queue_url:
         needs.append((["sqs:SendMessage"], [reader.attrs(d.ocr_queue_url)["QueueArn"]]))
+    if d.embed_queue_url:
+        needs.append((["sqs:SendMessage"], [reader.attrs(d.embed_queue_url)["QueueArn"]]))
     if d.bucket:
         needs.append((["s3:GetObject", "s3:GetObjectVersion"], [f"arn:aws:s3:::{d.bucket}/docindex-probe"]))
         needs.append((["s3:ListBucket"], [f"arn:aws:s3:::{d.bucket}"]))
