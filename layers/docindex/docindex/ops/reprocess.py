@@ -26,16 +26,19 @@ after the last key a previous run reported.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from itertools import islice
+from typing import Any, TypeVar
 
 from docindex.core.changes import Action, ObjectChange, normalize_time
 from docindex.ops.enqueue import BATCH_SIZE, ChangeSender, EnqueueError, RateLimiter
 
 REASON = "reprocess"
 PAGE_SIZE = 500
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -141,6 +144,46 @@ class ReprocessResult:
         }
 
 
+def send_in_batches(
+    items: Iterable[T],
+    result: ReprocessResult,
+    *,
+    send: Callable[[list[T]], object] | None,
+    rate: RateLimiter,
+    where: Callable[[T], tuple[str, str]],
+    sample: Callable[[T], dict[str, Any]],
+    limit: int | None = None,
+    on_progress: Callable[[ReprocessResult], None] | None = None,
+) -> None:
+    """Send ``items`` ten at a time at ``rate`` (``send`` None: a dry run that only counts), into ``result``.
+
+    ``result.last`` is the (bucket, key) of the last batch sent, where a run stopped by an error
+    resumes (``--after``); whatever ``send`` raises ends the run, with ``result`` as far as it got.
+    """
+    batch: list[T] = []
+
+    def flush() -> None:
+        if not batch:
+            return
+        rate.acquire(len(batch))
+        if send is not None:
+            send(batch)
+            result.sent += len(batch)
+        result.last = where(batch[-1])
+        batch.clear()
+        if on_progress:
+            on_progress(result)
+
+    for item in items if limit is None else islice(items, max(0, limit - result.matched)):
+        result.matched += 1
+        if len(result.samples) < 3:
+            result.samples.append(sample(item))
+        batch.append(item)
+        if len(batch) == BATCH_SIZE:
+            flush()
+    flush()
+
+
 def reprocess(
     documents: Iterator[tuple[str, str]],
     *,
@@ -153,32 +196,18 @@ def reprocess(
     """Send one change per document (``sender`` None: a dry run that only counts)."""
     result = ReprocessResult(dry_run=sender is None)
     started = time.monotonic()
-    batch: list[ObjectChange] = []
-
-    def flush() -> None:
-        if not batch:
-            return
-        rate.acquire(len(batch))
-        if sender is not None:
-            sender.send(batch, reason=REASON)
-            result.sent += len(batch)
-        result.last = (batch[-1].bucket, batch[-1].key)
-        batch.clear()
-        if on_progress:
-            on_progress(result)
-
+    changes = (reprocess_change(bucket, key, now=clock()) for bucket, key in documents)
     try:
-        for bucket, key in documents:
-            if limit is not None and result.matched >= limit:
-                break
-            result.matched += 1
-            change = reprocess_change(bucket, key, now=clock())
-            if len(result.samples) < 3:
-                result.samples.append({**change.to_message(), "reason": REASON})
-            batch.append(change)
-            if len(batch) == BATCH_SIZE:
-                flush()
-        flush()
+        send_in_batches(
+            changes,
+            result,
+            send=None if sender is None else lambda batch: sender.send(batch, reason=REASON),
+            rate=rate,
+            where=lambda change: (change.bucket, change.key),
+            sample=lambda change: {**change.to_message(), "reason": REASON},
+            limit=limit,
+            on_progress=on_progress,
+        )
     except EnqueueError as exc:
         result.error = str(exc)
         result.sent += exc.sent

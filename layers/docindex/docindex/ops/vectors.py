@@ -17,8 +17,8 @@ from typing import Any
 
 from docindex.core.exceptions import TransientError
 from docindex.ingest.handoff import EMBED_REASON, OcrJob, OcrQueue
-from docindex.ops.enqueue import BATCH_SIZE, RateLimiter
-from docindex.ops.reprocess import PAGE_SIZE, ReprocessResult
+from docindex.ops.enqueue import RateLimiter
+from docindex.ops.reprocess import PAGE_SIZE, ReprocessResult, send_in_batches
 
 _FIELDS = ["bucket", "key", "version_id", "etag", "sequencer", "size", "content_type"]
 
@@ -81,31 +81,17 @@ def queue_embed_jobs(
     """Send the jobs in batches of ten (``queue`` None: a dry run that only counts)."""
     result = ReprocessResult(dry_run=queue is None)
     started = time.monotonic()
-    batch: list[OcrJob] = []
-
-    def flush() -> None:
-        if not batch:
-            return
-        rate.acquire(len(batch))
-        if queue is not None:
-            queue.send_all(batch)
-            result.sent += len(batch)
-        result.last = (batch[-1].bucket, batch[-1].key)
-        batch.clear()
-        if on_progress:
-            on_progress(result)
-
     try:
-        for job in jobs:
-            if limit is not None and result.matched >= limit:
-                break
-            result.matched += 1
-            if len(result.samples) < 3:
-                result.samples.append({"bucket": job.bucket, "key": job.key, "generation": job.generation})
-            batch.append(job)
-            if len(batch) == BATCH_SIZE:
-                flush()
-        flush()
+        send_in_batches(
+            jobs,
+            result,
+            send=None if queue is None else queue.send_all,
+            rate=rate,
+            where=lambda job: (job.bucket, job.key),
+            sample=lambda job: {"bucket": job.bucket, "key": job.key, "generation": job.generation},
+            limit=limit,
+            on_progress=on_progress,
+        )
     except TransientError as exc:
         result.error = str(exc)
     result.seconds = time.monotonic() - started
