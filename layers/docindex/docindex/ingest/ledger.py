@@ -37,6 +37,7 @@ one re-read of the current object; skipping one that was newer would lose it.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
@@ -218,21 +219,10 @@ class Ledger:
         if change.sequencer:
             # Kept through observations: a real event older than one applied stays stale.
             fields["sequencer"] = change.sequencer
-        names = {f"#{name}": name for name in fields}
-        names["#generation"] = "generation"
-        names["#attempts"] = "attempts"
+        names = {"#generation": "generation", "#attempts": "attempts"}
         values: dict[str, Any] = {":one": {"N": "1"}}
-        # This claim is the change's first attempt.
-        sets, removes = ["#attempts = :one"], []
-        for name, value in fields.items():
-            if value:
-                values[f":{name}"] = {"S": value}
-                sets.append(f"#{name} = :{name}")
-            else:
-                removes.append(f"#{name}")
-        for name in _LEGACY_FAILURE_FIELDS:
-            names[f"#{name}"] = name
-            removes.append(f"#{name}")
+        sets, removes = _assignments(fields, names, values, removed=_LEGACY_FAILURE_FIELDS)
+        sets.insert(0, "#attempts = :one")  # this claim is the change's first attempt
         condition = _order_condition(change, values)
         # The change the ledger already holds is a retry (its write may have landed before
         # a crash), never a new claim: with an equal event time it would pass the time test.
@@ -409,20 +399,11 @@ class Ledger:
             "etag": etag if present else None,
             "repaired": mark or None,
         }
-        names = {f"#{name}": name for name in fields}
-        names["#generation"] = "generation"
+        names = {"#generation": "generation"}
         values: dict[str, Any] = {":generation": {"N": str(generation)}}
-        sets, removes = ["#generation = :generation"], []
-        for name, value in fields.items():
-            if value:
-                values[f":{name}"] = {"S": value}
-                sets.append(f"#{name} = :{name}")
-            else:
-                removes.append(f"#{name}")
         gone = ("version_id", "attempts", "ocr_of", "ocr_at", "ocr_failures", "ocr_failures_of", "ocr_ranges")
-        for name in (*gone, "ocr_ranges_of", *_LEGACY_FAILURE_FIELDS):
-            names[f"#{name}"] = name
-            removes.append(f"#{name}")
+        sets, removes = _assignments(fields, names, values, removed=(*gone, "ocr_ranges_of", *_LEGACY_FAILURE_FIELDS))
+        sets.insert(0, "#generation = :generation")
         if expected is None:
             condition = "attribute_not_exists(id)"
         else:
@@ -590,3 +571,25 @@ class Ledger:
                 return OcrCommit.ALREADY
             return OcrCommit.STALE
         return OcrCommit.COMMITTED
+
+
+def _assignments(
+    fields: dict[str, str | None], names: dict[str, str], values: dict[str, Any], *, removed: Iterable[str] = ()
+) -> tuple[list[str], list[str]]:
+    """An update's SET clauses (the fields with a value) and REMOVE clauses (the others, and ``removed``).
+
+    Fills ``names`` and ``values`` with what the clauses refer to.
+    """
+    sets: list[str] = []
+    removes: list[str] = []
+    for name, value in fields.items():
+        names[f"#{name}"] = name
+        if value:
+            values[f":{name}"] = {"S": value}
+            sets.append(f"#{name} = :{name}")
+        else:
+            removes.append(f"#{name}")
+    for name in removed:
+        names[f"#{name}"] = name
+        removes.append(f"#{name}")
+    return sets, removes
