@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
 from docindex.core.exceptions import PoisonMessageError, TransientError
 from docindex.core.messages import MessageKind, message_attributes
+
+if TYPE_CHECKING:
+    from docindex.core.changes import ObjectChange
 
 _RANGE = frozenset({"first_page", "last_page", "page_count", "ranges"})
 
@@ -43,6 +46,31 @@ class OcrJob:
     last_page: int | None = None
     page_count: int | None = None
     ranges: int | None = None
+
+    @classmethod
+    def for_change(
+        cls,
+        change: ObjectChange,
+        generation: int,
+        reason: str,
+        *,
+        version_id: str | None,
+        etag: str | None,
+        size: int | None,
+        content_type: str | None,
+    ) -> OcrJob:
+        """The job for the object version ``change`` announced, claimed at ``generation``."""
+        return cls(
+            bucket=change.bucket,
+            key=change.key,
+            reason=reason,
+            generation=generation,
+            version_id=version_id,
+            etag=etag,
+            sequencer=change.sequencer,
+            size=size,
+            content_type=content_type,
+        )
 
     @property
     def is_range(self) -> bool:

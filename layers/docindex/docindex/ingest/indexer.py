@@ -324,14 +324,12 @@ class Indexer:
         count(Metric.DUPLICATES_SKIPPED)
         if version == claim.generation and source.get("ocr_status") == OcrStatus.PENDING:
             self.ocr_queue.send(
-                OcrJob(
-                    bucket=change.bucket,
-                    key=change.key,
-                    reason=str(source.get("ocr_reason") or "image"),
-                    generation=claim.generation,
+                OcrJob.for_change(
+                    change,
+                    claim.generation,
+                    str(source.get("ocr_reason") or "image"),
                     version_id=source.get("version_id"),
                     etag=source.get("etag"),
-                    sequencer=change.sequencer,
                     size=source.get("size"),
                     content_type=source.get("content_type"),
                 )
@@ -545,14 +543,12 @@ class Indexer:
         generation. A failure to send fails the record (SQS retries it; ``_resume`` sends again).
         """
         self.embed_queue.send(
-            OcrJob(
-                bucket=change.bucket,
-                key=change.key,
-                reason=EMBED_REASON,
-                generation=claim.generation,
+            OcrJob.for_change(
+                change,
+                claim.generation,
+                EMBED_REASON,
                 version_id=doc.version_id,
                 etag=doc.etag,
-                sequencer=change.sequencer,
                 size=doc.size,
                 content_type=doc.content_type,
             )
@@ -608,14 +604,12 @@ class Indexer:
         if outcome is WriteOutcome.CONFLICT:
             count(Metric.STALE_EVENTS_SKIPPED)
             return {"outcome": Outcome.STALE.value}
-        job = OcrJob(
-            bucket=change.bucket,
-            key=change.key,
-            reason=reason,
-            generation=claim.generation,
+        job = OcrJob.for_change(
+            change,
+            claim.generation,
+            reason,
             version_id=fetched.version_id,
             etag=fetched.etag,
-            sequencer=change.sequencer,
             size=fetched.size,
             content_type=content_type,
         )
