@@ -178,22 +178,17 @@ def provision(
         max_receive=options.max_receive_count,
         retention=4 * DAY,
     )
-    ocr = _queue_pair(
-        sqs,
-        names.ocr_queue,
-        names.ocr_dlq,
-        visibility=options.ocr_visibility_timeout,
-        max_receive=options.ocr_max_receive_count,
-        retention=4 * DAY,
-    )
-    # As in template.yaml: meaning search's embed jobs on a queue of their own (docs/deploy.md).
-    embed = _queue_pair(
-        sqs,
-        names.embed_queue,
-        names.embed_dlq,
-        visibility=options.ocr_visibility_timeout,
-        max_receive=options.ocr_max_receive_count,
-        retention=4 * DAY,
+    # The worker's queues; as in template.yaml, meaning search's embed jobs have one of their own.
+    ocr, embed = (
+        _queue_pair(
+            sqs,
+            queue,
+            dlq,
+            visibility=options.ocr_visibility_timeout,
+            max_receive=options.ocr_max_receive_count,
+            retention=4 * DAY,
+        )
+        for queue, dlq in ((names.ocr_queue, names.ocr_dlq), (names.embed_queue, names.embed_dlq))
     )
     for bucket in (names.bucket, names.cache_bucket):
         _bucket(s3, bucket, region)
