@@ -75,6 +75,32 @@ def _wait_until(url: str, path: str, process: subprocess.Popen[bytes], log: Path
     raise LocalServerError(f"server at {url} did not answer within {timeout:.0f} s; see {log}")
 
 
+def _launch(
+    name: str,
+    argv: list[str],
+    state_dir: Path,
+    port: int,
+    *,
+    ready: str = "/",
+    timeout: float = 30,
+    env: dict[str, str] | None = None,
+) -> ServerInfo:
+    """Start a server in its own session, logging to ``<state_dir>/<name>.log``; once ``ready`` answers."""
+    log = state_dir / f"{name}.log"
+    with log.open("ab") as out:
+        process = subprocess.Popen(  # noqa: S603  # fixed argv: our interpreter or a shipped binary  # nosec B603
+            argv,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=env,
+            start_new_session=True,
+        )
+    url = f"http://127.0.0.1:{port}"
+    _wait_until(url, ready, process, log, timeout=timeout)
+    return ServerInfo(name, url, process.pid)
+
+
 def start_moto(state_dir: Path, port: int | None = None, *, exit_with_parent: bool = False) -> ServerInfo:
     """moto in server mode: every AWS API docindex uses, over real HTTP, in its own process.
 
@@ -87,23 +113,12 @@ def start_moto(state_dir: Path, port: int | None = None, *, exit_with_parent: bo
     process is gone instead (tests, soak, bench: nothing outlives them).
     """
     port = port or free_port()
-    log = state_dir / "moto.log"
     env = {**os.environ}
     env.pop(EXIT_WITH_PARENT_ENV, None)
     if exit_with_parent:
         env[EXIT_WITH_PARENT_ENV] = str(os.getpid())
-    with log.open("ab") as out:
-        process = subprocess.Popen(  # noqa: S603  # fixed argv, our own interpreter  # nosec B603
-            [sys.executable, "-m", "devkit.local.motoserver", "-H", "127.0.0.1", "-p", str(port)],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            env=env,
-            start_new_session=True,
-        )
-    url = f"http://127.0.0.1:{port}"
-    _wait_until(url, "/moto-api/", process, log, timeout=30)
-    return ServerInfo("moto", url, process.pid)
+    argv = [sys.executable, "-m", "devkit.local.motoserver", "-H", "127.0.0.1", "-p", str(port)]
+    return _launch("moto", argv, state_dir, port, ready="/moto-api/", env=env)
 
 
 def start_osmem(state_dir: Path, port: int | None = None) -> ServerInfo:
@@ -111,52 +126,21 @@ def start_osmem(state_dir: Path, port: int | None = None) -> ServerInfo:
     from osmem_server import resolve_binary
 
     port = port or free_port()
-    log = state_dir / "osmem.log"
-    with log.open("ab") as out:
-        process = subprocess.Popen(  # noqa: S603  # the binary shipped in the osmem-server wheel  # nosec B603
-            [resolve_binary(), "--addr", f"127.0.0.1:{port}", "--no-stdin-watch"],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-    url = f"http://127.0.0.1:{port}"
-    _wait_until(url, "/", process, log, timeout=30)
-    return ServerInfo("osmem", url, process.pid)
+    return _launch("osmem", [resolve_binary(), "--addr", f"127.0.0.1:{port}", "--no-stdin-watch"], state_dir, port)
 
 
 def start_knn(state_dir: Path, upstream: str, port: int | None = None) -> ServerInfo:
     """The k-NN stand-in in front of osmem-server (devkit.local.knn): exact vector search, the rest passed on."""
     port = port or free_port()
-    log = state_dir / "knn.log"
-    with log.open("ab") as out:
-        process = subprocess.Popen(  # noqa: S603  # fixed argv, our own interpreter  # nosec B603
-            [sys.executable, "-m", "devkit.local.knn", "--upstream", upstream, "--port", str(port)],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-    url = f"http://127.0.0.1:{port}"
-    _wait_until(url, "/", process, log, timeout=30)
-    return ServerInfo("knn", url, process.pid)
+    argv = [sys.executable, "-m", "devkit.local.knn", "--upstream", upstream, "--port", str(port)]
+    return _launch("knn", argv, state_dir, port)
 
 
 def start_gateway(state_dir: Path, env_file: Path, port: int | None = None) -> ServerInfo:
     """The local API Gateway + sign-in stand-in serving the search API and page (devkit.local.gateway)."""
     port = port or free_port()
-    log = state_dir / "gateway.log"
-    with log.open("ab") as out:
-        process = subprocess.Popen(  # noqa: S603  # fixed argv, our own interpreter  # nosec B603
-            [sys.executable, "-m", "devkit.local.gateway", "--env-file", str(env_file), "--port", str(port)],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-    url = f"http://127.0.0.1:{port}"
-    _wait_until(url, "/config.json", process, log, timeout=60)
-    return ServerInfo("gateway", url, process.pid)
+    argv = [sys.executable, "-m", "devkit.local.gateway", "--env-file", str(env_file), "--port", str(port)]
+    return _launch("gateway", argv, state_dir, port, ready="/config.json", timeout=60)
 
 
 def stop(info: ServerInfo, grace: float = 5.0) -> None:
