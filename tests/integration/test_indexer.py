@@ -285,3 +285,15 @@ def test_parts_left_out_are_on_the_document_and_counted(stack: Stack, indexer) -
     assert [entry.split(":")[0] for entry in source["content_dropped"]] == ["sheet '危険'", "sheet '巨大'"]
     # ... and the metric counts the two parts
     assert sum(metrics.metric_set.get("ContentPartsDropped", {}).get("Value", [])) == 2
+
+
+def test_the_idempotency_store_is_configured_before_any_record_runs(stack: Stack) -> None:
+    # Powertools configures its store on each call, marking it configured before it compiles the
+    # key expression: records of a cold start running at once (INDEXER_CONCURRENCY threads) could
+    # find it half-done and fail with "'NoneType' object has no attribute 'search'" (seen under
+    # load in `make demo`). The indexer configures it once, before any thread starts.
+    indexer = build_indexer(stack)
+    store = indexer.idempotency_store
+    assert store.configured
+    assert store.event_key_compiled_jmespath is not None
+    assert store._get_hashed_idempotency_key({"dedupe_key": "docs\x1fa.txt"})  # keyed by the change

@@ -255,7 +255,7 @@ def test_local_up_writes_the_redrive_state_table_as_the_template_does(
     assert env["REDRIVE_STATE_TABLE"] == env["LEDGER_TABLE"]
     assert f"REDRIVE_STATE_TABLE={env['LEDGER_TABLE']}" in env_file.read_text(encoding="utf-8").splitlines()
     settings = RedriveSettings.from_env(env)  # what `docindex redrive --env-file` validates
-    assert settings.configured_dlqs() == (env["INGEST_DLQ_ARN"], env["OCR_DLQ_ARN"])
+    assert settings.configured_dlqs() == (env["INGEST_DLQ_ARN"], env["OCR_DLQ_ARN"], env["EMBED_DLQ_ARN"])
 
 
 def test_handler_wired_from_the_environment_says_unsupported_locally(

@@ -111,6 +111,15 @@ class Indexer:
             response_hook=self._on_duplicate,
         )
         persistence = DynamoDBPersistenceLayer(table_name=settings.idempotency_table, boto3_client=dynamodb)
+        # Configured here, once, before any record thread: Powertools configures the store on each
+        # call and marks it configured before it has compiled the key expression, so the records
+        # of a cold start running at once could find it half-configured and fail ("'NoneType'
+        # object has no attribute 'search'"; seen under load). A configured store is left as it is.
+        persistence.configure(
+            config=self.idempotency_config,
+            function_name=f"{self._apply.__module__}.{self._apply.__qualname__}",
+        )
+        self.idempotency_store = persistence
         self._apply_once: Callable[..., dict[str, Any]] = idempotent_function(
             data_keyword_argument="change",
             persistence_store=persistence,
