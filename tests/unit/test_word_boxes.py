@@ -3,9 +3,13 @@ kept small, and matched to a query as the search matches it."""
 
 from __future__ import annotations
 
+import io
+
 import pytest
 
 from docindex.ingest.wordboxes import MAX_WORDS, PageWords, WordBoxStore
+from docindex.search_api.marks import marked_boxes, query_terms
+from docindex.search_api.preview import mark
 from docindex.worker import geometry
 
 
@@ -36,6 +40,44 @@ def _words(*lines: list[tuple[str, tuple[int, int, int, int]]]) -> PageWords:
     return PageWords.from_result(3, [(*box, text, number) for number, line in enumerate(lines) for text, box in line])
 
 
+def test_japanese_is_matched_across_words_and_only_the_matched_characters_are_marked() -> None:
+    # Tesseract cut the line anywhere: 内部 / 統制の評 / 価
+    page = _words(
+        [("内部", (1000, 1000, 2000, 1500)), ("統制の評", (2000, 1000, 4000, 1500)), ("価", (4000, 1000, 4500, 1500))],
+        [("内部監査", (1000, 2000, 3000, 2500))],
+    )
+    boxes = marked_boxes(page, "内部統制")
+    # 内部 whole, and the first two of the four characters of 統制の評
+    assert boxes == [(0.1, 0.1, 0.2, 0.15), (0.2, 0.1, 0.3, 0.15)]
+    # another word of the query, on another line, is marked too; an exclusion is not
+    assert marked_boxes(page, "内部統制 OR 監査 -内部") == [*boxes, (0.2, 0.2, 0.3, 0.25)]
+    assert query_terms('内部統制 OR 監査 -内部 "年次 報告"') == ["内部統制", "監査", "年次 報告"]
+
+
+def test_the_query_matches_as_the_search_folds_it() -> None:
+    # 申込書 written with its okurigana, in full-width letters and an old kanji form
+    page = _words(
+        [("申し込み書", (0, 0, 5000, 500))], [("ＡＢＣ社", (0, 1000, 4000, 1500))], [("髙橋", (0, 2000, 2000, 2500))]
+    )
+    assert marked_boxes(page, "申込書") == [(0.0, 0.0, 0.5, 0.05)]
+    assert marked_boxes(page, "abc社") == [(0.0, 0.1, 0.4, 0.15)]
+    assert marked_boxes(page, "高橋") == [(0.0, 0.2, 0.2, 0.25)]
+
+
+def test_a_column_of_vertical_writing_is_cut_down_its_height() -> None:
+    page = _words([("議事録の内部統制", (8000, 1000, 8500, 9000))])
+    (box,) = marked_boxes(page, "内部統制")
+    assert box == pytest.approx((0.8, 0.5, 0.85, 0.9))
+
+
+def test_latin_words_match_whole_words_only() -> None:
+    page = _words([("of", (0, 0, 100, 100)), ("file", (200, 0, 400, 100)), ("format.", (500, 0, 900, 100))])
+    assert marked_boxes(page, "Format") == [(0.05, 0.0, 0.09, 0.01)]
+    assert marked_boxes(page, '"file format"') == [(0.02, 0.0, 0.04, 0.01), (0.05, 0.0, 0.09, 0.01)]
+    assert marked_boxes(page, "form") == []
+    assert marked_boxes(page, "") == []
+
+
 def test_an_entry_is_bounded_and_read_back() -> None:
     many = PageWords.from_result(1, [(0, 0, 10, 10, "字" * 100, n // 40) for n in range(MAX_WORDS + 10)])
     assert len(many.words) == MAX_WORDS
@@ -44,3 +86,18 @@ def test_an_entry_is_bounded_and_read_back() -> None:
     assert again == many
     # a page whose entry would be too large is not kept (and nothing is stored without a bucket)
     assert WordBoxStore(None, None).put("a" * 64, many) == 0
+
+
+def test_marks_tint_their_boxes_and_leave_every_other_pixel_alone() -> None:
+    from PIL import Image, ImageChops
+
+    page = Image.new("RGB", (200, 100), (255, 255, 255))
+    marked = mark(page, [(0.25, 0.5, 0.5, 0.8)])
+    difference = ImageChops.difference(page, marked)
+    assert difference.getbbox() == (50, 50, 101, 81)
+    red, green, blue = marked.getpixel((60, 60))  # type: ignore[misc]
+    assert (red, green) == (255, 255 - round(0.45 * 41)) or blue < 200
+    assert blue < 200  # yellow over white
+    out = io.BytesIO()
+    marked.save(out, "PNG")
+    assert mark(page, []) is page
