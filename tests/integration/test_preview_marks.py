@@ -95,6 +95,9 @@ def test_the_worker_keeps_each_words_box_on_the_page_as_scanned(world: SearchWor
     assert world.stack.doc("営業部/スキャン/phototest-left.png")["_source"]["ocr_pages"][0]["rotation"] == 270
     sideways = _words(world, "営業部/スキャン/phototest-left.png")
     assert _box(sideways, "format") == pytest.approx(_turned_left((left, top, right, bottom)), abs=0.01)
+    # and its lines run up that page
+    assert {w.flow for w in upright.words} == {"r"}
+    assert {w.flow for w in sideways.words} == {"u"}
     # The Japanese notice, upright and sideways: 健康診断 in its title, in the same place
     for key in ("営業部/スキャン/お知らせ.tif", "営業部/スキャン/お知らせ-横.tif"):
         assert "".join(w.text for w in _words(world, key).lines()[0]).startswith("健康診断")

@@ -36,8 +36,10 @@ def test_a_box_on_the_turned_page_is_found_again_on_the_page_as_scanned(rotation
     assert 80 <= bottom <= 81 + slack
 
 
-def _words(*lines: list[tuple[str, tuple[int, int, int, int]]]) -> PageWords:
-    return PageWords.from_result(3, [(*box, text, number) for number, line in enumerate(lines) for text, box in line])
+def _words(*lines: list[tuple[str, tuple[int, int, int, int]]], flow: str = "r") -> PageWords:
+    return PageWords.from_result(
+        3, [(*box, text, number, flow) for number, line in enumerate(lines) for text, box in line]
+    )
 
 
 def test_japanese_is_matched_across_words_and_only_the_matched_characters_are_marked() -> None:
@@ -64,10 +66,24 @@ def test_the_query_matches_as_the_search_folds_it() -> None:
     assert marked_boxes(page, "高橋") == [(0.0, 0.2, 0.2, 0.25)]
 
 
-def test_a_column_of_vertical_writing_is_cut_down_its_height() -> None:
-    page = _words([("議事録の内部統制", (8000, 1000, 8500, 9000))])
-    (box,) = marked_boxes(page, "内部統制")
-    assert box == pytest.approx((0.8, 0.5, 0.85, 0.9))
+@pytest.mark.parametrize(
+    ("flow", "box", "expected"),
+    [
+        # vertical writing: down the column
+        ("d", (8000, 1000, 8500, 9000), (0.8, 0.5, 0.85, 0.9)),
+        # a page scanned turned counter-clockwise: its lines run up the page
+        ("u", (8000, 1000, 8500, 9000), (0.8, 0.1, 0.85, 0.5)),
+        # vertical writing scanned turned clockwise: its columns run right to left
+        ("l", (1000, 8000, 9000, 8500), (0.1, 0.8, 0.5, 0.85)),
+        ("r", (1000, 8000, 9000, 8500), (0.5, 0.8, 0.9, 0.85)),
+    ],
+)
+def test_part_of_a_word_is_cut_the_way_its_characters_run(
+    flow: str, box: tuple[int, int, int, int], expected: tuple[float, float, float, float]
+) -> None:
+    page = _words([("議事録の内部統制", box)], flow=flow)
+    (found,) = marked_boxes(page, "内部統制")
+    assert found == pytest.approx(expected)
 
 
 def test_latin_words_match_whole_words_only() -> None:
@@ -79,7 +95,7 @@ def test_latin_words_match_whole_words_only() -> None:
 
 
 def test_an_entry_is_bounded_and_read_back() -> None:
-    many = PageWords.from_result(1, [(0, 0, 10, 10, "字" * 100, n // 40) for n in range(MAX_WORDS + 10)])
+    many = PageWords.from_result(1, [(0, 0, 10, 10, "字" * 100, n // 40, "d") for n in range(MAX_WORDS + 10)])
     assert len(many.words) == MAX_WORDS
     assert all(len(word.text) == 64 for word in many.words)
     again = PageWords.unpack(many.pack())

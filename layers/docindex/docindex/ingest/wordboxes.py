@@ -39,9 +39,15 @@ MAX_INFLATED_BYTES = 4 * 1024 * 1024
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
 
+FLOWS = frozenset("rldu")
+
+
 @dataclass(frozen=True)
 class PlacedWord:
-    """One word read on a page: its text, its text line's number, and its box in 1/10,000 of the page."""
+    """One word read on a page: its text, its text line's number, its box in 1/10,000 of the page,
+    and which way its characters run on the page: ``r`` (left to right), ``l`` (right to left: a
+    column of vertical writing on a page scanned turned clockwise), ``d`` (top to bottom: vertical
+    writing), ``u`` (bottom to top)."""
 
     text: str
     line: int
@@ -49,6 +55,7 @@ class PlacedWord:
     top: int
     right: int
     bottom: int
+    flow: str = "r"
 
     @property
     def box(self) -> tuple[float, float, float, float]:
@@ -67,8 +74,8 @@ class PageWords:
     def from_result(cls, page: int, words: Any) -> PageWords:
         """From the worker's ``(left, top, right, bottom, text, line)`` tuples, bounded."""
         kept = []
-        for left, top, right, bottom, text, line in list(words)[:MAX_WORDS]:
-            kept.append(PlacedWord(str(text)[:MAX_WORD_CHARS], int(line), int(left), int(top), int(right), int(bottom)))
+        for left, top, right, bottom, text, line, flow in list(words)[:MAX_WORDS]:
+            kept.append(_word((text, line, left, top, right, bottom, flow)))
         return cls(page, tuple(kept))
 
     def lines(self) -> list[list[PlacedWord]]:
@@ -85,7 +92,7 @@ class PageWords:
         body = {
             "format": FORMAT,
             "page": self.page,
-            "words": [[w.text, w.line, w.left, w.top, w.right, w.bottom] for w in self.words],
+            "words": [[w.text, w.line, w.left, w.top, w.right, w.bottom, w.flow] for w in self.words],
         }
         return gzip.compress(json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode(), compresslevel=6)
 
@@ -100,11 +107,22 @@ class PageWords:
         body = json.loads(raw)
         if body.get("format") != FORMAT:
             return None
-        words = tuple(
-            PlacedWord(str(text)[:MAX_WORD_CHARS], int(line), int(left), int(top), int(right), int(bottom))
-            for text, line, left, top, right, bottom in body["words"][:MAX_WORDS]
-        )
+        words = tuple(_word(values) for values in body["words"][:MAX_WORDS])
         return cls(int(body["page"]), words)
+
+
+def _word(values: Any) -> PlacedWord:
+    """A word from its stored ``[text, line, left, top, right, bottom, flow]``, checked and bounded."""
+    text, line, left, top, right, bottom, flow = values
+    return PlacedWord(
+        str(text)[:MAX_WORD_CHARS],
+        int(line),
+        int(left),
+        int(top),
+        int(right),
+        int(bottom),
+        flow if flow in FLOWS else "r",
+    )
 
 
 class WordBoxStore:

@@ -105,16 +105,18 @@ def _boxes_of(line: list[PlacedWord], chars: list[tuple[int, int]]) -> list[Box]
 
 
 def _part(word: PlacedWord, first: int, end: int) -> Box:
-    """Characters [first, end) of a word: its box cut evenly along its writing direction."""
+    """Characters [first, end) of a word: its box cut evenly the way its characters run on the page."""
     left, top, right, bottom = word.box
     count = max(1, len(word.text))
     if first == 0 and end >= count:
         return (left, top, right, bottom)
-    if (bottom - top) > 1.5 * (right - left):  # a column of vertical writing
+    if word.flow in ("d", "u"):
         step = (bottom - top) / count
-        return (left, round(top + first * step, 5), right, round(top + end * step, 5))
+        start, stop = (first, end) if word.flow == "d" else (count - end, count - first)
+        return (left, round(top + start * step, 5), right, round(top + stop * step, 5))
     step = (right - left) / count
-    return (round(left + first * step, 5), top, round(left + end * step, 5), bottom)
+    start, stop = (first, end) if word.flow == "r" else (count - end, count - first)
+    return (round(left + start * step, 5), top, round(left + stop * step, 5), bottom)
 
 
 def _word_marks(line: list[PlacedWord], wanted: list[str]) -> list[Box]:

@@ -103,8 +103,9 @@ class PageResult:
     error: str | None = None
     detail: str = ""
     # The words read and where they are on the page as a preview shows it (the page turned back
-    # the way it was scanned): (left, top, right, bottom) in 1/10,000 of the page, text, line number.
-    words: tuple[tuple[int, int, int, int, str, int], ...] = ()
+    # the way it was scanned): (left, top, right, bottom) in 1/10,000 of the page, text, line number,
+    # and which way the text runs on that page ("r", "l", "d", "u": right, left, down, up).
+    words: tuple[tuple[int, int, int, int, str, int, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -656,17 +657,32 @@ def _recognize(
     )
 
 
+# Which way text runs on the page as scanned, by the quarter turn that made it upright and whether
+# it runs down (vertical writing) or right on the upright page.
+_FLOW = {
+    (0, False): "r",
+    (0, True): "d",
+    (90, False): "d",
+    (90, True): "l",
+    (180, False): "l",
+    (180, True): "u",
+    (270, False): "u",
+    (270, True): "r",
+}
+
+
 def page_words(
     words: tuple[Word, ...], correction: Any, size: tuple[int, int], extent: Extent = WHOLE_PAGE
-) -> tuple[tuple[int, int, int, int, str, int], ...]:
+) -> tuple[tuple[int, int, int, int, str, int, str], ...]:
     """Words read on the turned image, placed on the page as shown: the turn undone, then the
-    image's pixels as 1/10,000 of the page (``extent``: where the image lies on it)."""
+    image's pixels as 1/10,000 of the page (``extent``: where the image lies on it), and which
+    way each runs there (a sideways page's lines run up or down)."""
     from docindex.worker import geometry
 
     width, height = max(size[0], 1), max(size[1], 1)
     left, top, right, bottom = extent
     out = []
-    for box, text, line in words:
+    for box, text, line, vertical in words:
         x0, y0, x1, y1 = geometry.unturned_box(box, correction, size)
 
         def place(value: float, start: float, end: float) -> int:
@@ -680,6 +696,7 @@ def page_words(
                 place(y1 / height, top, bottom),
                 text,
                 line,
+                _FLOW.get((correction.rotation, vertical), "r"),
             )
         )
     return tuple(out)

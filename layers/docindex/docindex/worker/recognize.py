@@ -53,9 +53,10 @@ MIN_SECONDS_LEFT = 2.0
 
 Box = tuple[int, int, int, int]
 Line = tuple[Box, str, float]  # a text line's box, text and confidence
-# A recognised word: its box (pixels of the image read), its text, and the number of its text line
-# (words of one line share it): what the preview marks a query's words with (docindex.ingest.wordboxes).
-Word = tuple[Box, str, int]
+# A recognised word: its box (pixels of the image read), its text, the number of its text line
+# (words of one line share it) and whether it is written top to bottom: what the preview marks a
+# query's words with (docindex.ingest.wordboxes).
+Word = tuple[Box, str, int, bool]
 Engines = Callable[[str, int], Any]
 
 
@@ -370,7 +371,8 @@ class PageReader:
             except RuntimeError:  # tesserocr raises for a word without text
                 continue
             if box is not None and text:
-                out.append((tuple(box), text, line))
+                _, direction, _, _ = word.Orientation()
+                out.append((tuple(box), text, line, direction == self.tesserocr.WritingDirection.TOP_TO_BOTTOM))
         return tuple(out)
 
     def text_lines(self, api: Any) -> tuple[Line, ...]:
@@ -437,7 +439,10 @@ def stacked_columns(reading: Reading) -> list[Box]:
 def moved(words: tuple[Word, ...], origin: tuple[int, int], *, first_line: int) -> list[Word]:
     """Words read on a crop, in the pixels of the page it was cut from at ``origin``, their lines numbered on."""
     dx, dy = origin
-    return [((x0 + dx, y0 + dy, x1 + dx, y1 + dy), text, line + first_line) for (x0, y0, x1, y1), text, line in words]
+    return [
+        ((x0 + dx, y0 + dy, x1 + dx, y1 + dy), text, line + first_line, vertical)
+        for (x0, y0, x1, y1), text, line, vertical in words
+    ]
 
 
 def _inside(box: Box, outer: Box) -> bool:
