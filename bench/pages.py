@@ -19,12 +19,19 @@ Four measurements, each before → after in the same run:
    function, pages of a 120-page text PDF and of an image-only scan PDF read from moto's S3
    (each page asked once: every request renders); memory is the process's peak RSS growth
    over the previews, the first one's imports (pypdfium2, Pillow) included (``VmHWM`` reset
-   after the function's first search, Linux), measured in a fresh process.
+   after the function's first search, Linux), measured in a fresh process. The scan's pages
+   are also asked with ``q`` (each page without and with it, in turn): its word boxes come from
+   the real OCR of those pages (``docindex.worker.ocr.process_page``), stored in moto's S3
+   as the worker stores them, so a marked preview reads them and tints the query's words.
+5. **Stored size of word boxes per page**: the gzip JSON entry the worker keeps for each OCR'd
+   page (``docindex.ingest.wordboxes``), for every page image of the real-scan corpus in
+   ``tests/fixtures/ocr`` (TIFF, PNG, JPEG) and for the bench's generated scan pages.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import statistics
@@ -35,6 +42,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 from unittest import mock
+from urllib.parse import urlencode
 
 from bench.report import save_section
 from bench.search_latency import LINES, QUERIES, _percentile, search_event
@@ -224,6 +232,7 @@ def measure_preview(samples: int) -> dict[str, Any]:  # noqa: PLR0915 - one meas
     from devkit.samples import make_pdf, make_scan_pdf
     from docindex.core.observability import logger
     from docindex.index.mapping import ensure_index
+    from docindex.ingest.wordboxes import WordBoxStore
     from docindex.search_api import routes
 
     state = Path(tempfile.mkdtemp(prefix="bench-preview-"))
@@ -238,9 +247,14 @@ def measure_preview(samples: int) -> dict[str, Any]:  # noqa: PLR0915 - one meas
             aws_secret_access_key="local",  # noqa: S106  # nosec B106 - moto accepts any key
         )
         s3.create_bucket(Bucket="docs")
+        s3.create_bucket(Bucket="cache")
         report = make_pdf([_page_text(1, p) for p in range(1, 121)])
         scan = make_scan_pdf([[f"監査メモ 第{p}頁", "指摘事項なし"] for p in range(1, samples + 1)], dpi=200)
         files = {"report": ("報告書.pdf", report, 120), "scan": ("スキャン.pdf", scan, samples)}
+        # The scan's pages OCR'd as the worker reads them; their word boxes stored as it stores them.
+        scan_sha = hashlib.sha256(scan).hexdigest()
+        stored = _ocr_and_store(scan, samples, WordBoxStore(s3, "cache"), scan_sha)
+        results["scan_word_boxes_bytes_p50"] = int(statistics.median(stored))
         with OsmemServer.start(japanese=True) as server:
             client = OpenSearch(hosts=[server.url], timeout=60)
             ensure_index(client, "documents")
@@ -255,12 +269,18 @@ def measure_preview(samples: int) -> dict[str, Any]:  # noqa: PLR0915 - one meas
                         "content_type": "application/pdf",
                         "page_count": page_count,
                         "allow_principals": ["everyone"],
+                        **({"ocr_status": "done", "content_sha256": scan_sha} if name == "scan" else {}),
                     },
                     refresh=True,
                 )
             logger.setLevel("WARNING")
             warnings.filterwarnings("ignore", message="No application metrics to publish")
-            extra = {"AWS_ENDPOINT_URL": moto.url, "AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local"}
+            extra = {
+                "AWS_ENDPOINT_URL": moto.url,
+                "AWS_ACCESS_KEY_ID": "local",
+                "AWS_SECRET_ACCESS_KEY": "local",
+                "CONTENT_CACHE_BUCKET": "cache",
+            }
             with mock.patch.dict(os.environ, _function_environment(server.url, extra)):
                 routes._resolver = None
                 handler = load_handler("search")
@@ -273,24 +293,41 @@ def measure_preview(samples: int) -> dict[str, Any]:  # noqa: PLR0915 - one meas
                 baseline = _rss_kib("VmRSS")
                 warm = http_api_event("GET", f"/documents/{'a' * 64}/pages/1/preview", "", {}, claims)
                 handler(warm, LocalLambdaContext(function_name="docindex-search-bench"))
+
+                def preview(doc: str, number: int, query: str) -> tuple[float, bytes]:
+                    qs = urlencode({"q": query}) if query else ""
+                    event = http_api_event("GET", f"/documents/{doc}/pages/{number}/preview", qs, {}, claims)
+                    started = time.perf_counter()
+                    response = handler(event, LocalLambdaContext(function_name="docindex-search-bench"))
+                    elapsed = (time.perf_counter() - started) * 1000
+                    if response["statusCode"] != 200:
+                        raise RuntimeError(f"preview {doc[:1]} p.{number}: {response['statusCode']}")
+                    return elapsed, base64.b64decode(response["body"])
+
                 for name, (_, _, page_count) in files.items():
                     doc = ("a" if name == "report" else "b") * 64
                     latencies: list[float] = []
+                    marked_latencies: list[float] = []
                     sizes: list[int] = []
+                    marked_pages = 0
                     for number in range(2, min(page_count, samples) + 1):
-                        event = http_api_event("GET", f"/documents/{doc}/pages/{number}/preview", "", {}, claims)
-                        started = time.perf_counter()
-                        response = handler(event, LocalLambdaContext(function_name="docindex-search-bench"))
-                        latencies.append((time.perf_counter() - started) * 1000)
-                        if response["statusCode"] != 200:
-                            raise RuntimeError(f"preview {name} p.{number}: {response['statusCode']}")
-                        sizes.append(len(base64.b64decode(response["body"])))
+                        elapsed, jpeg = preview(doc, number, "")
+                        latencies.append(elapsed)
+                        sizes.append(len(jpeg))
+                        if name == "scan":
+                            elapsed, marked = preview(doc, number, "指摘事項")
+                            marked_latencies.append(elapsed)
+                            marked_pages += int(marked != jpeg)
                     results[name] = {
                         "object_bytes": len(files[name][1]),
                         "p50_ms": round(statistics.median(latencies), 1),
                         "p95_ms": round(_percentile(latencies, 0.95), 1),
                         "jpeg_bytes_p50": int(statistics.median(sizes)),
                     }
+                    if marked_latencies:
+                        results[name]["marked_p50_ms"] = round(statistics.median(marked_latencies), 1)
+                        results[name]["marked_p95_ms"] = round(_percentile(marked_latencies, 0.95), 1)
+                        results[name]["pages_marked"] = f"{marked_pages}/{len(marked_latencies)}"
                 routes._resolver = None
                 peak = _rss_kib("VmHWM")
         results["peak_rss_growth_mib"] = round((peak - baseline) / 1024, 1)
@@ -298,6 +335,54 @@ def measure_preview(samples: int) -> dict[str, Any]:  # noqa: PLR0915 - one meas
     finally:
         stop(moto)
     return results
+
+
+def _ocr_and_store(pdf: bytes, pages: int, store: Any, sha: str) -> list[int]:
+    """OCR each page of ``pdf`` as the worker does (in a process of its own, so that Tesseract's
+    memory is not counted in the previews'), store its word boxes; the bytes stored."""
+    import multiprocessing
+    import tempfile
+    from concurrent.futures import ProcessPoolExecutor
+
+    from docindex.ingest.wordboxes import PageWords
+    from docindex.worker import ocr
+
+    with tempfile.NamedTemporaryFile(suffix=".pdf") as handle:
+        handle.write(pdf)
+        handle.flush()
+        context = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(1, mp_context=context, initializer=ocr.init_process) as pool:
+            options = ocr.OcrOptions()
+            read = list(
+                pool.map(ocr.process_page, [handle.name] * pages, ["pdf"] * pages, range(pages), [options] * pages)
+            )
+    return [store.put(sha, PageWords.from_result(page.index + 1, page.words)) for page in read]
+
+
+def measure_word_boxes() -> dict[str, Any]:
+    """The stored word boxes of every page image of the real-scan corpus (tests/fixtures/ocr)."""
+    from docindex.ingest.wordboxes import PageWords
+    from docindex.worker import ocr
+
+    os.environ["OMP_THREAD_LIMIT"] = "1"
+    sizes: list[int] = []
+    words: list[int] = []
+    for path in sorted((REPO / "tests" / "fixtures" / "ocr").iterdir()):
+        if path.suffix.lower() not in (".tif", ".png", ".jpg"):
+            continue
+        info = ocr.probe(str(path), "image", ocr.OcrOptions())
+        for index in range(info.page_count):
+            page = ocr.process_page(str(path), "image", index, ocr.OcrOptions())
+            if page.words:
+                sizes.append(len(PageWords.from_result(index + 1, page.words).pack()))
+                words.append(len(page.words))
+    return {
+        "pages": len(sizes),
+        "words_per_page_p50": int(statistics.median(words)),
+        "bytes_per_page_p50": int(statistics.median(sizes)),
+        "bytes_per_page_max": max(sizes),
+        "bytes_per_word": round(sum(sizes) / max(1, sum(words)), 1),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -345,7 +430,18 @@ def main(argv: list[str] | None = None) -> int:
         f"({s['jpeg_bytes_p50']:,} bytes); peak RSS growth {preview['peak_rss_growth_mib']} MiB "
         f"(process peak {preview['peak_rss_mib']} MiB)"
     )
-    save_section(args.results, "pages", {"index": index, "search": search, "preview": preview})
+    print(
+        f"scanned page with q (query's words marked from the stored word boxes): p50 {s['p50_ms']} -> "
+        f"{s['marked_p50_ms']} ms, p95 {s['p95_ms']} -> {s['marked_p95_ms']} ms ({s['pages_marked']} pages marked)"
+    )
+    boxes = measure_word_boxes()
+    print(
+        f"word boxes stored per OCR'd page: real scans ({boxes['pages']} pages of tests/fixtures/ocr, "
+        f"{boxes['words_per_page_p50']} words p50) p50 {boxes['bytes_per_page_p50']:,} / max "
+        f"{boxes['bytes_per_page_max']:,} bytes ({boxes['bytes_per_word']} bytes a word); the bench's "
+        f"two-line scan pages {preview['scan_word_boxes_bytes_p50']:,} bytes"
+    )
+    save_section(args.results, "pages", {"index": index, "search": search, "preview": preview, "word_boxes": boxes})
     return 0
 
 

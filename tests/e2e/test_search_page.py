@@ -23,6 +23,8 @@ pytestmark = pytest.mark.e2e
 # A 120-page report whose word is on page 87 only (generated: no real file has a word on one known page).
 REPORT = "営業部/年次報告/2024_年次報告書.pdf"
 WORD = "内部統制"
+# A copier's scan of a notice (tests/fixtures/ocr/upright-notice.tif), read by the real OCR worker.
+SCAN = "営業部/スキャン/健康診断のお知らせ.tif"
 SALES = {"営業部/見積/2024_見積書_A社.txt", "営業部/提案/提案書_B社.md", "共有/規程/就業規則.txt"}
 HR = {"人事部/評価/2024_人事評価_山田.txt", "人事部/給与/給与テーブル.csv", "共有/規程/就業規則.txt"}
 
@@ -56,9 +58,15 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
         ensure_user(cognito, env["COGNITO_USER_POOL_ID"], "hr", PASSWORD, ["人事部"])
         access_map = state / "access-map.json"
         access_map.write_text(json.dumps(ACCESS_MAP, ensure_ascii=False), encoding="utf-8")
-        settings = Settings.from_env(
-            {**env, "ACCESS_MAP_URI": str(access_map), "ACCESS_MAP_TTL_SECONDS": "0", "OPENSEARCH_AUTH": "none"}
-        )
+        # Without meaning search's embed jobs: the OCR worker below has only the scan to read.
+        pipeline = {
+            **env,
+            "ACCESS_MAP_URI": str(access_map),
+            "ACCESS_MAP_TTL_SECONDS": "0",
+            "OPENSEARCH_AUTH": "none",
+            "EMBEDDINGS": "off",
+        }
+        settings = Settings.from_env(pipeline)
         opensearch = OpenSearch(hosts=[osmem.url], timeout=60)
         indexer = Indexer(
             settings, s3=client("s3"), sqs=client("sqs"), dynamodb=client("dynamodb"), opensearch=opensearch
@@ -73,13 +81,42 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
         report[86] = f"第87頁 {WORD}の評価結果"
         client("s3").put_object(Bucket=env["DOCINDEX_BUCKET"], Key=REPORT, Body=make_pdf(report))
         bodies.append({"docindex": "change", "bucket": env["DOCINDEX_BUCKET"], "key": REPORT, "action": "created"})
+        from devkit.ocr_defects import FIXTURES
+
+        scan = (FIXTURES / "upright-notice.tif").read_bytes()
+        client("s3").put_object(Bucket=env["DOCINDEX_BUCKET"], Key=SCAN, Body=scan)
+        bodies.append({"docindex": "change", "bucket": env["DOCINDEX_BUCKET"], "key": SCAN, "action": "created"})
         assert invoke(indexer, sqs_event(*bodies), timeout=120) == set()
+        _read_scans(pipeline, client, opensearch)
         opensearch.indices.refresh(index=env["OPENSEARCH_INDEX"])
         yield env
     finally:
         local_down(state)
         stop(osmem)
         stop(moto)
+
+
+def _read_scans(env: dict[str, str], client: Any, opensearch: Any) -> None:
+    """The OCR worker (real Tesseract, one process) reads the scan the indexer queued."""
+    from docindex.worker.config import WorkerSettings
+    from docindex.worker.pool import OcrPool
+    from docindex.worker.service import Worker
+
+    pool = OcrPool(1)
+    worker = Worker(
+        WorkerSettings.from_env({**env, "WORKER_CONCURRENCY": "1"}),
+        s3=client("s3"),
+        sqs=client("sqs"),
+        dynamodb=client("dynamodb"),
+        opensearch=opensearch,
+        pool=pool,
+        flush_metrics=False,
+    )
+    try:
+        assert worker.poll_once(wait_seconds=2) == 1
+    finally:
+        worker.close()
+        pool.close()
 
 
 @pytest.fixture
@@ -165,3 +202,31 @@ def test_a_hit_names_its_page_shows_its_preview_and_opens_there_on_a_phone(page:
     opened = urlparse(browser.current_url)
     assert unquote(opened.path) == f"/{page['DOCINDEX_BUCKET']}/{REPORT}"  # the object itself (moto's S3)
     assert "Signature=" in opened.query  # through a presigned link
+
+
+def test_a_scans_preview_shows_the_querys_words_marked(page: dict[str, str], browser: Any) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    # When the sales user searches a word of the scanned notice
+    sign_in_and_search(browser, page["SEARCH_PAGE_URL"], "sales", "健康診断")
+    wait = WebDriverWait(browser, 30)
+    hit = next(li for li in browser.find_elements(By.CSS_SELECTOR, "#results > li") if "健康診断のお知らせ" in li.text)
+    assert hit.find_element(By.CSS_SELECTOR, ".hit-pages .page-open").text == "p. 1"
+    # Then its preview shows the page with the word marked: yellow on a black-and-white scan
+    image = wait.until(lambda d: hit.find_elements(By.CSS_SELECTOR, "figure.preview img"))[0]
+    wait.until(lambda d: d.execute_script("return arguments[0].complete && arguments[0].naturalWidth", image))
+    yellow = browser.execute_script(
+        """
+        const img = arguments[0], canvas = document.createElement("canvas");
+        canvas.width = img.naturalWidth; canvas.height = img.naturalHeight;
+        const ctx = canvas.getContext("2d");
+        ctx.drawImage(img, 0, 0);
+        const data = ctx.getImageData(0, 0, canvas.width, canvas.height).data;
+        let n = 0;
+        for (let i = 0; i < data.length; i += 4) if (data[i] > 200 && data[i + 1] > 200 && data[i + 2] < 180) n++;
+        return n;
+        """,
+        image,
+    )
+    assert yellow > 2000

@@ -218,3 +218,28 @@ def test_the_preview_is_that_page_and_only_for_readers(world: SearchWorld, tmp_p
     assert forbidden[0] == absent[0] == 404
     assert forbidden[2] == absent[2]
     assert _preview(world, "hr", report, 87, **{"If-None-Match": headers["etag"]})[0] == 404
+
+
+def test_the_operators_page_clause_reads_or_as_the_search_does(world: SearchWorld) -> None:
+    # Given a PDF whose first page says 内部 often, its second holds 監査, its third 内部統制, and its
+    # fourth neither (but the English "or")
+    stack = world.stack
+    key = "営業部/会議/監査の予定.pdf"
+    pages = [
+        "内部 内部資料 内部の会議 内部の連絡 内部の予定",
+        "監査の結果について",
+        "内部統制の評価について",
+        "Payment by cash or card, either one or the other",
+    ]
+    stack.aws.s3.put_object(Bucket=stack.bucket, Key=key, Body=samples.make_pdf(pages))
+    body = {"docindex": "change", "bucket": stack.bucket, "key": key, "action": "created"}
+    assert invoke(build_indexer(stack), sqs_event(body)) == set()
+    stack.opensearch.indices.refresh(index=stack.index)
+    # When the operator searches either word (the CLI's OR)
+    hits = search(stack.opensearch, stack.index, f"{WORD} OR 監査", operators=True)
+    hit = next(h for h in hits if h["key"] == key)
+    # Then the pages holding one of them come first, the page with only a part of one after them,
+    # and the page that only says "or" is not named: OR is the operator, not a word to find
+    assert {p["number"] for p in hit["pages"][:2]} == {2, 3}
+    assert [p["number"] for p in hit["pages"]][2:] == [1]
+    assert hit["matching_pages"] == 3

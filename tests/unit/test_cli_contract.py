@@ -9,7 +9,7 @@ import pytest
 
 from docindex.cli import _errors
 from docindex.cli._ops import emit_json, safe_text
-from docindex.index.search import QueryError, parse_query, user_query
+from docindex.index.search import QueryError, page_query_text, parse_query, user_query
 from docindex.ops.deployment import layered
 from docindex.ops.envfile import read_env_file, write_env_file
 
@@ -117,6 +117,8 @@ def test_phrases_exclusions_and_or_become_limited_simple_query_strings() -> None
     for clause in query["must"] + query["must_not"]:
         assert clause["simple_query_string"]["flags"] == "PHRASE|OR|WHITESPACE"
         assert clause["simple_query_string"]["fields"] == ["title^3", "filename^2", "content"]
+    # the page clause gets the wanted clauses in one simple_query_string: OR as |, no exclusions
+    assert page_query_text(parsed) == '"quarterly revenue" (report | 議事録)'
 
 
 @pytest.mark.parametrize("typed", ["content:secret", "a*", "(a|b)", "a~2", "+a", "/re.*/"])

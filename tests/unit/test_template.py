@@ -861,7 +861,7 @@ def test_custom_resource_sample_event_is_what_cloudformation_sends_for_the_templ
     assert properties["ConfigurationId"] == f"docindex-{stack_name}"
 
 
-def test_content_cache_is_a_private_encrypted_bounded_bucket_only_the_indexer_and_worker_use():
+def test_content_cache_is_a_private_encrypted_bounded_bucket_only_the_indexer_and_worker_write():
     resources = default_resources()
     bucket = resources["ContentCacheBucket"]["Properties"]
     assert bucket["BucketEncryption"]["ServerSideEncryptionConfiguration"][0]["ServerSideEncryptionByDefault"]
@@ -884,7 +884,12 @@ def test_content_cache_is_a_private_encrypted_bounded_bucket_only_the_indexer_an
                 assert "/ocr-ranges/*" in json.dumps(statement["Resource"])
                 actions.discard("s3:DeleteObject")
             assert actions <= {"s3:GetObject", "s3:PutObject", "s3:ListBucket"}
-    assert users == {"IndexerRole", "WorkerTaskRole"}
+            if owner == "SearchRole":
+                # the search function only reads the OCR'd words' boxes (a preview's marks)
+                assert statement["Sid"] == "ReadOcrWordBoxes"
+                assert actions == {"s3:GetObject"}
+                assert "/ocr-words/*" in json.dumps(statement["Resource"])
+    assert users == {"IndexerRole", "WorkerTaskRole", "SearchRole"}
 
 
 def test_kms_decrypt_is_granted_on_exactly_the_bucket_key_and_only_when_one_is_given():

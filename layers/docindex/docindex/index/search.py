@@ -154,6 +154,16 @@ def user_query(parsed: ParsedQuery, fields: list[str] | None = None) -> dict[str
     }
 
 
+def page_query_text(parsed: ParsedQuery) -> str:
+    """The query's wanted clauses as a ``simple_query_string`` (the page clause's syntax): each
+    clause's alternatives joined by ``|`` in parentheses, phrases quoted, exclusions left out."""
+    return " ".join(
+        f"({c.query_string()})" if len(c.alternatives) > 1 else c.query_string()
+        for c in parsed.clauses
+        if not c.exclude
+    )
+
+
 class SearchHits(list[dict[str, Any]]):
     """The hits of one page (a list, as before), with the total number of matching documents."""
 
@@ -213,10 +223,12 @@ def search(
     # makes the query independent of whether the cluster (or an emulator) applies it.
     query = normalize(query)
     must = synonym_clause(query) if query.strip() or ocr_confidence_below is None else {"match_all": {}}
+    with_operators: ParsedQuery | None = None
     if operators and query.strip():
         parsed = parse_query(query)
         if parsed.has_operators:
             must = user_query(parsed)
+            with_operators = parsed
     filters = _filters(prefix, extension, bucket)
     if extensions:
         filters.append({"terms": {"extension": sorted({e.lower().lstrip(".") for e in extensions})}})
@@ -226,7 +238,9 @@ def search(
     vector = None
     if hybrid is not False and query.strip() and not (operators and parse_query(query).has_operators):
         vector = query_vector(client, index, query, embedder if embedder is not None else default_embedder())
-    pages = pages_clause(list(query_variants(query)), size=page_hits, pre_tag="[", post_tag="]")
+    # The page clause is a simple_query_string: the CLI's OR is its |, never a word to find.
+    page_query = page_query_text(with_operators) if with_operators is not None else query
+    pages = pages_clause(list(query_variants(page_query)), size=page_hits, pre_tag="[", post_tag="]")
     if ocr_confidence_below is not None:
         filters.append(low_confidence_filter(ocr_confidence_below))
     fetch = min(size * COLLAPSE_OVERFETCH, MAX_COLLAPSE_WINDOW) if collapse else size

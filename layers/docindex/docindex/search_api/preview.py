@@ -12,6 +12,10 @@ instead); a page whose images declare more pixels than the decode budget is refu
 PDFium decodes anything (the way the OCR worker refuses them); the object is streamed to a
 temporary file, never held in memory whole; and the function's own timeout ends anything else.
 Formats without a renderer (slides, sheets, mail parts) answer the page's text.
+
+Asked with the query it was found by, an OCR'd page has the query's words marked where the OCR
+worker kept their boxes (``docindex.search_api.marks``): a translucent yellow over each match,
+the rest of the picture unchanged.
 """
 
 from __future__ import annotations
@@ -29,6 +33,9 @@ MiB = 1024 * 1024
 # Bytes one decoded image of a page may take (4 bytes a pixel: PDFium's bitmaps are BGRA).
 DECODE_BUDGET = 256 * MiB
 JPEG_QUALITY = 70
+# The marks: yellow, at this opacity over the page (the words stay readable under it).
+MARK_COLOUR = (255, 214, 0)
+MARK_OPACITY = 0.45
 
 
 class PreviewRefused(Exception):
@@ -78,15 +85,41 @@ def fetch_to_file(s3: Any, bucket: str, key: str, *, version_id: str | None, max
         body.close()
 
 
-def render(path: Path, kind: str, number: int, max_edge: int) -> PageImage:
-    """Page ``number`` (from 1) of a PDF or image file as a JPEG whose longest edge is at most ``max_edge``."""
+Box = tuple[float, float, float, float]
+
+
+def render(path: Path, kind: str, number: int, max_edge: int, marks: list[Box] | None = None) -> PageImage:
+    """Page ``number`` (from 1) of a PDF or image file as a JPEG whose longest edge is at most ``max_edge``,
+    with ``marks`` (boxes as fractions of the page's width and height) tinted."""
     if kind == "pdf":
         with _RENDER_LOCK:
-            return _render_pdf(path, number - 1, max_edge)
-    return _render_image(path, number - 1, max_edge)
+            return _render_pdf(path, number - 1, max_edge, marks or [])
+    return _render_image(path, number - 1, max_edge, marks or [])
 
 
-def _render_pdf(path: Path, index: int, max_edge: int) -> PageImage:
+def mark(image: Any, marks: list[Box]) -> Any:
+    """``image`` (RGB) with each box tinted yellow; pixels outside every box are left as they were."""
+    from PIL import Image, ImageDraw
+
+    if not marks:
+        return image
+    width, height = image.size
+    tint = Image.new("RGB", image.size, MARK_COLOUR)
+    mask = Image.new("L", image.size, 0)
+    draw = ImageDraw.Draw(mask)
+    for left, top, right, bottom in marks:
+        box = (
+            max(0, int(left * width)),
+            max(0, int(top * height)),
+            min(width - 1, round(right * width)),
+            min(height - 1, round(bottom * height)),
+        )
+        if box[2] > box[0] and box[3] > box[1]:
+            draw.rectangle(box, fill=round(255 * MARK_OPACITY))
+    return Image.composite(tint, image, mask)
+
+
+def _render_pdf(path: Path, index: int, max_edge: int, marks: list[Box]) -> PageImage:
     import pypdfium2 as pdfium
     import pypdfium2.raw as pdfium_c
 
@@ -108,7 +141,7 @@ def _render_pdf(path: Path, index: int, max_edge: int) -> PageImage:
             bitmap = page.render(scale=scale, may_draw_forms=True)
             try:
                 image = bitmap.to_pil()
-                return _jpeg(image.convert("RGB"))
+                return _jpeg(mark(image.convert("RGB"), marks))
             finally:
                 bitmap.close()
         finally:
@@ -117,7 +150,7 @@ def _render_pdf(path: Path, index: int, max_edge: int) -> PageImage:
         pdf.close()
 
 
-def _render_image(path: Path, index: int, max_edge: int) -> PageImage:
+def _render_image(path: Path, index: int, max_edge: int, marks: list[Box]) -> PageImage:
     import warnings
 
     from PIL import Image, ImageOps
@@ -134,7 +167,7 @@ def _render_image(path: Path, index: int, max_edge: int) -> PageImage:
                 image.draft("RGB", (max_edge, max_edge))
                 frame = ImageOps.exif_transpose(image)
                 frame.thumbnail((max_edge, max_edge))
-                return _jpeg(frame.convert("RGB"))
+                return _jpeg(mark(frame.convert("RGB"), marks))
     except (OSError, SyntaxError, ValueError, Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
         raise PreviewRefused(f"the image cannot be read: {type(exc).__name__}") from None
 

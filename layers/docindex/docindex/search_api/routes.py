@@ -34,6 +34,8 @@ STATIC = {
 }
 NOT_FOUND = {"message": "not found"}
 PAGE_NUMBER = re.compile(r"^[1-9][0-9]{0,5}$")
+# A preview's q: the search's own bounds (SearchRequest.q).
+MAX_PREVIEW_QUERY = 256
 
 
 @lru_cache(maxsize=len(STATIC))
@@ -125,8 +127,11 @@ def build_resolver(settings: SearchApiSettings, service: SearchService) -> APIGa
             return json_response(404, NOT_FOUND)
         headers = app.current_event.headers or {}
         if_none_match = str(headers.get("if-none-match") or headers.get("If-None-Match") or "")
+        query = ((app.current_event.query_string_parameters or {}).get("q") or "").strip()
+        if len(query) > MAX_PREVIEW_QUERY or any(ord(c) < 32 for c in query):
+            return json_response(400, {"message": f"q must be at most {MAX_PREVIEW_QUERY} characters of text"})
         try:
-            found = service.preview(doc_id, caller(), int(number), if_none_match=if_none_match)
+            found = service.preview(doc_id, caller(), int(number), if_none_match=if_none_match, query=query)
         except NotFound:
             return json_response(404, NOT_FOUND)
         except NotModified as exc:

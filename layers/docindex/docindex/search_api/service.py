@@ -20,6 +20,7 @@ from docindex.core.observability import logger
 from docindex.embed import Embedder
 from docindex.index.hybrid import Fused, final_body, in_order, matched_total, query_vector, rank
 from docindex.index.pages import page_hits
+from docindex.ingest.wordboxes import WordBoxStore
 from docindex.search_api.principals import Caller
 from docindex.search_api.query import (
     MARK_START,
@@ -51,7 +52,7 @@ class NotModified(Exception):
 
 
 # Bumped when what a preview shows for the same page changes (size, marks, format): old ETags miss.
-PREVIEW_VERSION = "1"
+PREVIEW_VERSION = "2"  # 2: the query's words marked
 # A page shown as text shows at most this many characters of it.
 PREVIEW_TEXT_CHARS = 4000
 
@@ -109,6 +110,8 @@ class SearchService:
         self.index = settings.opensearch_index
         # Embeds queries for the vector leg (None: keyword search only); see docindex.index.hybrid.
         self.embedder = embedder
+        # The OCR worker's word boxes (beside the content cache): the marks of a preview.
+        self.word_boxes = WordBoxStore(s3, settings.content_cache_bucket)
 
     def search(self, request: SearchRequest, caller: Caller) -> dict[str, Any]:
         """Hits, total and facet counts, all within what ``caller`` may read."""
@@ -257,12 +260,16 @@ class SearchService:
             answer["page"] = at_page
         return answer
 
-    def preview(self, doc_id: str, caller: Caller, number: int, *, if_none_match: str = "") -> PagePreview:
+    def preview(
+        self, doc_id: str, caller: Caller, number: int, *, if_none_match: str = "", query: str = ""
+    ) -> PagePreview:
         """Page ``number`` of a document the caller may read: a picture (PDF, scans) or its text.
 
         ``NotFound`` for a document the caller may not read, a missing one and a page it does not
         have, alike; ``NotModified`` when ``if_none_match`` is this preview's ``ETag`` (checked
-        after the permission, so a cached tag tells nothing either).
+        after the permission, so a cached tag tells nothing either). With ``query``, an OCR'd
+        page's picture has the query's words marked where the worker kept their boxes (read
+        only after the permission check); the ``ETag`` differs with the query.
         """
         from docindex.search_api.preview import PreviewRefused, fetch_to_file, render, renderer_for
 
@@ -283,7 +290,7 @@ class SearchService:
             str(source.get(name) or "") for name in ("etag", "version_id", "content_sha256", "indexed_at")
         )
         tag = hashlib.sha256(
-            f"{PREVIEW_VERSION}:{doc_id}:{identity}:{number}:{self.settings.preview_max_edge}".encode()
+            f"{PREVIEW_VERSION}:{doc_id}:{identity}:{number}:{self.settings.preview_max_edge}:{query}".encode()
         )
         etag = f'"{tag.hexdigest()[:32]}"'
         if etag in {t.strip() for t in if_none_match.split(",")}:
@@ -300,13 +307,15 @@ class SearchService:
                         max_bytes=self.settings.preview_max_object_bytes,
                         directory=directory,
                     )
-                    image = render(path, kind, number, self.settings.preview_max_edge)
+                    marks = self._marks(source, number, query)
+                    image = render(path, kind, number, self.settings.preview_max_edge, marks)
                 logger.info(
                     "page preview rendered",
                     extra={
                         "id": doc_id,
                         "page": number,
                         "renderer": kind,
+                        "marks": len(marks),
                         "bytes": len(image.jpeg),
                         "ms": round((time.perf_counter() - started) * 1000, 1),
                     },
@@ -325,6 +334,18 @@ class SearchService:
             "text": str(page.get("text") or "")[:PREVIEW_TEXT_CHARS],
         }
         return PagePreview("application/json", json.dumps(text, ensure_ascii=False), etag)
+
+    def _marks(self, source: dict[str, Any], number: int, query: str) -> list[tuple[float, float, float, float]]:
+        """The query's words on an OCR'd page (boxes as fractions of the page); none without boxes.
+
+        Called only for a document the caller may read: its boxes are read by its bytes' hash.
+        """
+        if not query or source.get("ocr_status") != "done" or not source.get("content_sha256"):
+            return []
+        from docindex.search_api.marks import marked_boxes
+
+        words = self.word_boxes.get(str(source["content_sha256"]), number)
+        return marked_boxes(words, query) if words is not None else []
 
 
 def _inner_page(hit: dict[str, Any]) -> dict[str, Any] | None:

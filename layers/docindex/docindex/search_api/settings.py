@@ -27,6 +27,9 @@ class SearchApiSettings(OpenSearchSettings, AccessSettings, EmbeddingSettings):
     preview_max_object_bytes: int = Field(
         256 * 1024 * 1024, alias="SEARCH_PREVIEW_MAX_OBJECT_BYTES", ge=1024 * 1024, le=2 * 1024 * 1024 * 1024
     )
+    # The content cache bucket, where the OCR worker keeps each page's word boxes (ocr-words/): a
+    # preview asked with q marks the query's words on an OCR'd page. Unset: previews are not marked.
+    content_cache_bucket: str | None = Field(None, alias="CONTENT_CACHE_BUCKET")
     download_url_seconds: int = Field(300, alias="DOWNLOAD_URL_SECONDS", ge=10, le=3600)
     # The page's sign-in (authorization code + PKCE against this OIDC provider).
     oidc_authorize_url: str = Field("", alias="OIDC_AUTHORIZE_URL")

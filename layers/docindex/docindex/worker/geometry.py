@@ -18,6 +18,7 @@ one reads at 85-95 and costs nothing here). Measured on the defect corpus
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -123,3 +124,37 @@ def apply(image: Image.Image, correction: Correction) -> Image.Image:
         grey = turned if turned.mode == "L" else turned.convert("L")
         turned = grey.rotate(correction.skew, resample=PILImage.Resampling.BICUBIC, expand=True, fillcolor=255)
     return turned if turned is not image else image.copy()
+
+
+def unturned_box(
+    box: tuple[float, float, float, float], correction: Correction, size: tuple[int, int]
+) -> tuple[float, float, float, float]:
+    """A box on the page as ``apply`` turned it, back on the page as it was (``size``: its width and height).
+
+    The inverse of ``apply``: the skew taken out (a rotation about the centre of the expanded
+    image), then the quarter turn; a box turned by the skew is its corners' bounding box.
+    """
+    width, height = size
+    # The page after the quarter turn, before the skew.
+    turned_w, turned_h = (height, width) if correction.rotation in (90, 270) else (width, height)
+    corners = [(box[0], box[1]), (box[2], box[1]), (box[0], box[3]), (box[2], box[3])]
+    if abs(correction.skew) >= MIN_SKEW:
+        theta = math.radians(correction.skew)
+        cos, sin = math.cos(theta), math.sin(theta)
+        # ``rotate(expand=True)`` keeps the centre in the centre of the larger image.
+        skewed_w = abs(turned_w * cos) + abs(turned_h * sin)
+        skewed_h = abs(turned_w * sin) + abs(turned_h * cos)
+        unskewed = []
+        for x, y in corners:
+            dx, dy = x - skewed_w / 2, y - skewed_h / 2
+            # A counter-clockwise turn on screen (y down) undone.
+            unskewed.append((turned_w / 2 + cos * dx - sin * dy, turned_h / 2 + sin * dx + cos * dy))
+        corners = unskewed
+    if correction.rotation == 90:  # turned counter-clockwise: (x, y) came from (width - y, x)
+        corners = [(width - y, x) for x, y in corners]
+    elif correction.rotation == 180:
+        corners = [(width - x, height - y) for x, y in corners]
+    elif correction.rotation == 270:  # turned clockwise: (x, y) came from (y, height - x)
+        corners = [(y, height - x) for x, y in corners]
+    xs, ys = [x for x, _ in corners], [y for _, y in corners]
+    return (max(0.0, min(xs)), max(0.0, min(ys)), min(float(width), max(xs)), min(float(height), max(ys)))

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import tempfile
 import time
+from collections.abc import Callable
 from concurrent.futures.process import BrokenProcessPool
 from enum import StrEnum
 from pathlib import Path
@@ -49,9 +50,10 @@ from docindex.index.store import DocumentStore
 from docindex.ingest.cache import ContentCache
 from docindex.ingest.handoff import EMBED_REASON, OcrQueue
 from docindex.ingest.ledger import Ledger, OcrCommit
+from docindex.ingest.wordboxes import PageWords, WordBoxStore
 from docindex.worker.content import Downloaded, JobContent, Split, download
 from docindex.worker.locks import LeaseContext, RenewableDynamoDBPersistence, lock_seconds
-from docindex.worker.ocr import extract_file
+from docindex.worker.ocr import PageResult, extract_file
 from docindex.worker.pages import PageReader, PoolProcessLost
 from docindex.worker.ranges import RangePart, RangeStore, page_ranges
 from docindex.worker.vectors import Vectors
@@ -112,6 +114,8 @@ class JobRunner:
         self.ledger = Ledger(dynamodb, settings.common.ledger_table_name)
         self.cache = ContentCache(s3, settings.common.content_cache_bucket, settings.common.content_cache_prefix)
         self.ranges = RangeStore(s3, settings.common.content_cache_bucket)
+        # The OCR'd words of each page and their boxes, beside the cache: what a preview marks.
+        self.word_boxes = WordBoxStore(s3, settings.common.content_cache_bucket)
         # Meaning search's vectors: after OCR, and for the indexer's embed jobs.
         self.vectors = Vectors(
             settings.common, self.cache, bedrock_client=(lambda: bedrock) if bedrock is not None else None
@@ -245,7 +249,13 @@ class JobRunner:
             ftype = detect_type(handle.read(64 * 1024), filename)
         kind: Any = ftype.kind
         part = self.pages.read(
-            str(downloaded.path), kind, (job.first_page, job.last_page), lease, deadline, owner=_owner(job)
+            str(downloaded.path),
+            kind,
+            (job.first_page, job.last_page),
+            lease,
+            deadline,
+            owner=_owner(job),
+            on_page=self._keep_words(downloaded),
         )
         self.ranges.put(doc_id, job.generation, part)
         landed = self.ledger.add_ocr_range(doc_id, job.generation, job.first_page)
@@ -339,6 +349,7 @@ class JobRunner:
                 deadline,
                 split_above=self._split_above(),
                 owner=_owner(job),
+                on_page=self._keep_words(downloaded),
             )
             if isinstance(content, JobContent):
                 content.content_type = ftype.mime
@@ -366,6 +377,16 @@ class JobRunner:
             detail=extracted.error_detail or "",
             pages=extracted.pages,
         )
+
+    def _keep_words(self, downloaded: Downloaded) -> Callable[[PageResult], None]:
+        """What keeps each OCR'd page's words and boxes, by the bytes' hash (nothing without a cache bucket)."""
+        sha = downloaded.content_sha256
+
+        def keep(page: PageResult) -> None:
+            if page.source == "ocr" and page.words and not page.error:
+                self.word_boxes.put(sha, PageWords.from_result(page.index + 1, page.words))
+
+        return keep
 
     # -- commit ------------------------------------------------------------
 

@@ -45,9 +45,16 @@ if TYPE_CHECKING:
     from PIL import Image
 
     from docindex.extract import ExtractedDocument, ExtractionLimits
+    from docindex.worker.recognize import Word
 
 Kind = Literal["pdf", "image"]
 MiB = 1024 * 1024
+# Where the image read lies on the page as it is shown: (left, top, right, bottom) as fractions of
+# the page's width and height (a scan's embedded image may cover a little less than the page).
+Extent = tuple[float, float, float, float]
+WHOLE_PAGE: Extent = (0.0, 0.0, 1.0, 1.0)
+# Word boxes are kept in 1/10,000 of the page's width and height (docindex.ingest.wordboxes).
+BOX_SCALE = 10_000
 
 # Where Debian/Ubuntu (tesseract-ocr-*), Alpine and Homebrew put the models.
 _TESSDATA_CANDIDATES = (
@@ -95,6 +102,10 @@ class PageResult:
     reason: str | None = None
     error: str | None = None
     detail: str = ""
+    # The words read and where they are on the page as a preview shows it (the page turned back
+    # the way it was scanned): (left, top, right, bottom) in 1/10,000 of the page, text, line number,
+    # and which way the text runs on that page ("r", "l", "d", "u": right, left, down, up).
+    words: tuple[tuple[int, int, int, int, str, int, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -265,9 +276,10 @@ def process_page(path: str, kind: Kind, index: int, options: OcrOptions) -> Page
 
 
 def _process_page(path: str, kind: Kind, index: int, options: OcrOptions, started: float) -> PageResult:
+    extent = WHOLE_PAGE
     try:
         if kind == "pdf":
-            text_or_image, reason = _pdf_page(path, index, options)
+            text_or_image, reason, extent = _pdf_page(path, index, options)
         else:
             text_or_image, reason = _image_page(path, index, options), "image"
     except (MemoryError, PageTooLarge):
@@ -280,7 +292,7 @@ def _process_page(path: str, kind: Kind, index: int, options: OcrOptions, starte
         return PageResult(index, text=text, source="text_layer", seconds=time.perf_counter() - started)
     image, dpi = text_or_image
     try:
-        return replace(_recognize(image, dpi, index, options, started), reason=reason)
+        return replace(_recognize(image, dpi, index, options, started, extent=extent), reason=reason)
     finally:
         image.close()
 
@@ -379,8 +391,9 @@ def _extract_file(path: str, filename: str, limits: ExtractionLimits, max_bytes:
 # -- PDF pages ---------------------------------------------------------------
 
 
-def _pdf_page(path: str, index: int, options: OcrOptions) -> tuple[str | tuple[Image.Image, int], str | None]:
-    """The page's text layer if it can be trusted (``extract.textlayer``), else its image and why it is OCR'd."""
+def _pdf_page(path: str, index: int, options: OcrOptions) -> tuple[str | tuple[Image.Image, int], str | None, Extent]:
+    """The page's text layer if it can be trusted (``extract.textlayer``), else its image, why it is
+    OCR'd and where the image lies on the page."""
     from docindex.extract.textlayer import judge, read_text_layer
 
     with _open_pdf(path) as pdf:
@@ -389,27 +402,47 @@ def _pdf_page(path: str, index: int, options: OcrOptions) -> tuple[str | tuple[I
             layer = read_text_layer(page)
             verdict = judge(layer, min_chars=options.min_text_chars)
             if verdict.trusted:
-                return layer.text, None
+                return layer.text, None, WHOLE_PAGE
             _check_page_images(page, options)
             embedded = _embedded_scan(page, options)
             if embedded is not None:
-                return embedded, verdict.reason
-            return _render(page, options), verdict.reason
+                image, dpi, extent = embedded
+                return (image, dpi), verdict.reason, extent
+            return _render(page, options), verdict.reason, WHOLE_PAGE
         finally:
             page.close()
 
 
-def _embedded_scan(page: Any, options: OcrOptions) -> tuple[Image.Image, int] | None:
-    """The page's scanned image itself, when the page is exactly one upright full-page image."""
+def _embedded_scan(page: Any, options: OcrOptions) -> tuple[Image.Image, int, Extent] | None:
+    """The page's scanned image itself, when the page is exactly one upright full-page image, and where it lies."""
     try:
         found = _full_page_image(page)
         if found is None:
             return None
         image, dpi = found
+        extent = _image_extent(page, image)
         pil = _to_pil(image.get_bitmap(render=False))
     except Exception:  # noqa: BLE001 - unusual image encodings: rendering always works
         return None
-    return _scale_to(_ocr_ready(pil), dpi, options)
+    scaled, resolution = _scale_to(_ocr_ready(pil), dpi, options)
+    return scaled, resolution, extent
+
+
+def _image_extent(page: Any, image: Any) -> Extent:
+    """Where the (upright) image lies on the page as rendered (its crop box), as fractions of the page."""
+    left, bottom, right, top = image.get_bounds()
+    try:
+        box_left, box_bottom, box_right, box_top = page.get_cropbox()
+    except Exception:  # noqa: BLE001 - a page without a usable box: its size from the origin
+        box_left, box_bottom = 0.0, 0.0
+        box_right, box_top = page.get_size()
+    width, height = max(box_right - box_left, 1e-6), max(box_top - box_bottom, 1e-6)
+    return (
+        (left - box_left) / width,
+        (box_top - top) / height,
+        (right - box_left) / width,
+        (box_top - bottom) / height,
+    )
 
 
 def _check_page_images(page: Any, options: OcrOptions) -> None:
@@ -590,7 +623,9 @@ def _scale_to(image: Image.Image, dpi: float | tuple[float, float], options: Ocr
 # -- Tesseract ---------------------------------------------------------------
 
 
-def _recognize(image: Image.Image, dpi: int, index: int, options: OcrOptions, started: float) -> PageResult:
+def _recognize(
+    image: Image.Image, dpi: int, index: int, options: OcrOptions, started: float, *, extent: Extent = WHOLE_PAGE
+) -> PageResult:
     """The page image read by ``docindex.worker.recognize`` with this process's engines."""
     from docindex.worker import geometry
     from docindex.worker.recognize import PageReader
@@ -618,4 +653,50 @@ def _recognize(image: Image.Image, dpi: int, index: int, options: OcrOptions, st
         confidence=reading.confidence,
         rotation=correction.rotation,
         skew=round(correction.skew, 1) if abs(correction.skew) >= geometry.MIN_SKEW else 0.0,
+        words=page_words(reading.words, correction, image.size, extent),
     )
+
+
+# Which way text runs on the page as scanned, by the quarter turn that made it upright and whether
+# it runs down (vertical writing) or right on the upright page.
+_FLOW = {
+    (0, False): "r",
+    (0, True): "d",
+    (90, False): "d",
+    (90, True): "l",
+    (180, False): "l",
+    (180, True): "u",
+    (270, False): "u",
+    (270, True): "r",
+}
+
+
+def page_words(
+    words: tuple[Word, ...], correction: Any, size: tuple[int, int], extent: Extent = WHOLE_PAGE
+) -> tuple[tuple[int, int, int, int, str, int, str], ...]:
+    """Words read on the turned image, placed on the page as shown: the turn undone, then the
+    image's pixels as 1/10,000 of the page (``extent``: where the image lies on it), and which
+    way each runs there (a sideways page's lines run up or down)."""
+    from docindex.worker import geometry
+
+    width, height = max(size[0], 1), max(size[1], 1)
+    left, top, right, bottom = extent
+    out = []
+    for box, text, line, vertical in words:
+        x0, y0, x1, y1 = geometry.unturned_box(box, correction, size)
+
+        def place(value: float, start: float, end: float) -> int:
+            return min(BOX_SCALE, max(0, round((start + value * (end - start)) * BOX_SCALE)))
+
+        out.append(
+            (
+                place(x0 / width, left, right),
+                place(y0 / height, top, bottom),
+                place(x1 / width, left, right),
+                place(y1 / height, top, bottom),
+                text,
+                line,
+                _FLOW.get((correction.rotation, vertical), "r"),
+            )
+        )
+    return tuple(out)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
+from collections.abc import Callable
 from concurrent.futures import CancelledError, Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures.process import BrokenProcessPool
@@ -53,7 +54,15 @@ class PageReader:
         return self.wait(self.pool.submit(probe, path, kind, self.options, owner=owner), lease)
 
     def document(
-        self, path: str, kind: Any, lease: Lease, deadline: float, *, split_above: int | None, owner: str
+        self,
+        path: str,
+        kind: Any,
+        lease: Lease,
+        deadline: float,
+        *,
+        split_above: int | None,
+        owner: str,
+        on_page: Callable[[PageResult], None] | None = None,
     ) -> JobContent | Split:
         """Every page in order, or a ``Split`` when there are more than ``split_above`` pages to read."""
         info = self.probe(path, kind, lease, owner=owner)
@@ -62,13 +71,25 @@ class PageReader:
         wanted = min(info.page_count, self.max_pages)
         if split_above and wanted > split_above:
             return Split(page_count=info.page_count, wanted=wanted)
-        part = self.read(path, kind, (0, wanted), lease, deadline, owner=owner)
+        part = self.read(path, kind, (0, wanted), lease, deadline, owner=owner, on_page=on_page)
         return self.assemble([part], page_count=info.page_count, title=info.title)
 
     def read(
-        self, path: str, kind: Any, pages: tuple[int, int], lease: Lease, deadline: float, *, owner: str
+        self,
+        path: str,
+        kind: Any,
+        pages: tuple[int, int],
+        lease: Lease,
+        deadline: float,
+        *,
+        owner: str,
+        on_page: Callable[[PageResult], None] | None = None,
     ) -> RangePart:
-        """Pages [first, last) in order, at most ``pool.processes`` in flight: bounded memory for any count."""
+        """Pages [first, last) in order, at most ``pool.processes`` in flight: bounded memory for any count.
+
+        ``on_page`` is given each page as it is read (the job keeps its word boxes), so no more than
+        the pages in flight are held.
+        """
         first, last = pages
         part = RangePart(first_page=first, last_page=last)
         chars = 0
@@ -87,6 +108,8 @@ class PageReader:
                     raise
                 done += 1
                 _tally(part, page)
+                if on_page is not None:
+                    on_page(page)
                 if page.text:
                     part.texts.append(page.text)
                     part.pages.append(page.index + 1)

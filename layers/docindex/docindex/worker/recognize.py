@@ -53,6 +53,10 @@ MIN_SECONDS_LEFT = 2.0
 
 Box = tuple[int, int, int, int]
 Line = tuple[Box, str, float]  # a text line's box, text and confidence
+# A recognised word: its box (pixels of the image read), its text, the number of its text line
+# (words of one line share it) and whether it is written top to bottom: what the preview marks a
+# query's words with (docindex.ingest.wordboxes).
+Word = tuple[Box, str, int, bool]
 Engines = Callable[[str, int], Any]
 
 
@@ -92,6 +96,8 @@ class Reading:
     layout: Layout = field(default_factory=Layout)
     # Each text line's box and text (horizontal readings): where vertical writing read across shows.
     lines: tuple[Line, ...] = ()
+    # The words read and their boxes, in the pixels of the image this reading was made on.
+    words: tuple[Word, ...] = ()
 
     @property
     def mass(self) -> int:
@@ -108,6 +114,7 @@ class Found:
     text: str
     confidence: int
     lines: tuple[Line, ...] = ()
+    words: tuple[Word, ...] = ()
 
     @property
     def mass(self) -> int:
@@ -116,9 +123,11 @@ class Found:
 
 @dataclass(frozen=True)
 class Split:
-    """A page read in parts: (text, confidence, vertical) in reading order."""
+    """A page read in parts: (text, confidence, vertical) in reading order, and the parts' words
+    (in the page's pixels: a cropped column's words moved by where it was cut from)."""
 
     parts: tuple[tuple[str, int, bool], ...]
+    words: tuple[Word, ...] = ()
 
     def confidence(self, vertical: bool | None = None) -> int:
         """The parts' confidence weighted by their characters (only the ``vertical`` ones, if given)."""
@@ -131,7 +140,7 @@ class Split:
             v: sum(sum(1 for c in t if not c.isspace()) for t, _, pv in self.parts if pv == v) for v in (True, False)
         }
         text = "\n\n".join(text for text, _, _ in self.parts)
-        return Reading(text, self.confidence(), vertical=chars[True] > chars[False])
+        return Reading(text, self.confidence(), vertical=chars[True] > chars[False], words=self.words)
 
 
 @dataclass(frozen=True)
@@ -176,7 +185,7 @@ class PageReader:
         if best.confidence < LOW_CONFIDENCE and not best.vertical and self.time_left():
             sparse = self.recognize(self.engines(self.options.languages, self.psm.SPARSE_TEXT), image)
             if sparse is not None and sparse.confidence > best.confidence:
-                best = Reading(sparse.text, sparse.confidence, vertical=False, layout=best.layout)
+                best = Reading(sparse.text, sparse.confidence, vertical=False, layout=best.layout, words=sparse.words)
         return Result(best, correction)
 
     def turned_upright(
@@ -226,19 +235,23 @@ class PageReader:
         if found is None:
             return None
         uncovered = uncovered_ink(image, [box for box, _ in layout.blocks]) if analysed else 0.0
-        return Reading(found.text, found.confidence, vertical, uncovered, layout, found.lines)
+        return Reading(found.text, found.confidence, vertical, uncovered, layout, found.lines, found.words)
 
     def second_opinions(self, image: Image.Image, first: Reading) -> list[Reading | None]:
         """The page as one horizontal block, as one vertical block, and (mixed pages) each direction on its own."""
         out: list[Reading | None] = []
         if self.time_left():
             found = self.recognize(self.engines(self.options.languages, self.psm.SINGLE_BLOCK), image, lines=True)
-            out.append(None if found is None else Reading(found.text, found.confidence, False, lines=found.lines))
+            out.append(
+                None
+                if found is None
+                else Reading(found.text, found.confidence, False, lines=found.lines, words=found.words)
+            )
         layout = first.layout
         vertical_model = self.engines(self.options.vertical_languages, self.psm.SINGLE_BLOCK_VERT_TEXT)
         if self.options.vertical != "never" and not first.vertical and layout.share(True) > 0 and self.time_left():
             found = self.recognize(vertical_model, image)
-            out.append(None if found is None else Reading(found.text, found.confidence, True))
+            out.append(None if found is None else Reading(found.text, found.confidence, True, words=found.words))
         if self.options.vertical != "never" and layout.mixed and self.time_left():
             split = self.split(image, merge_boxes(layout.boxes(True), gap=self.dpi // 6))
             out.append(None if split is None else split.reading())
@@ -248,22 +261,18 @@ class PageReader:
         """The page's vertical ``columns`` read on their own (cropped, right to left) and the rest of
         the page with them painted white; the parts in reading order (top first, then right to left)."""
         parts: list[tuple[int, int, str, int, bool]] = []  # (top, -right, text, confidence, vertical)
+        words: list[Word] = []
         margin = max(4, self.dpi // 20)
         vertical_model = self.engines(self.options.vertical_languages, self.psm.SINGLE_BLOCK_VERT_TEXT)
         for left, top, right, bottom in columns:
-            crop = image.crop(
-                (
-                    max(0, left - margin),
-                    max(0, top - margin),
-                    min(image.width, right + margin),
-                    min(image.height, bottom + margin),
-                )
-            )
+            origin = (max(0, left - margin), max(0, top - margin))
+            crop = image.crop((*origin, min(image.width, right + margin), min(image.height, bottom + margin)))
             found = self.recognize(vertical_model, crop)
             crop.close()
             if found is None:
                 return None
             parts.append((top, -right, found.text, found.confidence, True))
+            words += moved(found.words, origin, first_line=len(words) and words[-1][2] + 1)
         rest = paint_out(image, [(x0 - margin, y0 - margin, x1 + margin, y1 + margin) for x0, y0, x1, y1 in columns])
         darkest, _ = rest.getextrema()
         if isinstance(darkest, int | float) and darkest < 128:  # ink left outside the columns
@@ -277,9 +286,10 @@ class PageReader:
                 return None
             ink = rest.point(lambda value: 255 if value < 128 else 0).getbbox() or (0, 0, 0, 0)
             parts.append((ink[1], -ink[2], found.text, found.confidence, False))
+            words += moved(found.words, (0, 0), first_line=len(words) and words[-1][2] + 1)
         rest.close()
         parts.sort()
-        return Split(tuple((text, confidence, vertical) for _, _, text, confidence, vertical in parts))
+        return Split(tuple((text, confidence, vertical) for _, _, text, confidence, vertical in parts), tuple(words))
 
     def reread_latin_lines(self, image: Image.Image, reading: Reading) -> Reading:
         """A Japanese page's lines that came out as Latin letters, read again with the Japanese model alone.
@@ -292,6 +302,7 @@ class PageReader:
         if len(languages) < 2 or japanese_share(reading.text) < 0.6:
             return reading
         text = reading.text
+        words = list(reading.words)
         margin = max(2, self.dpi // 60)
         for box, line, confidence in reading.lines:
             letters = sum(1 for c in line if c.isascii() and c.isalpha())
@@ -300,14 +311,18 @@ class PageReader:
             if not self.time_left():
                 break
             left, top, right, bottom = box
-            crop = image.crop((max(0, left - margin), max(0, top - margin), right + margin, bottom + margin))
+            origin = (max(0, left - margin), max(0, top - margin))
+            crop = image.crop((*origin, right + margin, bottom + margin))
             # One block, not one line: such a line's box often takes in its neighbour too.
             found = self.recognize(self.engines(languages[0], self.psm.SINGLE_BLOCK), crop)
             crop.close()
             # An English line in a Japanese page reads worse with the Japanese model alone: it stays.
             if found is not None and found.confidence > confidence and japanese_share(found.text) >= 0.5:
                 text = text.replace(line.strip(), found.text.strip(), 1)
-        return reading if text == reading.text else replace(reading, text=text)
+                # The line's words are the new reading's (the old ones lay inside its box).
+                words = [word for word in words if not _inside(word[0], box)]
+                words += moved(found.words, origin, first_line=max((w[2] for w in words), default=-1) + 1)
+        return reading if text == reading.text else replace(reading, text=text, words=tuple(words))
 
     # -- Tesseract -----------------------------------------------------------------------
 
@@ -336,9 +351,29 @@ class PageReader:
             left_ms = int((self.ends - time.monotonic()) * 1000)
             if left_ms <= 0 or not api.Recognize(timeout=left_ms):
                 return None
-            return Found(api.GetUTF8Text(), int(api.MeanTextConf()), self.text_lines(api) if lines else ())
+            return Found(
+                api.GetUTF8Text(), int(api.MeanTextConf()), self.text_lines(api) if lines else (), self.words(api)
+            )
         finally:
             api.Clear()
+
+    def words(self, api: Any) -> tuple[Word, ...]:
+        """The recognised words with their boxes, each numbered by its text line (a column in vertical writing)."""
+        ril = self.tesserocr.RIL
+        out: list[Word] = []
+        line = -1
+        for word in self.tesserocr.iterate_level(api.GetIterator(), ril.WORD):
+            if word.IsAtBeginningOf(ril.TEXTLINE) or line < 0:
+                line += 1
+            box = word.BoundingBox(ril.WORD)
+            try:
+                text = (word.GetUTF8Text(ril.WORD) or "").strip()
+            except RuntimeError:  # tesserocr raises for a word without text
+                continue
+            if box is not None and text:
+                _, direction, _, _ = word.Orientation()
+                out.append((tuple(box), text, line, direction == self.tesserocr.WritingDirection.TOP_TO_BOTTOM))
+        return tuple(out)
 
     def text_lines(self, api: Any) -> tuple[Line, ...]:
         level = self.tesserocr.RIL.TEXTLINE
@@ -399,6 +434,21 @@ def stacked_columns(reading: Reading) -> list[Box]:
             close()
     close()
     return regions
+
+
+def moved(words: tuple[Word, ...], origin: tuple[int, int], *, first_line: int) -> list[Word]:
+    """Words read on a crop, in the pixels of the page it was cut from at ``origin``, their lines numbered on."""
+    dx, dy = origin
+    return [
+        ((x0 + dx, y0 + dy, x1 + dx, y1 + dy), text, line + first_line, vertical)
+        for (x0, y0, x1, y1), text, line, vertical in words
+    ]
+
+
+def _inside(box: Box, outer: Box) -> bool:
+    """Whether ``box``'s centre lies in ``outer``."""
+    x, y = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+    return outer[0] <= x <= outer[2] and outer[1] <= y <= outer[3]
 
 
 def japanese_share(text: str) -> float:

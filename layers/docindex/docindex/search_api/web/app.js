@@ -88,11 +88,13 @@
   }
 
   // A page's preview: a picture (PDF, scans) or the page's text; fetched with the token, shown as a blob URL.
-  async function loadPreview(hit, page, figure) {
+  // Asked with the query the hit was found by: a scan's page comes with the query's words marked.
+  async function loadPreview(hit, page, figure, q) {
     if (figure.dataset.loaded) return;
     figure.dataset.loaded = "1";
     try {
-      const r = await fetch(`documents/${hit.id}/pages/${page.number}/preview`, {headers: {Authorization: "Bearer " + token()}});
+      const qs = q ? "?" + new URLSearchParams({q}) : "";
+      const r = await fetch(`documents/${hit.id}/pages/${page.number}/preview${qs}`, {headers: {Authorization: "Bearer " + token()}});
       if (!r.ok) throw new Error(String(r.status));
       if ((r.headers.get("Content-Type") || "").startsWith("image/")) {
         const img = el("img", {alt: t("previewOf", page.label), src: URL.createObjectURL(await r.blob())});
@@ -114,6 +116,7 @@
     const pages = hit.pages || [];
     if (!pages.length) return "";
     const list = el("ul", {className: "hit-pages", ariaLabel: t("pagesIn")});
+    const q = state.q;
     pages.forEach((page, i) => {
       const figure = el("figure", {className: "preview", hidden: i > 0});
       const toggle = el("button", {type: "button", className: "toggle-preview", textContent: i > 0 ? t("preview") : t("hidePreview")});
@@ -122,13 +125,13 @@
         figure.hidden = !figure.hidden;
         toggle.setAttribute("aria-expanded", String(!figure.hidden));
         toggle.textContent = figure.hidden ? t("preview") : t("hidePreview");
-        if (!figure.hidden) loadPreview(hit, page, figure);
+        if (!figure.hidden) loadPreview(hit, page, figure, q);
       };
       const label = el("button", {type: "button", className: "page-open", textContent: page.label,
         title: t("openAt", page.label), onclick: () => openAt(hit, page)});
       label.setAttribute("aria-label", t("openAt", page.label));
       list.append(el("li", {}, label, " ", el("span", {className: "snippet"}, marked(page.snippet, "")), " ", toggle, figure));
-      if (i === 0) loadPreview(hit, page, figure);
+      if (i === 0) loadPreview(hit, page, figure, q);
     });
     const more = (hit.matching_pages || 0) - pages.length;
     return el("div", {}, list, more > 0 ? el("p", {className: "more-pages", textContent: t("morePages", more)}) : "");
