@@ -88,7 +88,8 @@ class Pipeline:
     """The real indexer and OCR worker on one local stack, with counters around them."""
 
     def __init__(self, aws: dict[str, Any], opensearch: Any, osmem_url: str, moto_url: str) -> None:
-        import docindex.ingest.indexer as indexer_module
+        # The indexer reads content through docindex.ingest.reading, which calls extract().
+        import docindex.ingest.reading as reading_module
         from devkit.local.stack import StackNames, StackOptions, provision
         from docindex.core.settings import Settings
         from docindex.ingest.indexer import Indexer
@@ -113,7 +114,7 @@ class Pipeline:
         self.sqs = aws["sqs"]
         self.extractions = 0
         self.extraction_seconds = 0.0
-        real_extract = indexer_module.extract
+        real_extract = reading_module.extract
 
         def counted_extract(*args: Any, **kwargs: Any) -> Any:
             started = time.perf_counter()
@@ -123,7 +124,7 @@ class Pipeline:
                 self.extractions += 1
                 self.extraction_seconds += time.perf_counter() - started
 
-        indexer_module.extract = counted_extract  # type: ignore[assignment]
+        reading_module.extract = counted_extract  # type: ignore[assignment]
         # Powertools flushes a metric once it holds 100 values: tally every value as it is added.
         from docindex.core.observability import metrics
 
