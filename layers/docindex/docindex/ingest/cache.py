@@ -122,14 +122,7 @@ class ContentCache:
         if not self.enabled or not content_sha256 or not _SHA256.match(content_sha256):
             return None
         try:
-            response = self._s3.get_object(Bucket=self.bucket, Key=self.key(content_sha256))
-            body = response["Body"]
-            try:
-                packed = body.read(MAX_ENTRY_BYTES + 1)
-            finally:
-                body.close()
-            if len(packed) > MAX_ENTRY_BYTES:
-                raise ValueError("entry too large")
+            packed = read_capped(self._s3, str(self.bucket), self.key(content_sha256), MAX_ENTRY_BYTES)
             raw = _inflate(packed)
             entry = CachedContent(**json.loads(raw))
         except ClientError as exc:
@@ -168,6 +161,18 @@ class ContentCache:
 def with_embeddings(entry: CachedContent | None, embeddings: dict[str, Any]) -> CachedContent | None:
     """``entry`` with the vectors of its text (None stays None: nothing cached for these bytes)."""
     return replace(entry, embeddings=embeddings) if entry is not None else None
+
+
+def read_capped(s3: Any, bucket: str, key: str, limit: int) -> bytes:
+    """An object of at most ``limit`` bytes (a cache entry); ValueError when it is larger."""
+    body = s3.get_object(Bucket=bucket, Key=key)["Body"]
+    try:
+        data = bytes(body.read(limit + 1))
+    finally:
+        body.close()
+    if len(data) > limit:
+        raise ValueError("entry too large")
+    return data
 
 
 def _inflate(packed: bytes) -> bytes:

@@ -27,6 +27,7 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from docindex.core.observability import logger
+from docindex.ingest.cache import read_capped
 
 PREFIX = "ocr-words/"
 # Bumped when what an entry holds changes: entries of another format are not read.
@@ -165,15 +166,9 @@ class WordBoxStore:
         if not self.enabled or not content_sha256 or not _SHA256.match(content_sha256):
             return None
         try:
-            response = self._s3.get_object(Bucket=self.bucket, Key=self.key(content_sha256, page))
-            body = response["Body"]
-            try:
-                packed = body.read(MAX_ENTRY_BYTES + 1)
-            finally:
-                body.close()
-            if len(packed) > MAX_ENTRY_BYTES:
-                raise ValueError("entry too large")
-            return PageWords.unpack(packed)
+            return PageWords.unpack(
+                read_capped(self._s3, str(self.bucket), self.key(content_sha256, page), MAX_ENTRY_BYTES)
+            )
         except ClientError as exc:
             # Without ListBucket (the search function has none) a missing entry reads as 403.
             if (exc.response.get("Error") or {}).get("Code") not in ("NoSuchKey", "404", "NotFound", "AccessDenied"):
