@@ -21,7 +21,6 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import uuid
@@ -219,23 +218,12 @@ def scenario(  # noqa: PLR0915  # one scenario, told in order
 
 
 def run(poisons: int, innocent: int, pages: int, before: str, kill_after: float) -> dict[str, Any]:
-    import boto3
-    from opensearchpy import OpenSearch
-
-    from devkit.local import servers
+    from bench.local import local_services
     from docindex.worker.pool import OcrPool
 
-    state = Path(tempfile.mkdtemp(prefix="bench-ocr-deaths-"))
-    moto = servers.start_moto(state, exit_with_parent=True)
-    osmem = servers.start_osmem(state)
-    try:
-        # moto accepts any credentials; these never leave the machine.
-        os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
-        os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
-        session = boto3.Session(region_name=REGION)
-        aws = {name: session.client(name, endpoint_url=moto.url) for name in ("s3", "sqs", "dynamodb")}
-        opensearch = OpenSearch(hosts=[osmem.url], timeout=60)
-        urls = {"moto": moto.url, "osmem": osmem.url}
+    with local_services("bench-ocr-deaths-", REGION) as local:
+        aws, opensearch, state = local.aws, local.opensearch, local.state
+        urls = {"moto": local.moto_url, "osmem": local.osmem_url}
         results: dict[str, Any] = {
             "poison_scans": poisons,
             "innocent_scans": innocent,
@@ -252,9 +240,6 @@ def run(poisons: int, innocent: int, pages: int, before: str, kill_after: float)
             finally:
                 pool.close()
         return results
-    finally:
-        servers.stop(osmem)
-        servers.stop(moto)
 
 
 def render(data: dict[str, Any]) -> str:

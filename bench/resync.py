@@ -25,9 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-import tempfile
 import time
 import uuid
 from collections import Counter
@@ -235,23 +233,12 @@ class Pipeline:
 
 
 def run(files: int, scans: int) -> dict[str, Any]:
-    import boto3
-    from opensearchpy import OpenSearch
-
     import docindex
-    from devkit.local import servers
+    from bench.local import local_services
 
-    state = Path(tempfile.mkdtemp(prefix="bench-resync-"))
-    moto = servers.start_moto(state, exit_with_parent=True)
-    osmem = servers.start_osmem(state)
-    try:
-        # moto accepts any credentials; these never leave the machine.
-        os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
-        os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
-        session = boto3.Session(region_name=REGION)
-        aws = {name: session.client(name, endpoint_url=moto.url) for name in ("s3", "sqs", "dynamodb")}
-        opensearch = OpenSearch(hosts=[osmem.url], timeout=60)
-        pipeline = Pipeline(aws, opensearch, osmem.url, moto.url)
+    with local_services("bench-resync-", REGION) as local:
+        aws, opensearch = local.aws, local.opensearch
+        pipeline = Pipeline(aws, opensearch, local.osmem_url, local.moto_url)
         try:
             files_ = corpus(files, scans)
             s3 = pipeline.raw_s3
@@ -291,9 +278,6 @@ def run(files: int, scans: int) -> dict[str, Any]:
             ]
         finally:
             pipeline.close()
-    finally:
-        servers.stop(moto)
-        servers.stop(osmem)
     return {
         "package": str(Path(docindex.__file__).parent),
         "files": files,

@@ -1,0 +1,43 @@
+"""moto server and osmem-server for one bench run, with the clients on them; stopped at the end."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class LocalServices:
+    state: Path  # the servers' logs; a bench may keep its own files here
+    aws: dict[str, Any]  # s3, sqs, dynamodb clients on moto
+    opensearch: Any
+    moto_url: str
+    osmem_url: str
+
+
+@contextmanager
+def local_services(prefix: str, region: str = "us-east-1") -> Iterator[LocalServices]:
+    """Start both servers (moto exits with this process), yield their clients, stop them."""
+    import boto3
+    from opensearchpy import OpenSearch
+
+    from devkit.local import servers
+
+    state = Path(tempfile.mkdtemp(prefix=prefix))
+    moto = servers.start_moto(state, exit_with_parent=True)
+    osmem = servers.start_osmem(state)
+    try:
+        # moto accepts any credentials; these never leave the machine.
+        os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
+        os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
+        session = boto3.Session(region_name=region)
+        aws = {name: session.client(name, endpoint_url=moto.url) for name in ("s3", "sqs", "dynamodb")}
+        yield LocalServices(state, aws, OpenSearch(hosts=[osmem.url], timeout=60), moto.url, osmem.url)
+    finally:
+        servers.stop(osmem)
+        servers.stop(moto)
