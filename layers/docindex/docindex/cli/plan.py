@@ -67,6 +67,12 @@ def register(subparsers: Any) -> None:
         help="open about N files to measure them (default 300; 0 = the built-in figures per kind)",
     )
     parser.add_argument(
+        "--kind-figures",
+        metavar="PLAN.json",
+        help="per-file figures of the kinds this plan samples none of, from an earlier `docindex plan --json` "
+        "(of a representative prefix, say)",
+    )
+    parser.add_argument(
         "--assume",
         type=_assumption,
         action="append",
@@ -145,7 +151,18 @@ def run(args: argparse.Namespace) -> int:
             progress=lambda done, total: progress.say(f"plan: opened {done:,} of {total:,} sampled files"),
         )
         progress.say(f"plan: measured {len(sample_run.measured):,} sampled files", final=True)
-    kinds = figures_by_kind(census, sample_run, assumptions)
+    known = None
+    if args.kind_figures:
+        import json
+        from pathlib import Path
+
+        try:
+            known = json.loads(Path(args.kind_figures).read_text(encoding="utf-8"))["kinds"]
+        except (OSError, ValueError, KeyError) as exc:
+            raise CommandError(
+                f"--kind-figures {args.kind_figures}: not a `docindex plan --json` document ({exc})"
+            ) from None
+    kinds = figures_by_kind(census, sample_run, assumptions, known, args.kind_figures or "")
     plan = make_plan(kinds, assumptions)
     data = _document(census, sample_run, kinds, plan, assumptions, time.monotonic() - started)
     if args.json:

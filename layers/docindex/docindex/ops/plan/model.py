@@ -143,9 +143,17 @@ KIND_DEFAULTS: dict[str, tuple[float, float, float, float]] = {
 
 
 def figures_by_kind(
-    census: Census, run: SampleRun | None, assumptions: dict[str, Assumption]
+    census: Census,
+    run: SampleRun | None,
+    assumptions: dict[str, Assumption],
+    known: dict[str, dict[str, Any]] | None = None,
+    known_source: str = "",
 ) -> dict[str, KindFigures]:
-    """Per kind, per-stratum means of the measured sample weighted by each stratum's count."""
+    """Per kind, per-stratum means of the measured sample weighted by each stratum's count.
+
+    A kind without a measured sample takes its per-file figures from ``known`` (the ``kinds`` of an
+    earlier plan's JSON, e.g. of a representative prefix: ``--kind-figures``), else the defaults.
+    """
     scan_chars = assumptions["scan_chars_per_page"].value
     measured_by_key = {m.key: m for m in (run.measured if run else [])}
     # bytes sent per character of OCR'd text: from the measured text files, else ~9 (content, a page,
@@ -181,6 +189,12 @@ def figures_by_kind(
         if covered:
             pages, scanned, passages, sent = (v / covered for v in sums)
             source = f"{measured} sampled"
+        elif known and kind in known:
+            entry = known[kind]
+            pages, scanned, passages, sent = (
+                float(entry[name]) for name in ("pages", "scanned_pages", "passages", "sent_bytes")
+            )
+            source = f"per file from {known_source}"
         else:
             pages, scanned, passages, sent = KIND_DEFAULTS.get(kind, KIND_DEFAULTS["other"])
             source = "default (no sample)"
