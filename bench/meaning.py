@@ -221,19 +221,24 @@ def latency(outcomes: list[Outcome]) -> dict[str, float]:
     return {"p50": round(statistics.median(ms), 1), "p95": round(ms[max(0, int(len(ms) * 0.95) - 1)], 1)}
 
 
-def measure(docs: int) -> dict[str, Any]:
+def measure(docs: int, encoding: str = "fp32") -> dict[str, Any]:
     from opensearchpy import OpenSearch
     from osmem_server import OsmemServer
 
     from bench.meaning_corpus import QUERIES
     from devkit.faults.proxy import Proxy
+    from devkit.local.encodings import VectorEncoder
     from devkit.local.knn import ExactKnn
+    from docindex.index.encodings import encoding as encoding_of
     from docindex.index.search import search
 
     documents = corpus(docs)
     embedded, cost = embed_corpus(documents, VectorCache(CACHE))
     cost.update(embedding_cost(documents[:40], [q.text for q in QUERIES[:20]]))
-    with OsmemServer.start(japanese=True) as server, Proxy(server.url, ExactKnn()) as proxy:
+    vectors = [p.vector for e in embedded.values() for p in e.passages]
+    # The stand-in scores the vectors as the field's encoding keeps them (devkit.local.encodings).
+    encoder = VectorEncoder.of(encoding, vectors)
+    with OsmemServer.start(japanese=True) as server, Proxy(server.url, ExactKnn(encoder)) as proxy:
         client = OpenSearch(hosts=[proxy.url], timeout=300)
         load(client, "documents", documents, embedded)
         load(client, "documents-without-vectors", documents, embedded, vectors=False)
@@ -248,11 +253,36 @@ def measure(docs: int) -> dict[str, Any]:
         "keyword_only": by_kind(keyword),
         "hybrid": by_kind(hybrid),
         "latency_ms": {"keyword_only": latency(keyword), "hybrid": latency(hybrid)},
+        "encoding": encoding,
         "index_bytes_per_document": {
             "without_vectors": round(size["documents-without-vectors"] / len(documents)),
             "with_vectors": round(size["documents"] / len(documents)),
         },
+        "stored_bytes_per_document": stored_bytes(size, documents, embedded, encoding_of(encoding)),
         "existing_sets": existing,
+    }
+
+
+def stored_bytes(size: dict[str, int], documents: list[Any], embedded: dict[str, Any], encoding: Any) -> dict[str, int]:
+    """What a cluster keeps per document, before -> after issue 36 (osmem's store is the JSON it was sent).
+
+    Before: the JSON with every passage's vector in ``_source`` as numbers, plus the float32 field.
+    After: the JSON without those numbers (derived source puts them back from the field when read),
+    plus the field in ``encoding`` (raw vectors kept on disk where the encoding rescores or derives).
+    The text fields' postings are the same in both and in neither figure (osmem does not count them).
+    """
+    from docindex.index.encodings import ENCODINGS
+
+    passages = [p for e in embedded.values() for p in e.passages]
+    vector_json = sum(len(json.dumps(p.vector)) + len(',"vector":') for p in passages)
+    dimension = len(passages[0].vector) if passages else 0
+    fp32 = ENCODINGS["fp32"].disk_bytes(dimension)
+    sent = size["documents"]
+    return {
+        "before": round((sent + len(passages) * fp32) / len(documents)),
+        "after": round((sent - vector_json + len(passages) * encoding.disk_bytes(dimension)) / len(documents)),
+        "vector_json_per_passage": round(vector_json / max(1, len(passages))),
+        "passages_per_document_x100": round(100 * len(passages) / len(documents)),
     }
 
 
@@ -303,9 +333,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bench.meaning", description=__doc__)
     parser.add_argument("--docs", type=int, default=2000, help="documents in the index (91 answer the queries)")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--encoding",
+        default=None,
+        help="the vector field's encoding the stand-in scores with (default: VECTOR_ENCODING's default)",
+    )
     parser.add_argument("--results", type=Path, default=REPO / "bench" / "results.json")
     args = parser.parse_args(argv)
-    figures = measure(args.docs)
+    from docindex.index.encodings import DEFAULT_ENCODING
+
+    figures = measure(args.docs, args.encoding or DEFAULT_ENCODING)
     from bench.report import save_section
 
     save_section(args.results, "meaning", figures)
@@ -322,7 +359,13 @@ def main(argv: list[str] | None = None) -> int:
             f" {hy['recall_at_3']:>10.2f} {hy['mrr']:>6.3f} {hy['ndcg_at_10']:>6.3f}   ({kw['queries']} queries)"
         )
     print(f"  latency ms (the vector leg on the exact stand-in, not HNSW): {figures['latency_ms']}")
-    print(f"  index bytes per document (osmem's estimate): {figures['index_bytes_per_document']}")
+    print(f"  vector encoding: {figures['encoding']} (the stand-in scores as the field keeps the vectors)")
+    print(f"  index bytes per document sent (osmem's store: the JSON): {figures['index_bytes_per_document']}")
+    stored = figures["stored_bytes_per_document"]
+    print(
+        f"  bytes per document a cluster keeps, vectors in _source + fp32 -> stored once in {figures['encoding']}: "
+        f"{stored['before']:,} -> {stored['after']:,}"
+    )
     print(f"  existing sets: {figures['existing_sets']}")
     return 0
 

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from devkit.faults.proxy import Behaviour, Forward, Proxy, Reply, Request
+from devkit.local.encodings import VectorEncoder
 
 _SEARCH_PATH = re.compile(r"^/(?P<index>[^/_][^/]*)/_search$")
 # The local stand-in's bound: a local index this large wants a real cluster.
@@ -52,8 +53,11 @@ class _Scored:
 class ExactKnn(Behaviour):
     """Answers k-NN clauses of ``_search`` requests exactly; everything else goes to osmem unchanged."""
 
-    def __init__(self) -> None:
+    def __init__(self, encoding: VectorEncoder | None = None) -> None:
         self.knn_queries = 0
+        # What the cluster's vector field keeps of a vector (devkit.local.encodings): scored as the
+        # engine scores it. None: the vectors as written (float32).
+        self.encoding = encoding
 
     def handle(self, request: Request, forward: Forward) -> Reply:
         match = _SEARCH_PATH.match(request.path)
@@ -99,6 +103,8 @@ class ExactKnn(Behaviour):
         k = int(spec.get("k", 10))
         if not isinstance(vector, list) or not vector or k < 1:
             raise KnnError(f"knn on {field_name}: a non-empty vector and k >= 1 are required")
+        if self.encoding is not None:
+            vector = self.encoding.query(vector)
         query_norm = math.sqrt(math.fsum(x * x for x in vector)) or 1.0
         result = _Scored(path=path, inner_hits=None)
         candidates: list[tuple[float, str, int, dict[str, Any]]] = []
@@ -110,6 +116,8 @@ class ExactKnn(Behaviour):
                 stored = element.get(leaf) if isinstance(element, dict) else None
                 if not isinstance(stored, list) or len(stored) != len(vector):
                     continue
+                if self.encoding is not None:
+                    stored = self.encoding.stored(stored)
                 norm = math.sqrt(math.fsum(x * x for x in stored)) or 1.0
                 cosine = math.fsum(a * b for a, b in zip(vector, stored, strict=True)) / (norm * query_norm)
                 score = (1.0 + cosine) / 2.0

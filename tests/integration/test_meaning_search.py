@@ -307,7 +307,17 @@ def test_analysis_validate_proves_the_vector_query_on_the_cluster(
     with Proxy(osmem_url, ExactKnn()) as proxy:
         assert main(["analysis", "validate", "--opensearch-endpoint", proxy.url, "--json"]) == 0
         meaning = json.loads(capsys.readouterr().out)["cluster"]["meaning_search"]
-        assert meaning == {"vectors": True, "query": True, "model": "multilingual-e5-small-q4", "dimension": 384}
+        assert meaning == {
+            "vectors": True,
+            "query": True,
+            "model": "multilingual-e5-small-q4",
+            "dimension": 384,
+            # issue 36: the encoding the cluster accepted, vectors stored once and read back whole
+            "encoding": "int7",
+            "encoding_wanted": "int7",
+            "derived_source": True,
+            "vector_read_back": True,
+        }
     # One that takes the mapping and refuses the query (osmem alone) is an error, said in one line
     assert main(["analysis", "validate", "--opensearch-endpoint", osmem_url, "--json"]) == 2
     report = json.loads(capsys.readouterr().out)

@@ -113,6 +113,7 @@ def test_every_operator_command_is_admitted_by_the_stacks_policies(
     as_operator("backfill", "backfill", "--checkpoint", str(tmp_path / "checkpoint.json"), "--rate", "0")
     as_operator("ledger repair", "ledger", "repair")
     as_operator("diagnose", "diagnose", "--sample", "0", "--sample-seconds", "0", ok=(0, 1, 2))
+    planned = as_operator("plan", "plan", "--sample", "10", "--no-progress")
 
     # Then no call was one the documented permissions or the template's policies refuse
     refused = refusals(as_operator.operators)
@@ -121,3 +122,4 @@ def test_every_operator_command_is_admitted_by_the_stacks_policies(
     assert report["pending_ocr"]["stuck"] == 1
     assert report["missing"] == 1
     assert fixed["pending_ocr"]["requeued"] == 1
+    assert planned["sample"]["measured"] == planned["files"] == 4

@@ -149,10 +149,12 @@ def test_storage_and_knn_memory_follow_the_published_rules() -> None:
     assumptions = default_assumptions()
     plan = make_plan(figures(1_000_000), assumptions)
     f = plan.figures
-    source = 1_000_000 * 50_000 + 1_000_000 * 10 * 384 * 4
+    vector = assumptions["vector_bytes"].value
+    source = 1_000_000 * 50_000 + 1_000_000 * 10 * assumptions["vector_disk_bytes"].value
     assert f["source_data_bytes"] == source
     assert f["storage_bytes_with_replicas"] == round(source * 2 * 1.45)  # AWS: x (1 + replicas) x 1.45
-    assert f["knn_memory_bytes_with_replicas"] == round(10_000_000 * 1.1 * (384 * 4 + 8 * 16) * 2)
+    # OpenSearch's HNSW estimate, 1.1 x (vector + 8 m) bytes, for every copy
+    assert f["knn_memory_bytes_with_replicas"] == round(10_000_000 * 1.1 * (vector + 8 * 16) * 2)
     d = plan.domain
     assert d["data_nodes"] >= 3
     assert d["data_nodes"] % 3 == 0

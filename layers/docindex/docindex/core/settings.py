@@ -113,6 +113,9 @@ class EmbeddingSettings(EnvSettings):
     embed_max_passages: int = Field(16, alias="EMBED_MAX_PASSAGES", ge=1, le=1000)
     embed_passage_chars: int = Field(400, alias="EMBED_PASSAGE_CHARS", ge=50, le=2000)
     embed_threads: int = Field(1, alias="EMBED_THREADS", ge=1, le=64)
+    # How a new index's vector field encodes the vectors (docindex.index.encodings: fp32, fp16, int7,
+    # bq4, bq2, bq1); a cluster that refuses it gets fp32. Measured by bench.vector_encodings.
+    vector_encoding: Literal["fp32", "fp16", "int7", "bq4", "bq2", "bq1"] = Field("int7", alias="VECTOR_ENCODING")
     # The vector leg keeps the documents whose best passage scores within this much of its best one
     # (OpenSearch's cosine score, (1 + cos) / 2): nearest is not always near. multilingual-e5 packs
     # every score into 0.90-0.96; 0.01 kept the answer of 93 % of the bench's queries and ~4 documents.

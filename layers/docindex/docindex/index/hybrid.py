@@ -293,6 +293,9 @@ def try_vectors_on_cluster(client: Any, vectors: VectorSpec) -> dict[str, Any]:
         except RequestError as exc:
             return {"vectors": True, "query": False, "reason": f"the vector query was refused: {exc.error}"}
         ok = [h.doc_id for h in found] == ["validate"] and not hidden and found[0].passage == "validate"
-        return {"vectors": True, "query": ok, "model": vectors.model_id, "dimension": vectors.dimension}
+        from docindex.index.mapping import vector_storage  # issue 36: the encoding and _source, read back
+
+        storage = vector_storage(client, name, "validate", vectors)
+        return {"vectors": True, "query": ok, "model": vectors.model_id, "dimension": vectors.dimension, **storage}
     finally:
         client.indices.delete(index=name, ignore=[404])

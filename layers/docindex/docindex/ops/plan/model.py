@@ -42,6 +42,9 @@ class Assumption:
 
 def default_assumptions() -> dict[str, Assumption]:
     """Every assumption, by name (``--assume NAME=VALUE``)."""
+    from docindex.index.encodings import DEFAULT_ENCODING, ENCODINGS
+
+    chosen = ENCODINGS[DEFAULT_ENCODING]
     perf = "docs/performance.md (make bench)"
     price = "us-east-1 list price"
     return {
@@ -72,9 +75,13 @@ def default_assumptions() -> dict[str, Assumption]:
         "vector_dimension": Assumption(384, "dimensions", "multilingual-e5-small (Bedrock: 1024)"),
         "hnsw_m": Assumption(16, "links per vector", "docindex/index/mapping.py"),
         "vector_bytes": Assumption(
-            384 * 4, "bytes per vector in the graph's memory", "fp32 (docs/meaning-search.md: the encoding)"
+            384 * chosen.bits / 8,
+            "bytes per vector the graph compares (in memory)",
+            f"VECTOR_ENCODING {chosen.name} (docs/meaning-search.md)",
         ),
-        "vector_disk_bytes": Assumption(384 * 4, "bytes per vector on disk", "fp32 vectors, stored once"),
+        "vector_disk_bytes": Assumption(
+            round(chosen.disk_bytes(384)), "bytes per vector on disk, links included", f"{chosen.name}, stored once"
+        ),
         "knn_memory_share": Assumption(0.5, "of the memory outside the JVM heap", "k-NN circuit breaker default"),
         # prices
         "price_lambda_gb_second": Assumption(0.0000133334, "$ per GB-s", f"{price}, Lambda arm64"),
