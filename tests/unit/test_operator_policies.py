@@ -7,6 +7,8 @@ docs/operations.md.
 
 from __future__ import annotations
 
+import pytest
+
 from tests.support.operator_policy import (
     ACCOUNT,
     OPERATOR_ARN,
@@ -63,3 +65,52 @@ def test_the_table_gives_every_command_its_actions() -> None:
         # the "all (with --stack)" row is part of each
         assert "cloudformation:DescribeStacks" in permissions[command]
     assert "sqs:StartMessageMoveTask" in permissions["redrive"]  # the redrive function's role
+
+
+def test_every_dlq_move_is_admitted_for_the_principal_that_starts_it() -> None:
+    # A move task sends to its destination with its starter's permissions. `docindex redrive --stack`
+    # and the schedule start it in the redrive function: RedriveRole must be admitted on every
+    # destination; an operator's own credentials would not be on the OCR queue (why the CLI invokes it).
+    from tests.support.template_model import Scenario, by_type, load_template, ref_target
+
+    resources = Scenario(load_template()).resources()
+    moves = {
+        ref_target(queue["Properties"]["RedrivePolicy"]["deadLetterTargetArn"]): name
+        for name, queue in by_type(resources, "AWS::SQS::Queue").items()
+        if "RedrivePolicy" in queue["Properties"]
+    }
+    assert set(moves) == {"IngestDlq", "OcrDlq", "EmbedDlq"}
+    redrive_role = f"arn:aws:iam::{ACCOUNT}:role/RedriveRole"
+    for destination in moves.values():
+        assert POLICIES.refusal("sqs:SendMessage", Target(destination), redrive_role) is None, destination
+    assert POLICIES.refusal("sqs:SendMessage", Target("OcrQueue"), OPERATOR_ARN) is not None
+
+
+def test_redrive_with_a_stack_runs_in_the_stacks_function(monkeypatch, capsys) -> None:
+    # moto's Lambda runs no code without Docker: the invocation is answered here, as the function answers
+    import io
+    import json
+
+    from docindex.cli import main
+    from docindex.cli import redrive as cli_redrive
+    from docindex.core.clients import AwsClients
+    from docindex.ops.deployment import Deployment
+
+    invoked = []
+
+    class Lambda:
+        def invoke(self, **call):
+            invoked.append(call)
+            summary = {"action": "status", "dry_run": False, "results": [{"dlq_arn": "arn:aws:sqs:r:1:x-ocr-dlq"}]}
+            summary["results"][0]["status"] = "idle"
+            return {"StatusCode": 200, "Payload": io.BytesIO(json.dumps(summary).encode())}
+
+    deployment = Deployment(source="stack s", stack_name="s", region="ap-northeast-1", redrive_function="s-Redrive")
+    monkeypatch.setattr(cli_redrive, "load_settings", lambda args: deployment)
+    monkeypatch.setattr(AwsClients, "client", lambda self, service: Lambda())
+    monkeypatch.setattr(cli_redrive.wiring, "get_service", lambda: pytest.fail("ran with the operator's credentials"))
+    assert main(["redrive", "status", "--stack", "s", "--json"]) == 0
+    (call,) = invoked
+    assert call["FunctionName"] == "s-Redrive"
+    assert json.loads(call["Payload"]) == {"action": "status", "dry_run": False, "reset": False}
+    assert json.loads(capsys.readouterr().out)["results"][0]["status"] == "idle"
