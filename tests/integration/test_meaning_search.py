@@ -313,8 +313,8 @@ def test_analysis_validate_proves_the_vector_query_on_the_cluster(
             "model": "multilingual-e5-small-q4",
             "dimension": 384,
             # issue 36: the encoding the cluster accepted, vectors stored once and read back whole
-            "encoding": "int7",
-            "encoding_wanted": "int7",
+            "encoding": "bq4",
+            "encoding_wanted": "bq4",
             "derived_source": True,
             "vector_read_back": True,
         }

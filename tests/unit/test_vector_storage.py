@@ -16,7 +16,7 @@ from docindex.embed import VectorSpec
 from docindex.index.encodings import ENCODINGS, encoding
 from docindex.index.mapping import create_index, index_body
 
-SPEC = VectorSpec("multilingual-e5-small-q4", 384, encoding="int7")
+SPEC = VectorSpec("multilingual-e5-small-q4", 384, encoding="bq4")
 
 
 class Cluster:
@@ -43,8 +43,10 @@ def test_a_new_index_stores_its_vectors_once_in_the_chosen_encoding() -> None:
     body = index_body(vectors=SPEC)
     assert body["settings"]["index"]["knn.derived_source.enabled"] is True
     field = body["mappings"]["properties"]["passages"]["properties"]["vector"]
-    assert field["method"]["engine"] == "lucene"
-    assert field["method"]["parameters"]["encoder"] == {"name": "sq"}
+    # the 4-bit binary codes in memory, rescored from the full-precision vectors on disk
+    assert (field["mode"], field["compression_level"], field["space_type"]) == ("on_disk", "8x", "cosinesimil")
+    int7 = index_body(vectors=VectorSpec("m", 384, encoding="int7"))["mappings"]["properties"]["passages"]
+    assert int7["properties"]["vector"]["method"]["parameters"]["encoder"] == {"name": "sq"}
     # the vectors are not excluded from _source: derived source keeps them out and gives them back
     assert "passages" not in str(body["mappings"].get("_source"))
 
@@ -52,13 +54,13 @@ def test_a_new_index_stores_its_vectors_once_in_the_chosen_encoding() -> None:
 @pytest.mark.parametrize(
     ("refuses", "expected"),
     [
-        ((), {"encoding": "int7", "derived_source": True}),
-        (("derived_source",), {"encoding": "int7", "derived_source": False}),
-        (("'encoder'",), {"encoding": "fp32", "derived_source": True}),
-        (("derived_source", "'encoder'"), {"encoding": "fp32", "derived_source": False}),
+        ((), {"encoding": "bq4", "derived_source": True}),
+        (("derived_source",), {"encoding": "bq4", "derived_source": False}),
+        (("compression_level",), {"encoding": "fp32", "derived_source": True}),
+        (("derived_source", "compression_level"), {"encoding": "fp32", "derived_source": False}),
         (("knn",), None),
     ],
-    ids=["everything", "no-derived-source", "no-sq-encoder", "neither", "no-knn"],
+    ids=["everything", "no-derived-source", "no-on-disk-mode", "neither", "no-knn"],
 )
 def test_a_cluster_that_refuses_part_of_the_vector_field_gets_the_next_best(refuses, expected) -> None:
     cluster = Cluster(*refuses)

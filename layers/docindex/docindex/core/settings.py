@@ -115,7 +115,7 @@ class EmbeddingSettings(EnvSettings):
     embed_threads: int = Field(1, alias="EMBED_THREADS", ge=1, le=64)
     # How a new index's vector field encodes the vectors (docindex.index.encodings: fp32, fp16, int7,
     # bq4, bq2, bq1); a cluster that refuses it gets fp32. Measured by bench.vector_encodings.
-    vector_encoding: Literal["fp32", "fp16", "int7", "bq4", "bq2", "bq1"] = Field("int7", alias="VECTOR_ENCODING")
+    vector_encoding: Literal["fp32", "fp16", "int7", "bq4", "bq2", "bq1"] = Field("bq4", alias="VECTOR_ENCODING")
     # The vector leg keeps the documents whose best passage scores within this much of its best one
     # (OpenSearch's cosine score, (1 + cos) / 2): nearest is not always near. multilingual-e5 packs
     # every score into 0.90-0.96; 0.01 kept the answer of 93 % of the bench's queries and ~4 documents.

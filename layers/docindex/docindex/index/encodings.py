@@ -87,7 +87,7 @@ ENCODINGS: dict[str, Encoding] = {
     "bq1": Encoding("bq1", 1, 33, "1-bit binary quantization, rescored from disk (on_disk 32x)"),
 }
 # The cheapest encoding whose recall on the meaning bench stays within its noise (bench.vector_encodings).
-DEFAULT_ENCODING = "int7"
+DEFAULT_ENCODING = "bq4"
 # What a cluster that refuses the chosen encoding gets.
 FALLBACK_ENCODING = "fp32"
 DERIVED_SOURCE_SETTING = "knn.derived_source.enabled"
