@@ -359,7 +359,12 @@ def main(argv: list[str] | None = None) -> int:
             f" {hy['recall_at_3']:>10.2f} {hy['mrr']:>6.3f} {hy['ndcg_at_10']:>6.3f}   ({kw['queries']} queries)"
         )
     print(f"  latency ms (the vector leg on the exact stand-in, not HNSW): {figures['latency_ms']}")
-    print(f"  vector encoding: {figures['encoding']} (the stand-in scores as the field keeps the vectors)")
+    how = (
+        "the stand-in scores as the field keeps the vectors"
+        if figures["encoding"] in ("fp16", "int7")
+        else "scored at full precision, as the cluster's rescoring does"
+    )
+    print(f"  vector encoding: {figures['encoding']} ({how})")
     print(f"  index bytes per document sent (osmem's store: the JSON): {figures['index_bytes_per_document']}")
     stored = figures["stored_bytes_per_document"]
     print(
