@@ -114,6 +114,7 @@ RESYNC_ARGS ?= --files 100 --scans 20
 .PHONY: bench
 bench: $(STAMP) system-deps ## Throughput vs the incident's worker and the extraction bound, memory, cold start, OCR, re-sync (BENCH_ARGS="--docs 50")
 	$(BIN)/python -m bench.run $(BENCH_ARGS)
+	$(BIN)/python -m bench.cold_start
 	$(BIN)/python -m bench.ocr_defects
 	$(BIN)/python -m bench.ocr_orientation
 	$(BIN)/python -m bench.formats
