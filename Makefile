@@ -79,9 +79,8 @@ sam-validate: $(SAM) ## sam validate --lint on template.yaml (offline, no AWS cr
 	$(SAM_ENV) $(SAM) validate --lint --region us-east-1 --template-file template.yaml
 
 .PHONY: check-wheels
-check-wheels: $(STAMP) ## Check the layers' pinned requirements have cp313/aarch64 wheels (asks PyPI)
-	scripts/check_layer_wheels.sh
-	scripts/check_layer_wheels.sh layers/embedding/requirements.txt
+check-wheels: $(STAMP) ## Build both layers as sam build does (cp313/aarch64 wheels only; asks PyPI) and check their size
+	scripts/check_layers.sh
 
 .PHONY: test-template
 test-template: $(STAMP) ## Only the template invariant tests
