@@ -127,6 +127,7 @@ bench: $(STAMP) system-deps ## Throughput vs the incident's worker and the extra
 	POWERTOOLS_LOG_LEVEL=CRITICAL $(BIN)/python -m bench.ocr_deaths
 	POWERTOOLS_LOG_LEVEL=ERROR $(BIN)/python -m bench.reindex_speed
 	POWERTOOLS_LOG_LEVEL=ERROR $(BIN)/python -m bench.resync $(RESYNC_ARGS) --out bench/resync.json
+	POWERTOOLS_LOG_LEVEL=ERROR $(BIN)/python -m bench.acl_drift
 
 # ---- reliability: the fault-injection soak (not part of `make test`; tests/e2e/test_soak_short.py is CI's short run)
 SEEDS ?= 1 2 3
