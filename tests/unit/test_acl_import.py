@@ -222,6 +222,23 @@ def test_a_list_only_right_is_reported_and_gives_nothing() -> None:
     assert readers(result, "nas/共有/就業規則.pdf") >= {"sales"}
 
 
+def test_list_only_is_reported_for_who_may_list_but_not_read_and_no_one_else() -> None:
+    export = (
+        "share\r\nD:P(A;OICI;0x1200a9;;;WD)\r\n"
+        # HR lists it by its own ACE and reads its files as everyone does
+        f"share\\a\r\nD:P(A;OICI;0x1200a9;;;WD)(A;;0x1200a9;;;{HR})\r\n"
+        # sales is denied the folder and its files: it may not list it either
+        f"share\\b\r\nD:P(D;OICI;0x1200a9;;;{SALES})(A;OICI;0x1301bf;;;{SALES})(A;OICI;0x1200a9;;;{AUDIT})\r\n"
+        # HR reads on the file server; docindex closes the folder for a deny it cannot attribute
+        f"share\\c\r\nD:P(D;OICI;0x1200a9;;;{STRANGER})(A;OICI;0x1200a9;;;{HR})\r\n"
+        # HR may list the folder (and its sub-folders) but read none of its files
+        f"share\\d\r\nD:P(A;CI;0x1200a9;;;{HR})(A;OICI;0x1200a9;;;{AUDIT})\r\n"
+    ).encode("utf-16-le")
+    result = imported(export)
+    assert findings(result, LIST_ONLY) == [("nas/d/", "group:人事部")]
+    assert findings(result, UNMAPPED_DENY) == [("nas/c/", STRANGER)]
+
+
 # --------------------------------------------------------------------------- property: never wider than the ACLs
 
 TRUSTEES = [SALES, HR, AUDIT, STRANGER, "S-1-1-0", "S-1-5-32-544"]

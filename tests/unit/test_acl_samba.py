@@ -41,6 +41,7 @@ from docindex.access.ntfs.exports import read_export, split_path
 from docindex.access.ntfs.importer import ImportResult, KeyRules, import_acls
 from docindex.access.ntfs.principals import read_mapping
 from docindex.access.ntfs.readers import (
+    CREATOR_OWNER,
     FILE_LEVEL,
     LIST_ONLY,
     UNMAPPED_ALLOW,
@@ -149,6 +150,24 @@ def test_each_group_reads_exactly_what_the_samba_acls_let_it(name: str, fmt: str
         assert got <= nas, (name, key)  # never wider than the NAS
         if got != nas:  # narrower only where the report says so, on the key or its folder
             assert any(("nas/" + key).startswith(r) and r != "nas/" for r in reported), (name, key)
+
+
+@pytest.mark.parametrize(("name", "fmt", "mapping"), EXPORTS, ids=[e[0] for e in EXPORTS])
+def test_the_report_names_each_place_the_map_is_narrower_and_no_other(name: str, fmt: str, mapping: bytes) -> None:
+    result = _import(name, mapping, fmt)
+    restrictive = {(f.kind, f.key, f.trustee) for f in result.restrictive if f.kind != CREATOR_OWNER}
+    assert restrictive == REPORTED
+    # CREATOR OWNER (the root's, inherited everywhere): reported, and it gives nobody anything
+    assert (CREATOR_OWNER, "nas/") in {(f.kind, f.key) for f in result.restrictive}
+    # the file-level allow names who the NAS lets in and docindex does not
+    (wider,) = [f for f in result.findings if f.kind == FILE_LEVEL and f.key == "nas/人事部/規程.docx"]
+    assert "group:営業部" in wider.detail
+    # the denies are in the rules: sales' on 社外秘 and on the one file of 全社
+    rules = {r["prefix"]: r for r in result.rules}
+    assert rules["nas/営業部/社外秘/"]["deny"] == {"groups": ["営業部"]}
+    assert rules["nas/営業部/社外秘/"]["allow"] == {"groups": ["監査"]}
+    assert rules["nas/共有/全社/給与規程.pdf"]["deny"] == {"groups": ["営業部"]}
+    assert "allow" not in rules["nas/人事部/給与/"]  # closed: administrators only
 
 
 def test_every_samba_export_of_the_share_imports_to_the_same_rules() -> None:

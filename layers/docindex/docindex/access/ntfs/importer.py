@@ -222,11 +222,15 @@ class _Importer:
     def _folder(self, parts: tuple[str, ...], entry: AclEntry) -> None:
         key = self.keys.key_of(parts, self.strip, entry.where)
         prefix = key + "/" if len(parts) > len(self.strip) else self.keys.prefix  # the root is the prefix itself
-        readers, notes = readers_of(file_aces_of_folder(entry.dacl), self.mapping, null=entry.dacl.null)
-        readers = readers.normal()
+        found, notes = readers_of(file_aces_of_folder(entry.dacl), self.mapping, null=entry.dacl.null)
+        readers = found.normal()
         self._add(notes, prefix, entry.where)
+        # list-only: the file server lets them list the folder but not read its files. Every signed-in
+        # person holds `everyone`; a folder closed for a deny docindex cannot attribute is not list-only
+        # (the report names that deny), so this asks the file server's readers before the closing.
+        nas = Readers(allow=found.allow, deny=found.deny)
         for principal in sorted(folder_listers(entry.dacl, self.mapping)):
-            if not readers.permits([principal]):
+            if not nas.permits([principal, EVERYONE]):
                 self.findings.append(
                     Finding(
                         LIST_ONLY,

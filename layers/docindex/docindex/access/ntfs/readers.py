@@ -151,16 +151,14 @@ def own_aces(dacl: Dacl) -> list[Ace]:
 
 
 def folder_listers(dacl: Dacl, mapping: Mapping) -> frozenset[str]:
-    """Principals an ACE on the folder itself allows to list it (``FILE_LIST_DIRECTORY``)."""
+    """Principals the folder's own ACEs let list it (``FILE_LIST_DIRECTORY``): allowed, and not denied
+    by an ACE of the folder itself."""
     if dacl.null:
         return frozenset({EVERYONE})
-    found: set[str] = set()
-    for ace in own_aces(dacl):
-        if ace.kind == ALLOW and not ace.conditional and reads_data(ace.mask):
-            who = mapping.who(ace.trustee)
-            if who.kind == MAPPED:
-                found |= who.principals
-    return frozenset(found)
+    listing, _ = readers_of(own_aces(dacl), mapping)
+    if EVERYONE in listing.deny:
+        return frozenset()
+    return listing.allow - listing.deny
 
 
 __all__ = [
