@@ -337,6 +337,21 @@ def test_a_samba_root_entry_and_smbcacls_numeric_output_are_read() -> None:
     assert (entry.dacl.aces[0].kind, entry.dacl.aces[0].flags, entry.dacl.aces[0].mask) == ("allow", OI | CI, 0x1200A9)
 
 
+def test_an_icacls_save_run_inside_the_share_names_it_dot() -> None:
+    # `icacls . /save acl.txt /t` writes the folder as '.' and what is in it as '.\\name', as a real
+    # export in jvverde/bkit.me (commit 9d0a04af) shows; that file states no licence: not copied here
+    export = (
+        f".\r\nD:PAI(A;OICI;0x1200a9;;;{SALES})\r\n"
+        f".\\営業部\r\nD:AI(A;OICI;0x1200a9;;;{HR})(A;OICIID;0x1200a9;;;{SALES})\r\n"
+        f".\\営業部\\見積.xlsx\r\nD:AI(A;ID;0x1200a9;;;{HR})(A;ID;0x1200a9;;;{SALES})\r\n"
+    ).encode("utf-16-le")
+    result = imported(export)
+    assert [r["prefix"] for r in result.rules] == ["nas/", "nas/営業部/"]
+    assert readers(result, "nas/営業部/見積.xlsx") == {"sales", "hr"}
+    with pytest.raises(ExportError, match=r"'\.\.' in it"):
+        imported("..\\共有\r\nD:(A;OICI;FA;;;BA)\r\n".encode("utf-16-le"))
+
+
 def test_oversized_and_malformed_inputs_are_refused_clearly() -> None:
     from docindex.access.ntfs import exports
 

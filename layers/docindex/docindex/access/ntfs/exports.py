@@ -430,14 +430,15 @@ def _read_smbcacls(text: str, name: str) -> list[AclEntry]:
 
 
 def split_path(raw: str) -> tuple[str, ...]:
-    """A Windows (or POSIX) path as its components: provider prefix, ``\\\\?\\`` and separators removed."""
+    """A Windows (or POSIX) path as its components: provider prefix, ``\\\\?\\``, separators and ``.``
+    removed."""
     text = _PROVIDER.sub("", raw.strip())
     if text.startswith("\\\\?\\UNC\\"):
         text = "\\\\" + text[len("\\\\?\\UNC\\") :]
     elif text.startswith("\\\\?\\"):
         text = text[len("\\\\?\\") :]
-    parts = tuple(p for p in re.split(r"[\\/]+", text) if p)
-    for p in parts:
-        if p in (".", ".."):
-            raise ExportError(f"path {raw!r}: '.' or '..' in it")
+    # '.' is the folder itself: `icacls . /save acl.txt /t` run in the share writes '.' and '.\\営業部'
+    parts = tuple(p for p in re.split(r"[\\/]+", text) if p and p != ".")
+    if ".." in parts:
+        raise ExportError(f"path {raw!r}: '..' in it")
     return parts
