@@ -47,7 +47,12 @@ work="$(mktemp -d /tmp/docindex-samba.XXXXXX)"
 smbd_pid=""
 cleanup() {
   if [[ -n "$smbd_pid" ]]; then kill "$smbd_pid" 2>/dev/null || true; wait "$smbd_pid" 2>/dev/null || true; fi
-  if [[ -s "$work/pid/smbd.pid" ]]; then kill "$(cat "$work/pid/smbd.pid")" 2>/dev/null || true; sleep 0.5; fi
+  sleep 0.5
+  # smbd starts samba-dcerpcd (its RPC helpers) on demand; it outlives smbd unless told to stop
+  for pidfile in "$work"/pid/*.pid; do
+    [[ -s "$pidfile" ]] && kill "$(cat "$pidfile")" 2>/dev/null || true
+  done
+  sleep 0.5
   if [[ -n "${KEEP:-}" ]]; then echo "kept $work" >&2; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
