@@ -19,15 +19,16 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from docindex.core.observability import logger
-from docindex.index import vocabulary as vocabulary_module
-from docindex.index.vocabulary import Vocabulary
-from docindex.text.variants import NORMALIZATION_VERSION
 from docindex.text.width import width_table
 
 if TYPE_CHECKING:
     from opensearchpy import OpenSearch
 
     from docindex.embed import VectorSpec
+    from docindex.index.vocabulary import Vocabulary
+
+# The company's vocabulary and the spelling-variant tables load when an index body is built (index
+# creation, reindex, validation), not when the indexer starts: most records never build one.
 
 INDEX_VERSION = 1
 
@@ -207,7 +208,10 @@ def index_body(
     """
     from docindex.index.encodings import DERIVED_SOURCE_SETTING
 
-    vocabulary = vocabulary if vocabulary is not None else vocabulary_module.load()
+    if vocabulary is None:
+        from docindex.index import vocabulary as vocabulary_module
+
+        vocabulary = vocabulary_module.load()
     body: dict[str, Any] = {
         "settings": {"index": {"analysis": _analysis(tier, vocabulary)}},
         "mappings": copy.deepcopy(MAPPINGS),
@@ -280,6 +284,8 @@ def create_index(
     index without them: keyword search only; each logged).
     """
     from opensearchpy.exceptions import RequestError
+
+    from docindex.text.variants import NORMALIZATION_VERSION
 
     attempts = [(tier, variant) for tier in ANALYSIS_TIERS for variant in _vector_variants(vectors)]
     for tier, (with_vectors, derived) in attempts:
