@@ -44,9 +44,10 @@ EXPECTED: list[tuple[tuple[str, ...], set[int]]] = [
     (("local", "down"), {0}),
     (("reprocess",), {0}),
     (("ledger", "repair"), {0, 1}),  # repaired, or some entries left as they were (run it again)
+    (("plan",), {0}),
 ]
-# Commands that read a file the reader writes first (an access map): parsed only.
-PARSE_ONLY = {("access", "check"), ("access", "apply")}
+# Commands that read a file the reader writes first (an access map, an inventory report): parsed only.
+PARSE_ONLY = {("access", "check"), ("access", "apply"), ("plan", "--inventory")}
 
 
 @dataclass(frozen=True)
