@@ -64,7 +64,8 @@ def register(subparsers: Any) -> None:
         type=_ops.bounded_int(0, 10_000),
         default=300,
         metavar="N",
-        help="open about N files to measure them (default 300; 0 = the built-in figures per kind)",
+        help="open about N files to measure them (default 300; 0 = the built-in figures per kind; 1000 or more "
+        "when scans matter: a scanned PDF looks like any PDF in an inventory)",
     )
     parser.add_argument(
         "--kind-figures",
