@@ -50,6 +50,8 @@ _INDEX_PATH = re.compile(r"^/(?P<index>[^/_][^/]*)/?$")
 # The local stand-in's bound: a local index this large wants a real cluster.
 MAX_CANDIDATES = 50_000
 PAGE = 1000
+# Ids and write stamps only (no vectors): a larger page, fewer requests.
+IDS_PAGE = 10_000
 # OpenSearch's default ef_search (index.knn.algo_param.ef_search) and the mapping's HNSW figures.
 EF_SEARCH = 100
 HNSW_M = 16
@@ -176,7 +178,25 @@ class KnnStandIn(Behaviour):
             result.best = self.nearest(_clause(node["knn"], index, None), forward)
             scored.append(result)
             return _as_query(result)
+        if isinstance(node.get("bool"), dict) and node["bool"].get("should") and node["bool"].get("must"):
+            return {"bool": self._conjunction(node["bool"], index, forward, scored)}
         return {key: self._rewrite(value, index, forward, scored) for key, value in node.items()}
+
+    def _conjunction(self, clauses: dict[str, Any], index: str, forward: Forward, scored: list[_Scored]) -> Any:
+        """A ``bool`` whose ``must`` holds a k-NN clause: its ``should`` clauses (a named flag, a
+        boost) are evaluated on the k documents found only, as a cluster does (Lucene scores the
+        optional clauses of a conjunction on the required clauses' documents); osmem would
+        evaluate them over the whole index."""
+        before = len(scored)
+        must = self._rewrite(clauses["must"], index, forward, scored)
+        found = [doc_id for result in scored[before:] for doc_id in result.best]
+        rewritten = {key: self._rewrite(value, index, forward, scored) for key, value in clauses.items()}
+        rewritten["must"] = must
+        if len(scored) > before:
+            narrowed = {"ids": {"values": found}}
+            should = rewritten["should"] if isinstance(rewritten["should"], list) else [rewritten["should"]]
+            rewritten["should"] = [{"bool": {"filter": [narrowed], "must": [clause]}} for clause in should]
+        return rewritten
 
 
 def _clause(clause: dict[str, Any], index: str, path: str | None) -> KnnClause:
@@ -200,19 +220,21 @@ def _search_upstream(forward: Forward, index: str, body: dict[str, Any]) -> dict
     return dict(json.loads(reply.body))
 
 
-def _filtered(forward: Forward, index: str, knn_filter: Any, **extra: Any) -> list[dict[str, Any]]:
-    """Every document the filter lets through (paged; bounded), as osmem's hits with ``extra``."""
+def _filtered(forward: Forward, index: str, knn_filter: Any, *, page: int = PAGE, **extra: Any) -> list[dict[str, Any]]:
+    """Every document the filter lets through (paged with ``search_after``; bounded), as osmem's hits with ``extra``."""
     query = knn_filter if isinstance(knn_filter, dict) and knn_filter else {"match_all": {}}
     found: list[dict[str, Any]] = []
-    start = 0
+    after: list[Any] | None = None
     while True:
-        body = {"query": query, "size": PAGE, "from": start, "sort": ["_doc"], **extra}
+        body = {"query": query, "size": page, "sort": ["_doc"], **extra}
+        if after is not None:
+            body["search_after"] = after
         hits = _search_upstream(forward, index, body)["hits"]["hits"]
         found.extend(hits)
-        if len(hits) < PAGE:
+        if len(hits) < page:
             return found
-        start += PAGE
-        if start >= MAX_CANDIDATES:
+        after = hits[-1].get("sort")
+        if len(found) >= MAX_CANDIDATES:
             raise KnnError(f"more than {MAX_CANDIDATES} documents pass the filter: the local stand-in stops here")
 
 
@@ -391,7 +413,7 @@ class HnswKnn(KnnStandIn):
         import numpy as np
 
         allowed_hits = _filtered(
-            forward, clause.index, clause.filter, _source=False, version=True, seq_no_primary_term=True
+            forward, clause.index, clause.filter, page=IDS_PAGE, _source=False, version=True, seq_no_primary_term=True
         )
         by_index: dict[str, list[tuple[str, tuple[Any, Any]]]] = {}
         for hit in allowed_hits:

@@ -19,26 +19,36 @@ ANSWERED = (0.941, *CROWD[1:])
 
 def test_a_fixed_cut_alone_lets_the_crowd_through_and_a_standout_rule_does_not() -> None:
     cut = MeaningRule(min_score=0.905)
-    assert len(accept(_near(*CROWD), rule=cut, keyword_total=0, kind="words")) == len(CROWD)
+    assert len(accept(_near(*CROWD), rule=cut, keyword_total=0, query="出張のお金を返してもらう手続き")) == len(CROWD)
     standout = MeaningRule(min_score=0.905, standout=0.015, reference=10)
-    assert accept(_near(*CROWD), rule=standout, keyword_total=0, kind="words") == []
-    assert [h.doc_id for h in accept(_near(*ANSWERED), rule=standout, keyword_total=0, kind="words")] == ["d0"]
+    assert accept(_near(*CROWD), rule=standout, keyword_total=0, query="出張のお金を返してもらう手続き") == []
+    assert [
+        h.doc_id
+        for h in accept(_near(*ANSWERED), rule=standout, keyword_total=0, query="出張のお金を返してもらう手続き")
+    ] == ["d0"]
 
 
 def test_files_that_hold_the_query_are_never_offered_again_by_meaning_but_set_the_scale() -> None:
     rule = MeaningRule(min_score=0.9, spread=0.01)
     near = _near(0.95, 0.945, 0.93, keyword=(0,))
     # d0 holds the words (it is a keyword hit already); d1 is within the spread of d0, d2 is not
-    assert [h.doc_id for h in accept(near, rule=rule, keyword_total=1, kind="words")] == ["d1"]
+    assert [h.doc_id for h in accept(near, rule=rule, keyword_total=1, query="出張のお金を返してもらう手続き")] == [
+        "d1"
+    ]
 
 
 def test_keyword_evidence_raises_the_bar_or_closes_it() -> None:
     near = _near(0.93, 0.925)
-    assert len(accept(near, rule=MeaningRule(min_score=0.92), keyword_total=0, kind="words")) == 2
+    assert (
+        len(accept(near, rule=MeaningRule(min_score=0.92), keyword_total=0, query="出張のお金を返してもらう手続き"))
+        == 2
+    )
     raised = MeaningRule(min_score=0.92, keyword_margin=0.008)
-    assert [h.doc_id for h in accept(near, rule=raised, keyword_total=3, kind="words")] == ["d0"]
+    assert [h.doc_id for h in accept(near, rule=raised, keyword_total=3, query="出張のお金を返してもらう手続き")] == [
+        "d0"
+    ]
     closed = MeaningRule(min_score=0.92, keyword_margin=None)
-    assert accept(near, rule=closed, keyword_total=3, kind="words") == []
+    assert accept(near, rule=closed, keyword_total=3, query="出張のお金を返してもらう手続き") == []
 
 
 @pytest.mark.parametrize(
@@ -63,11 +73,11 @@ def test_a_name_a_code_or_a_single_word_is_a_keyword_search(query: str, kind: st
 def test_single_words_get_files_by_meaning_as_the_rule_says() -> None:
     near = _near(0.95, 0.90, 0.90)
     base = {"min_score": 0.9, "standout": 0.0}
-    assert accept(near, rule=MeaningRule(**base, single_words="never"), keyword_total=0, kind="keyword") == []
+    assert accept(near, rule=MeaningRule(**base, single_words="never"), keyword_total=0, query="福岡県") == []
     unmatched = MeaningRule(**base, single_words="unmatched")
-    assert accept(near, rule=unmatched, keyword_total=2, kind="keyword") == []
-    assert len(accept(near, rule=unmatched, keyword_total=0, kind="keyword")) == 3
-    assert len(accept(near, rule=MeaningRule(**base, max_files=1), keyword_total=0, kind="keyword")) == 1
+    assert accept(near, rule=unmatched, keyword_total=2, query="福岡県") == []
+    assert len(accept(near, rule=unmatched, keyword_total=0, query="福岡県")) == 3
+    assert len(accept(near, rule=MeaningRule(**base, max_files=1), keyword_total=0, query="福岡県")) == 1
 
 
 def test_files_by_meaning_follow_the_last_keyword_match_across_pages() -> None:

@@ -117,20 +117,22 @@ class EmbeddingSettings(EnvSettings):
     # chosen from bench.meaning's curve: docs/meaning-search.md). Scores are OpenSearch's cosine
     # score, (1 + cos) / 2; the figures are multilingual-e5-small's: another model needs its own.
     # Never below this score:
-    meaning_min_score: float = Field(0.905, alias="MEANING_MIN_SCORE", ge=0, le=1)
+    meaning_min_score: float = Field(0.925, alias="MEANING_MIN_SCORE", ge=0, le=1)
     # Within this much of the nearest file's score (unset: however far).
-    meaning_score_spread: float | None = Field(0.01, alias="MEANING_SCORE_SPREAD", ge=0, le=1)
-    # At least this much above the MEANING_REFERENCE_RANK-th nearest file: an answer stands out
-    # from the files that merely share its subject (whose scores rise with the index).
-    meaning_min_standout: float = Field(0.0, alias="MEANING_MIN_STANDOUT", ge=0, le=1)
-    meaning_reference_rank: int = Field(10, alias="MEANING_REFERENCE_RANK", ge=2, le=20)
+    meaning_score_spread: float | None = Field(None, alias="MEANING_SCORE_SPREAD", ge=0, le=1)
+    # At least this much above the MEANING_REFERENCE_RANK-th nearest file: an answer stands out from
+    # the files that merely share its subject (whose scores rise with the index). The share of the
+    # query's characters its passage holds counts MEANING_OVERLAP_WEIGHT towards it.
+    meaning_min_standout: float = Field(0.0135, alias="MEANING_MIN_STANDOUT", ge=0, le=1)
+    meaning_reference_rank: int = Field(20, alias="MEANING_REFERENCE_RANK", ge=2, le=20)
+    meaning_overlap_weight: float = Field(0.0125, alias="MEANING_OVERLAP_WEIGHT", ge=0, le=1)
     # When files contain the query, a file by meaning must score this much more (unset: none then).
     meaning_keyword_margin: float | None = Field(0.0, alias="MEANING_KEYWORD_MARGIN", ge=0, le=1)
     # A name, a code or a single word is a keyword search: files by meaning never, only when no file
     # contains it (unmatched), or as for any query (always).
-    meaning_single_words: Literal["never", "unmatched", "always"] = Field("always", alias="MEANING_SINGLE_WORDS")
+    meaning_single_words: Literal["never", "unmatched", "always"] = Field("unmatched", alias="MEANING_SINGLE_WORDS")
     # At most this many files by meaning per search.
-    meaning_max_files: int = Field(20, alias="MEANING_MAX_FILES", ge=0, le=20)
+    meaning_max_files: int = Field(10, alias="MEANING_MAX_FILES", ge=0, le=20)
 
 
 class Settings(OpenSearchSettings, AccessSettings, EmbeddingSettings):

@@ -26,6 +26,7 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Literal, cast
 
 from docindex.core.observability import Metric, count, logger
@@ -68,8 +69,11 @@ class MeaningRule:
 
     A file found by meaning alone is offered when its score is at least ``min_score``, within
     ``spread`` of the nearest file's, and ``standout`` above the score of the ``reference``-th
-    nearest file — an answer stands out from the crowd of files that merely share the subject,
-    and that crowd's score rises with the index, so the bar rises with it. When the keyword leg
+    nearest file (the last one when fewer came back) — an answer stands out from the crowd of
+    files that merely share the subject, and that crowd's score rises with the index, so the bar
+    rises with it. Of the query's characters (kanji, kana words, letters, digits), the share its
+    best passage also holds counts ``overlap_weight`` towards the standout: a passage that says
+    part of what was asked needs to stand out less. When the keyword leg
     found files, the bar is ``keyword_margin`` higher (None: nothing by meaning then). A query
     that is a name, a code or a single word (``query_kind``) is a keyword search: nothing by
     meaning (``single_words``: "never"), or only when no file holds it ("unmatched"), or as any
@@ -80,6 +84,7 @@ class MeaningRule:
     spread: float | None = None
     standout: float = 0.0
     reference: int = 10
+    overlap_weight: float = 0.0
     keyword_margin: float | None = 0.0
     single_words: Literal["never", "unmatched", "always"] = "always"
     max_files: int = RETURNED
@@ -92,6 +97,7 @@ class MeaningRule:
             spread=settings.meaning_score_spread,
             standout=settings.meaning_min_standout,
             reference=settings.meaning_reference_rank,
+            overlap_weight=settings.meaning_overlap_weight,
             keyword_margin=settings.meaning_keyword_margin,
             single_words=settings.meaning_single_words,
             max_files=settings.meaning_max_files,
@@ -102,7 +108,8 @@ class MeaningRule:
         if self.spread is not None:
             parts.append(f"spread<={self.spread:g}")
         if self.standout:
-            parts.append(f"standout>={self.standout:g}@{self.reference}")
+            overlap = f"+{self.overlap_weight:g}*overlap" if self.overlap_weight else ""
+            parts.append(f"standout{overlap}>={self.standout:g}@{self.reference}")
         if self.keyword_margin is None:
             parts.append("none-when-words-match")
         elif self.keyword_margin:
@@ -128,14 +135,15 @@ def query_kind(text: str) -> QueryKind:
     return "keyword"
 
 
-def accept(nearest: Sequence[VectorHit], *, rule: MeaningRule, keyword_total: int, kind: QueryKind) -> list[VectorHit]:
-    """The files found by meaning alone that ``rule`` offers, nearest first.
+def accept(nearest: Sequence[VectorHit], *, rule: MeaningRule, keyword_total: int, query: str) -> list[VectorHit]:
+    """The files found by meaning alone that ``rule`` offers for ``query``, nearest first.
 
     ``nearest``: the vector leg's hits, nearest first, keyword matches among them (they set the
     scale: the nearest score and the reference are over every readable file).
     """
     if not nearest or rule.max_files <= 0:
         return []
+    kind = query_kind(query)
     if kind == "keyword" and (rule.single_words == "never" or (rule.single_words == "unmatched" and keyword_total)):
         return []
     if keyword_total and rule.keyword_margin is None:
@@ -143,11 +151,31 @@ def accept(nearest: Sequence[VectorHit], *, rule: MeaningRule, keyword_total: in
     floor = rule.min_score
     if rule.spread is not None:
         floor = max(floor, nearest[0].score - rule.spread)
-    if rule.standout and len(nearest) >= rule.reference:
-        floor = max(floor, nearest[rule.reference - 1].score + rule.standout)
     if keyword_total and rule.keyword_margin:
         floor += rule.keyword_margin
-    return [hit for hit in nearest if not hit.keyword and hit.score >= floor][: rule.max_files]
+    reference = nearest[min(rule.reference, len(nearest)) - 1].score
+    asked = _characters(query) if rule.overlap_weight else frozenset()
+    chosen = []
+    for hit in nearest:
+        if hit.keyword or hit.score < floor:
+            continue
+        if rule.standout:
+            overlap = len(asked & _characters(hit.passage)) / len(asked) if asked else 0.0
+            if hit.score - reference + rule.overlap_weight * overlap < rule.standout:
+                continue
+        chosen.append(hit)
+    return chosen[: rule.max_files]
+
+
+# What a query's characters are compared on: kanji, kana words, letters and digits (not particles).
+_CONTENT = re.compile(r"[\u4e00-\u9fff\u3400-\u4dbf\u30a0-\u30ffA-Za-z0-9ー々]+")
+
+
+@lru_cache(maxsize=4096)
+def _characters(text: str) -> frozenset[str]:
+    from docindex.text.width import normalize
+
+    return frozenset(ch for run in _CONTENT.findall(normalize(text).lower()) for ch in run)
 
 
 def vector_body(
@@ -334,7 +362,7 @@ def search_hybrid(
     keyword, nearest = search_both(client, index, keyword_body, vector_leg)
     if nearest is None:
         return Legs(keyword, [], [])
-    chosen = accept(nearest, rule=rule, keyword_total=total_of(keyword), kind=query_kind(query))
+    chosen = accept(nearest, rule=rule, keyword_total=total_of(keyword), query=query)
     return Legs(keyword, nearest, chosen)
 
 
