@@ -135,6 +135,10 @@ def _summary(samples: list[dict[str, Any]]) -> dict[str, Any]:
         "function_cpu_p50_ms": pct("cpu_ms", 0.5),
         "function_cpu_p95_ms": pct("cpu_ms", 0.95),
         "function_wall_p95_ms": round(_percentile(own, 0.95), 1),
+        "model_cpu_p50_ms": pct("model_cpu_ms", 0.5),
+        "function_cpu_without_model_p95_ms": round(
+            _percentile([s["cpu_ms"] - s["model_cpu_ms"] for s in samples], 0.95), 1
+        ),
         "engine_p50_ms": pct("engine_ms", 0.5),
         "engine_p95_ms": pct("engine_ms", 0.95),
         "engine_share": round(sum(s["engine_ms"] for s in samples) / max(1e-9, sum(s["wall_ms"] for s in samples)), 2),
@@ -325,7 +329,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(
         f"  {'':<38} {'p50':>7} {'p95':>7} {'fn CPU p50/p95':>15} {'fn wall p95':>11} "
-        f"{'engine p50/p95':>15} {'engine':>6} {'trips':>5} {'hits':>7} {'+meaning':>8}"
+        f"{'engine p50/p95':>15} {'engine':>6} {'trips':>5} {'hits':>7} {'+meaning':>8} {'model p50':>9} "
+        f"{'fn-model p95':>12}"
     )
     for name in ROWS_PRINTED:
         if name not in figures:
@@ -335,7 +340,8 @@ def main(argv: list[str] | None = None) -> int:
             f"  {name:<38} {r['p50_ms']:>7.1f} {r['p95_ms']:>7.1f} "
             f"{r['function_cpu_p50_ms']:>7.1f}/{r['function_cpu_p95_ms']:<7.1f} {r['function_wall_p95_ms']:>11.1f} "
             f"{r['engine_p50_ms']:>7.1f}/{r['engine_p95_ms']:<7.1f} {r['engine_share']:>6.0%} {r['round_trips']:>5} "
-            f"{r['mean_hits']:>7} {r['mean_by_meaning']:>8}"
+            f"{r['mean_hits']:>7} {r['mean_by_meaning']:>8} {r['model_cpu_p50_ms']:>9.1f} "
+            f"{r['function_cpu_without_model_p95_ms']:>12.1f}"
         )
     return 0
 
