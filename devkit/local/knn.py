@@ -39,8 +39,9 @@ import json
 import math
 import re
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from devkit.faults.proxy import Behaviour, Forward, Proxy, Reply, Request
 
@@ -91,11 +92,25 @@ class KnnClause:
         return self.field_name[len(self.path) + 1 :] if self.path else self.field_name
 
 
-class KnnStandIn(Behaviour):
-    """Answers k-NN clauses of ``_search`` and ``_msearch`` requests; everything else goes to osmem unchanged."""
+class Encoder(Protocol):
+    """What a vector field in an encoding keeps of a vector (a stored vector, the query), given by the caller."""
 
-    def __init__(self) -> None:
+    def stored(self, vector: Sequence[float]) -> list[float]: ...
+
+    def query(self, vector: Sequence[float]) -> list[float]: ...
+
+
+class KnnStandIn(Behaviour):
+    """Answers k-NN clauses of ``_search`` and ``_msearch`` requests; everything else goes to osmem unchanged.
+
+    ``encoding``: what the vector field keeps of a vector, when the caller knows it better than the
+    field's mapping says (``encoding_of``); None: read from the mapping (the approximate stand-in)
+    or the vectors as written (the exact one).
+    """
+
+    def __init__(self, encoding: Encoder | None = None) -> None:
         self.knn_queries = 0
+        self.encoding = encoding
 
     def nearest(self, clause: KnnClause, forward: Forward) -> Nearest:
         """The ``clause.k`` documents nearest to its vector among those its filter lets through."""
@@ -242,7 +257,7 @@ class ExactKnn(KnnStandIn):
     """Exact nearest neighbours: every filtered document's vectors read and scored (the reference)."""
 
     def nearest(self, clause: KnnClause, forward: Forward) -> Nearest:
-        vector = clause.vector
+        vector = self.encoding.query(clause.vector) if self.encoding is not None else clause.vector
         query_norm = math.sqrt(math.fsum(x * x for x in vector)) or 1.0
         candidates: list[tuple[float, str, int, dict[str, Any]]] = []
         for hit in _filtered(forward, clause.index, clause.filter, _source=[clause.path or clause.field_name]):
@@ -253,6 +268,8 @@ class ExactKnn(KnnStandIn):
                 stored = element.get(clause.leaf) if isinstance(element, dict) else None
                 if not isinstance(stored, list) or len(stored) != len(vector):
                     continue
+                if self.encoding is not None:
+                    stored = self.encoding.stored(stored)
                 norm = math.sqrt(math.fsum(x * x for x in stored)) or 1.0
                 cosine = math.fsum(a * b for a, b in zip(vector, stored, strict=True)) / (norm * query_norm)
                 score = (1.0 + cosine) / 2.0
@@ -313,11 +330,12 @@ class _Doc:
 class _Graph:
     """One index's vector field: an HNSW graph of every passage seen, and who owns each node."""
 
-    def __init__(self, dimension: int, encoding: str) -> None:
+    def __init__(self, dimension: int, encoding: str, encoder: Encoder | None = None) -> None:
         import faiss
 
         self.dimension = dimension
         self.encoding = encoding
+        self.encoder = encoder
         self.hnsw = faiss.IndexHNSWFlat(dimension, HNSW_M, faiss.METRIC_INNER_PRODUCT)
         self.hnsw.hnsw.efConstruction = EF_CONSTRUCTION
         self.owner: list[tuple[str, int]] = []  # label -> (doc id, offset)
@@ -330,7 +348,7 @@ class _Graph:
         for offset, element in enumerate(elements):
             stored = element.get(leaf) if isinstance(element, dict) else None
             if isinstance(stored, list) and len(stored) == self.dimension:
-                rows.append(stored)
+                rows.append(self.encoder.stored(stored) if self.encoder is not None else stored)
                 kept.append(offset)
         labels = list(range(len(self.owner), len(self.owner) + len(rows)))
         if rows:
@@ -395,8 +413,8 @@ class HnswKnn(KnnStandIn):
     are read and added, and the graph is walked with the filter's documents as its allow-list.
     """
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, encoding: Encoder | None = None) -> None:
+        super().__init__(encoding)
         self._graphs: dict[tuple[str, str], _Graph] = {}
         self._encodings: dict[tuple[str, str], str] = {}
         self._lock = threading.Lock()
@@ -418,7 +436,8 @@ class HnswKnn(KnnStandIn):
         by_index: dict[str, list[tuple[str, tuple[Any, Any]]]] = {}
         for hit in allowed_hits:
             by_index.setdefault(hit["_index"], []).append((hit["_id"], (hit.get("_version"), hit.get("_seq_no"))))
-        query = np.asarray([clause.vector], dtype=np.float32)
+        vector = self.encoding.query(clause.vector) if self.encoding is not None else clause.vector
+        query = np.asarray([vector], dtype=np.float32)
         norm = float(np.linalg.norm(query)) or 1.0
         query = query / norm
         found: Nearest = {}
@@ -438,7 +457,9 @@ class HnswKnn(KnnStandIn):
         key = (concrete, clause.field_name)
         graph = self._graphs.get(key)
         if graph is None or graph.dimension != len(clause.vector):
-            graph = _Graph(len(clause.vector), self._encoding(concrete, clause.field_name, forward))
+            # A caller's encoder already gives the vectors as the field keeps them: the graph keeps those.
+            encoding = "float" if self.encoding is not None else self._encoding(concrete, clause.field_name, forward)
+            graph = _Graph(len(clause.vector), encoding, self.encoding)
             self._graphs[key] = graph
         return graph
 

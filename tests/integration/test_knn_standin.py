@@ -239,3 +239,31 @@ def test_an_8_bit_field_is_scored_as_8_bits_keep_it(osmem_url: str) -> None:
         (hit,) = client.search(index="docs", body=_nested_knn(stored, 1))["hits"]["hits"]
     # Then a vector's score against itself carries the rounding of its 8-bit copy: close to 1, not 1
     assert 0.99 < hit["_score"] < 1.0 - 1e-7
+
+
+class _Tenths:
+    """An encoder that keeps one decimal of each value (what a caller's encoding looks like to the stand-in)."""
+
+    def stored(self, vector: Any) -> list[float]:
+        return [round(x, 1) for x in vector]
+
+    def query(self, vector: Any) -> list[float]:
+        return list(vector)
+
+
+def test_a_callers_encoder_is_scored_alike_by_both_stand_ins(osmem_url: str) -> None:
+    stored = _unit([0.33, 0.02, 0.21, 0.04, 0.52, 0.03, 0.12, 0.71])
+    OpenSearch(hosts=[osmem_url], timeout=30).indices.create(index="docs", body=MAPPING)
+    OpenSearch(hosts=[osmem_url], timeout=30).index(
+        index="docs", id="a", body={"allow": "x", "passages": [{"vector": stored}]}, refresh=True
+    )
+    scores = []
+    for behaviour in (HnswKnn(_Tenths()), ExactKnn(_Tenths())):
+        with Proxy(osmem_url, behaviour) as proxy:
+            client = OpenSearch(hosts=[proxy.url], timeout=30)
+            (hit,) = client.search(index="docs", body=_nested_knn(stored, 1))["hits"]["hits"]
+            scores.append(hit["_score"])
+    rounded = _Tenths().stored(stored)
+    expected = (1 + sum(a * b for a, b in zip(stored, _unit(rounded), strict=True))) / 2
+    assert scores == pytest.approx([expected, expected], abs=1e-6)
+    assert expected < 1.0 - 1e-5
