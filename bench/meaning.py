@@ -271,7 +271,7 @@ def record(client: Any, index: str, texts: list[str]) -> list[Recorded]:
     real = hybrid_module.search_hybrid
 
     def observed(*args: Any, **kwargs: Any) -> Any:
-        legs = real(*args, **kwargs)
+        legs = real(*args, **{**kwargs, "resolve": True})
         seen.append(legs)
         return legs
 

@@ -168,6 +168,21 @@ def test_files_by_meaning_are_counted_apart_from_the_files_that_contain_the_quer
     assert sum(f["count"] for f in result["facets"]["folder"]) == 1
 
 
+def test_a_match_beyond_the_page_is_never_offered_again_by_meaning(world: tuple[SearchWorld, Stack, Proxy]) -> None:
+    found, _, _ = world
+    matches = {"総務部/規程/旅費精算規程.txt", "情報システム部/規程/情報機器持出管理規程.txt"}
+    # Given two files that hold the words, one result per page: the first page cannot see the second
+    pages = [found.search("eigyo", q="規程 申請", size=1, page=n) for n in (1, 2, 3, 4)]
+    shown = [hit for result in pages for hit in result["hits"]]
+    # Then every file is shown once: the matches by words first, and neither offered again by meaning
+    assert pages[0]["total"] == 2
+    assert len({hit["path"] for hit in shown}) == len(shown)
+    assert {hit["path"] for hit in shown[:2]} == matches
+    assert all("found_by" not in hit for hit in shown[:2])
+    assert all(hit["found_by"] == "meaning" for hit in shown[2:])
+    assert pages[0]["more_by_meaning"] == len(shown) - 2
+
+
 def test_the_vector_leg_never_shows_or_counts_what_the_caller_may_not_read(
     world: tuple[SearchWorld, Stack, Proxy],
 ) -> None:

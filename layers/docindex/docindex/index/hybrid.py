@@ -10,8 +10,9 @@ is visible and testable. The legs go to the cluster together, in one ``_msearch`
 - **vector**: the query embedded with the same model as the documents' passages, a ``knn`` query
   on the nested ``passages.vector`` with the caller's permission filter and the user's filters as
   its *pre*-filter (never post-filtering: nothing the caller may not read is found or counted),
-  its nearest documents by their best passage, each flagged when it also matches the keyword
-  query (a named clause that does not score).
+  its nearest documents by their best passage. Which of them hold the query is read from the
+  keyword page; only when the page does not hold every match, and a file the rule would offer might
+  be one, does one more small request ask (the query, limited to those few ids).
 
 A file found by meaning alone is **offered only when it is near enough to be worth a look**
 (``MeaningRule``, measured by ``bench.meaning``: docs/meaning-search.md): nearest is not always
@@ -25,7 +26,7 @@ import re
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any, Literal, cast
 
@@ -353,17 +354,42 @@ def search_hybrid(
     rule: MeaningRule,
     source: Any,
     window: int = WINDOW,
+    resolve: bool = False,
 ) -> Legs:
     """Both legs in one round trip, and the files the rule offers by meaning alone (none when the
-    cluster refused the vector leg: the search is keyword-only, as ``search_both`` says)."""
-    vector_leg = vector_body(
-        vector, k=window, filters=filters, size=min(window, RETURNED), source=source, keyword_query=keyword_query
-    )
+    cluster refused the vector leg: the search is keyword-only, as ``search_both`` says).
+
+    Which of the nearest files hold the query is known from the keyword page when it holds every
+    match; otherwise, and only when the rule would offer a file whose membership is unknown, one
+    more small request asks (the query, limited to those ids). ``resolve``: ask for every nearest
+    file (the bench's recording).
+    """
+    vector_leg = vector_body(vector, k=window, filters=filters, size=min(window, RETURNED), source=source)
     keyword, nearest = search_both(client, index, keyword_body, vector_leg)
     if nearest is None:
         return Legs(keyword, [], [])
-    chosen = accept(nearest, rule=rule, keyword_total=total_of(keyword), query=query)
+    total = total_of(keyword)
+    seen = {hit["_id"] for hit in keyword["hits"]["hits"]}
+    every_match_seen = int(keyword_body.get("from", 0)) == 0 and total <= len(seen)
+    nearest = [replace(hit, keyword=hit.doc_id in seen) for hit in nearest]
+    chosen = accept(nearest, rule=rule, keyword_total=total, query=query)
+    asking = [hit.doc_id for hit in (nearest if resolve else chosen) if hit.doc_id not in seen]
+    if total and not every_match_seen and asking:
+        matched = _matching(client, index, keyword_query, asking)
+        nearest = [replace(hit, keyword=hit.keyword or hit.doc_id in matched) for hit in nearest]
+        chosen = accept(nearest, rule=rule, keyword_total=total, query=query)
     return Legs(keyword, nearest, chosen)
+
+
+def _matching(client: Any, index: str, keyword_query: dict[str, Any], doc_ids: list[str]) -> set[str]:
+    """Which of ``doc_ids`` hold the query (the vector leg found them within the caller's filters)."""
+    body = {
+        "size": len(doc_ids),
+        "_source": False,
+        "track_total_hits": False,
+        "query": {"bool": {"must": [keyword_query], "filter": [{"ids": {"values": doc_ids}}]}},
+    }
+    return {hit["_id"] for hit in client.search(index=index, body=body)["hits"]["hits"]}
 
 
 def try_vectors_on_cluster(client: Any, vectors: VectorSpec) -> dict[str, Any]:
