@@ -282,7 +282,9 @@ def test_the_cli_search_fuses_the_same_way(world: tuple[SearchWorld, Stack, Prox
     _, stack, proxy = world
     client = OpenSearch(hosts=[proxy.url], timeout=60)
     hits = search(client, stack.index, "出張のお金を返してもらう手続き", size=5)
-    assert hits[0]["key"] == "総務部/規程/旅費精算規程.txt"
+    # the regulation, or the copy of it an earlier test of this module may have made (the same
+    # vectors: a tie, in no set order)
+    assert hits[0]["key"] in {"総務部/規程/旅費精算規程.txt", "営業部/共有/旅費精算規程のコピー.txt"}
     assert hits[0]["found_by"] == "meaning"
     assert "passages" not in hits[0]
     assert search(client, stack.index, "出張のお金を返してもらう手続き", size=5, hybrid=False) == []
