@@ -11,7 +11,7 @@ from typing import Any, ClassVar, Literal, Self
 from pydantic import Field, model_validator
 
 from docindex.core.settings import EnvSettings, Settings
-from docindex.worker.ocr import OcrOptions
+from docindex.worker.options import OcrOptions
 
 MiB = 1024 * 1024
 GiB = 1024 * MiB
