@@ -81,6 +81,10 @@ class SetupReport:
     tessdata_dir: str
     languages: tuple[str, ...]
     missing: tuple[str, ...] = field(default_factory=tuple)
+    # PP-OCR (``OCR_ENGINE=ppocr``): where its models are and which files are missing there.
+    engine: str = "tesseract"
+    models_dir: str = ""
+    missing_models: tuple[str, ...] = field(default_factory=tuple)
 
 
 # -- pool process state ------------------------------------------------------
@@ -115,11 +119,27 @@ def check_setup(options: OcrOptions) -> SetupReport:
             tesseract.engine(options.vertical_languages, tesserocr.PSM.SINGLE_BLOCK_VERT_TEXT, tessdata)
         if options.orientation:
             tesseract.engine("osd", tesserocr.PSM.OSD_ONLY, tessdata)
+    models_dir = ""
+    missing_models: tuple[str, ...] = ()
+    if options.engine == "ppocr":
+        from docindex.worker import ppocr
+
+        try:
+            directory = ppocr.model_dir(options.model_dir)
+        except RuntimeError as exc:
+            models_dir, missing_models = str(exc), (ppocr.DET_MODEL, ppocr.REC_MODEL, ppocr.DICTIONARY)
+        else:
+            models_dir, missing_models = str(directory), ppocr.missing_models(directory)
+            if not missing_models:
+                ppocr.engine(options.model_dir, options.engine_threads)
     return SetupReport(
         tesseract=tesserocr.tesseract_version().splitlines()[0],
         tessdata_dir=tessdata,
         languages=tuple(sorted(available)),
         missing=missing,
+        engine=options.engine,
+        models_dir=models_dir,
+        missing_models=missing_models,
     )
 
 
@@ -192,18 +212,30 @@ def _process_page(path: str, kind: Kind, index: int, options: OcrOptions, starte
         image.close()
 
 
-# -- Tesseract ---------------------------------------------------------------
+# -- the engines --------------------------------------------------------------
 
 
 def _recognize(
     image: Image.Image, dpi: int, index: int, options: OcrOptions, started: float, *, extent: Extent = WHOLE_PAGE
 ) -> PageResult:
-    """The page image read by ``docindex.worker.recognize`` with this process's engines."""
+    """The page image read by the configured engine with this process's models."""
     from docindex.worker import geometry
-    from docindex.worker.recognize import PageReader
 
     tessdata = tesseract.find_tessdata(options.tessdata_dir)
-    result = PageReader(options, lambda languages, psm: tesseract.engine(languages, psm, tessdata), dpi).read(image)
+    result = None
+    if options.engine == "ppocr":
+        import tesserocr
+
+        from docindex.worker.ppocr_reader import PageReader as PPOCRReader
+
+        osd = tesseract.engine("osd", tesserocr.PSM.OSD_ONLY, tessdata) if options.orientation else None
+        reader = PPOCRReader(options, dpi, osd)
+        # Pages in Latin letters go to Tesseract (docs/ocr-worker.md, "Two engines").
+        result = None if reader.latin(image) else reader.read(image)
+    if result is None:
+        from docindex.worker.recognize import PageReader
+
+        result = PageReader(options, lambda languages, psm: tesseract.engine(languages, psm, tessdata), dpi).read(image)
     seconds = time.perf_counter() - started
     reading, correction = result.reading, result.correction
     if reading is None:
