@@ -119,6 +119,7 @@ bench: $(STAMP) system-deps ## Throughput vs the incident's worker and the extra
 	$(BIN)/python -m bench.run $(BENCH_ARGS)
 	$(BIN)/python -m bench.ocr_defects
 	$(BIN)/python -m bench.ocr_orientation
+	POWERTOOLS_LOG_LEVEL=ERROR $(BIN)/python -m bench.ocr_engines
 	$(BIN)/python -m bench.formats
 	$(BIN)/python -m bench.html
 	$(BIN)/python -m bench.relevance

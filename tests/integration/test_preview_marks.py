@@ -3,8 +3,8 @@
 Real scans from the OCR defect corpus (tests/fixtures/ocr/README.md): Tesseract's own
 ``phototest`` upright and turned 90° counter-clockwise (Apache-2.0, tesseract-ocr/test), and a
 copier's scan of a Japanese notice upright and turned 90° counter-clockwise. Uploaded to moto S3,
-indexed by the real indexer, read by the real OCR worker with Tesseract (which turns the sideways
-pages upright to read them), previewed through the search function's routes with real Cognito
+indexed by the real indexer, read by the real OCR worker (which turns the sideways pages upright
+to read them, and the preview shows them upright too), previewed through the search function's routes with real Cognito
 tokens against osmem-server.
 """
 
@@ -74,6 +74,17 @@ def _words(world: SearchWorld, key: str) -> PageWords:
 def _box(words: PageWords, text: str) -> tuple[float, float, float, float]:
     (word,) = [w for w in words.words if w.text.rstrip(".") == text]
     return word.box
+
+
+def _turned(box: tuple[float, float, float, float], rotation: int) -> tuple[float, float, float, float]:
+    """Where a box of the page as stored lies once the page is turned ``rotation`` degrees counter-clockwise."""
+    left, top, right, bottom = box
+    return {
+        0: box,
+        90: (top, 1 - right, bottom, 1 - left),
+        180: (1 - right, 1 - bottom, 1 - left, 1 - top),
+        270: (1 - bottom, left, 1 - top, right),
+    }[rotation]
 
 
 def _turned_left(box: tuple[float, float, float, float]) -> tuple[float, float, float, float]:
@@ -165,16 +176,21 @@ def test_the_preview_marks_the_querys_words_and_changes_nothing_else(world: Sear
     in_second = expected[head:]
     assert in_second
     assert "".join(w.text for w in second if w.box in in_second) == "健康診断"
+    # The page was fed sideways: its preview shows it upright, turned as OCR read it, the marks with it
+    rotation = world.stack.doc(key)["_source"]["ocr_pages"][0]["rotation"]
+    assert rotation == 270
+    assert width < height  # the notice is an upright A4 page; as stored it lies on its side
+    shown = [_turned(box, rotation) for box in expected]
     region = Image.new("L", before.size, 0)
     draw = ImageDraw.Draw(region)
-    for left, top, right, bottom in expected:
+    for left, top, right, bottom in shown:
         # JPEG codes 16 x 16 blocks: a changed pixel changes its block
         draw.rectangle((left * width - 16, top * height - 16, right * width + 16, bottom * height + 16), fill=255)
     changed = ImageChops.difference(before, after).convert("L").point(lambda value: 255 if value > 8 else 0)
     assert changed.getbbox() is not None
     outside = ImageChops.subtract(changed, region)
     assert outside.getbbox() is None, "pixels changed away from the word"
-    for left, top, right, bottom in expected:
+    for left, top, right, bottom in shown:
         box = (int(left * width) + 2, int(top * height) + 2, int(right * width) - 2, int(bottom * height) - 2)
         (_, _, blue_before) = ImageStat.Stat(before.crop(box)).mean
         (red, green, blue) = ImageStat.Stat(after.crop(box)).mean

@@ -55,6 +55,24 @@ _LONG_BEFORE_NUMERAL = re.compile(rf"(?<![\u30a0-\u30ff])ー(?=[{_NUMERALS}ニ])
 _NI_BY_NUMERAL = re.compile(rf"(?<=[{_NUMERALS}])ニ|ニ(?=[{_NUMERALS}])")
 
 
+# Simplified Chinese forms the recogniser (whose alphabet is Chinese and Japanese) sometimes gives
+# for a Japanese character, and that Japanese text never uses: on a page with kana they are the
+# Japanese form (給付金额 → 給付金額, 对象 → 対象, 监查 → 監査, 长须鲸 → 長須鯨).
+_SIMPLIFIED = str.maketrans(
+    "员额费齿舍鲸检查对务动发经济书时间门问闻题项页顺须预领频类应业东为们个这说话语读请课调谈论设证识"
+    "评认记计订议许诉词试详误谢贸贵资购货质负贷财责败账车转轮软较输边过还进远运连选铁银钱错长马验鱼鸟"
+    "龙图场块坏处备复头实导层岁币带师帐广库开张录归总恶惊战执扩护报拟择损换无杂权极构标树样桥梦楼欢"
+    "沟泽洁测涉渐满灭热爱现环电疗盐监盖确种积稳穷笔简级纪约纯纳纸线练组细织终结绝给统继续维综绿编缩"
+    "网罗职联聪脑节苏范药虑补规视览觉驱验际陆阳阶随难颜额饭馆养馀",
+    "員額費歯舎鯨検査対務動発経済書時間門問聞題項頁順須預領頻類応業東為們個這説話語読請課調談論設証識"
+    "評認記計訂議許訴詞試詳誤謝貿貴資購貨質負貸財責敗帳車転輪軟較輸辺過還進遠運連選鉄銀銭錯長馬験魚鳥"
+    "竜図場塊壊処備復頭実導層歳幣帯師帳広庫開張録帰総悪驚戦執拡護報擬択損換無雑権極構標樹様橋夢楼歓"
+    "溝沢潔測渉漸満滅熱愛現環電療塩監蓋確種積穏窮筆簡級紀約純納紙線練組細織終結絶給統継続維総緑編縮"
+    "網羅職連聡脳節蘇範薬慮補規視覧覚駆験際陸陽階随難顔額飯館養余",
+)
+_KANA = re.compile(r"[\u3041-\u309f\u30a1-\u30fa]")
+
+
 def fix_numerals(text: str) -> str:
     """Kanji numerals read as their katakana look-alikes, put back: ー before a numeral (not after
     katakana, where it lengthens a vowel) is 一, ニ beside a numeral is 二."""
@@ -136,7 +154,9 @@ class PageReader:
             found = self.engine.detect(image, self.dpi)
         lines = self.engine.recognize(image, [box for box, _ in found], self.options.vertical)
         ordered = [lines[i] for i in reading_order([line.box for line in lines], [line.vertical for line in lines])]
-        texts = [fix_numerals(line.text) for line in ordered]
+        page_text = "".join(line.text for line in ordered)
+        japanese = len(_KANA.findall(page_text)) >= 3
+        texts = [fix_numerals(line.text.translate(_SIMPLIFIED) if japanese else line.text) for line in ordered]
         chars = [sum(1 for c in text if not c.isspace()) for text in texts]
         total = sum(chars)
         confidence = (
@@ -221,16 +241,33 @@ def _cut(indexes: list[int], boxes: list[Box], vertical: list[bool]) -> list[int
     # label and its value is not one.
     heights = sorted(boxes[i][3] - boxes[i][1] for i in indexes if not vertical[i])
     line_height = heights[len(heights) // 2] if heights else 0
-    axis = 0 if widest_x > max(widest_y, GUTTER_LINES * line_height) or not y_gaps else 1
+    columns = sum(vertical[i] for i in indexes) * 2 > len(indexes)
+    side_by_side = bool(x_gaps) and (columns or widest_x >= GUTTER_LINES * line_height)
+    if side_by_side and (widest_x > widest_y or not y_gaps):
+        axis = 0
+    elif y_gaps:
+        axis = 1
+    else:
+        return rows(indexes, boxes)
     gaps = x_gaps if axis == 0 else y_gaps
     cuts = [(start + end) / 2 for start, end in gaps]
     groups: list[list[int]] = [[] for _ in range(len(cuts) + 1)]
     for i in indexes:
         centre = (boxes[i][axis] + boxes[i][axis + 2]) / 2
         groups[sum(centre > cut for cut in cuts)].append(i)
-    if axis == 0:
-        # Side by side: columns of vertical writing are read right to left, the rest left to right.
-        columns = sum(vertical[i] for i in indexes) * 2 > len(indexes)
-        if columns:
-            groups.reverse()
+    if axis == 0 and columns:
+        groups.reverse()  # columns of vertical writing are read right to left
     return [i for group in groups for i in _cut(group, boxes, vertical)]
+
+
+def rows(indexes: list[int], boxes: list[Box]) -> list[int]:
+    """Horizontal lines with no clear gap between them, in rows: a line whose middle lies within the
+    row's height joins it (a schedule's label and its date), each row left to right."""
+    out: list[list[int]] = []
+    for i in sorted(indexes, key=lambda i: (boxes[i][1] + boxes[i][3]) / 2):
+        middle = (boxes[i][1] + boxes[i][3]) / 2
+        if out and min(boxes[j][1] for j in out[-1]) <= middle <= max(boxes[j][3] for j in out[-1]):
+            out[-1].append(i)
+        else:
+            out.append([i])
+    return [i for row in out for i in sorted(row, key=lambda i: boxes[i][0])]
