@@ -80,9 +80,8 @@ sam-validate: $(SAM) ## sam validate --lint on template.yaml (offline, no AWS cr
 	$(SAM_ENV) $(SAM) validate --lint --region us-east-1 --template-file template.yaml
 
 .PHONY: check-wheels
-check-wheels: $(STAMP) ## Check the layers' and the worker's pins have cp313/aarch64 wheels (asks PyPI)
-	scripts/check_layer_wheels.sh
-	scripts/check_layer_wheels.sh layers/embedding/requirements.txt
+check-wheels: $(STAMP) ## Build both layers as sam build does (cp313/aarch64 wheels only; asks PyPI) and check their size; the worker's pins too
+	scripts/check_layers.sh
 	scripts/check_layer_wheels.sh worker/requirements.txt
 
 .PHONY: test-template
@@ -117,6 +116,7 @@ RESYNC_ARGS ?= --files 100 --scans 20
 .PHONY: bench
 bench: $(STAMP) system-deps ## Throughput vs the incident's worker and the extraction bound, memory, cold start, OCR, re-sync (BENCH_ARGS="--docs 50")
 	$(BIN)/python -m bench.run $(BENCH_ARGS)
+	$(BIN)/python -m bench.cold_start
 	$(BIN)/python -m bench.ocr_defects
 	$(BIN)/python -m bench.ocr_orientation
 	POWERTOOLS_LOG_LEVEL=ERROR $(BIN)/python -m bench.ocr_engines
@@ -130,6 +130,7 @@ bench: $(STAMP) system-deps ## Throughput vs the incident's worker and the extra
 	POWERTOOLS_LOG_LEVEL=CRITICAL $(BIN)/python -m bench.ocr_deaths
 	POWERTOOLS_LOG_LEVEL=ERROR $(BIN)/python -m bench.reindex_speed
 	POWERTOOLS_LOG_LEVEL=ERROR $(BIN)/python -m bench.resync $(RESYNC_ARGS) --out bench/resync.json
+	POWERTOOLS_LOG_LEVEL=ERROR $(BIN)/python -m bench.acl_drift
 
 # ---- reliability: the fault-injection soak (not part of `make test`; tests/e2e/test_soak_short.py is CI's short run)
 SEEDS ?= 1 2 3

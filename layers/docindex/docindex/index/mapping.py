@@ -19,15 +19,16 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from docindex.core.observability import logger
-from docindex.index import vocabulary as vocabulary_module
-from docindex.index.vocabulary import Vocabulary
-from docindex.text.variants import NORMALIZATION_VERSION
 from docindex.text.width import width_table
 
 if TYPE_CHECKING:
     from opensearchpy import OpenSearch
 
     from docindex.embed import VectorSpec
+    from docindex.index.vocabulary import Vocabulary
+
+# The company's vocabulary and the spelling-variant tables load when an index body is built (index
+# creation, reindex, validation), not when the indexer starts: most records never build one.
 
 INDEX_VERSION = 1
 
@@ -199,7 +200,10 @@ def index_body(
     Japanese plugin. ``vocabulary`` (default: the shipped ``analysis.toml``) adds
     the user dictionary to kuromoji and the synonyms to the search analyzer.
     """
-    vocabulary = vocabulary if vocabulary is not None else vocabulary_module.load()
+    if vocabulary is None:
+        from docindex.index import vocabulary as vocabulary_module
+
+        vocabulary = vocabulary_module.load()
     body: dict[str, Any] = {
         "settings": {"index": {"analysis": _analysis(tier, vocabulary)}},
         "mappings": copy.deepcopy(MAPPINGS),
@@ -259,6 +263,8 @@ def create_index(
     collection of the "search" type, gets the index without them: keyword search only, logged).
     """
     from opensearchpy.exceptions import RequestError
+
+    from docindex.text.variants import NORMALIZATION_VERSION
 
     attempts = [(tier, vectors) for tier in ANALYSIS_TIERS]
     if vectors is not None:
