@@ -179,7 +179,7 @@ def test_the_preview_marks_the_querys_words_and_changes_nothing_else(world: Sear
     # The page was fed sideways: its preview shows it upright, turned as OCR read it, the marks with it
     rotation = world.stack.doc(key)["_source"]["ocr_pages"][0]["rotation"]
     assert rotation == 270
-    assert width < height  # the notice is an upright A4 page; as stored it lies on its side
+    assert width > height  # the notice is a landscape page, stored on its side as a portrait image
     shown = [_turned(box, rotation) for box in expected]
     region = Image.new("L", before.size, 0)
     draw = ImageDraw.Draw(region)

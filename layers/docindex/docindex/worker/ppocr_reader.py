@@ -91,6 +91,7 @@ class PageReader:
         self.ends = time.monotonic() + options.page_timeout_seconds
         # The lines ``latin`` found on the page as it is, for its first reading.
         self._found: list[tuple[ppocr.Box, float]] | None = None
+        self._sample: list[ppocr.Line] = []
 
     def latin(self, image: Image.Image) -> bool:
         """Whether the page is written in Latin letters: its widest lines read as such (Tesseract's
@@ -100,7 +101,9 @@ class PageReader:
         sample = self.engine.recognize(image, [box for box, _ in widest[:LATIN_SAMPLE]], self.options.vertical)
         text = "".join(line.text for line in sample)
         letters = sum(1 for c in text if c.isascii() and c.isalpha())
-        self._found = found
+        # The page's first reading takes these lines as read, and reads only the others.
+        self._found = widest[LATIN_SAMPLE:]
+        self._sample = sample
         return letters >= 10 and japanese_share(text) < LATIN_SHARE
 
     def read(self, image: Image.Image) -> Result:
@@ -150,9 +153,10 @@ class PageReader:
     def reading(self, image: Image.Image) -> Reading:
         """The page read as it is: its lines in reading order, their text, confidence and words."""
         found, self._found = self._found, None
+        lines, self._sample = self._sample, []
         if found is None:
             found = self.engine.detect(image, self.dpi)
-        lines = self.engine.recognize(image, [box for box, _ in found], self.options.vertical)
+        lines = lines + self.engine.recognize(image, [box for box, _ in found], self.options.vertical)
         ordered = [lines[i] for i in reading_order([line.box for line in lines], [line.vertical for line in lines])]
         page_text = "".join(line.text for line in ordered)
         japanese = len(_KANA.findall(page_text)) >= 3
