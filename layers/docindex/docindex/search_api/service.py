@@ -53,7 +53,7 @@ class NotModified(Exception):
 
 
 # Bumped when what a preview shows for the same page changes (size, marks, format): old ETags miss.
-PREVIEW_VERSION = "2"  # 2: the query's words marked
+PREVIEW_VERSION = "3"  # 2: the query's words marked; 3: a page OCR turned upright is shown upright
 # A page shown as text shows at most this many characters of it.
 PREVIEW_TEXT_CHARS = 4000
 
@@ -325,7 +325,8 @@ class SearchService:
                         directory=directory,
                     )
                     marks = self._marks(source, number, query)
-                    image = render(path, kind, number, self.settings.preview_max_edge, marks)
+                    turn = page_turn(source, number)
+                    image = render(path, kind, number, self.settings.preview_max_edge, marks, turn=turn)
                 logger.info(
                     "page preview rendered",
                     extra={
@@ -363,6 +364,16 @@ class SearchService:
 
         words = self.word_boxes.get(str(source["content_sha256"]), number)
         return marked_boxes(words, query) if words is not None else []
+
+
+def page_turn(source: dict[str, Any], number: int) -> int:
+    """The quarter turn (counter-clockwise, 0/90/180/270) OCR gave page ``number`` to read it upright:
+    a page fed sideways through a copier is shown the way it reads (``ocr_pages`` of the document)."""
+    for entry in source.get("ocr_pages") or ():
+        if isinstance(entry, dict) and entry.get("page") == number:
+            rotation = entry.get("rotation")
+            return rotation if rotation in (90, 180, 270) else 0
+    return 0
 
 
 def _inner_page(hit: dict[str, Any]) -> dict[str, Any] | None:
