@@ -203,8 +203,8 @@ def test_the_vector_leg_never_shows_or_counts_what_the_caller_may_not_read(
 
 
 def test_a_copy_and_a_resync_embed_nothing(world: tuple[SearchWorld, Stack, Proxy]) -> None:
-    from devkit.messages import s3_notification
-    from tests.integration.conftest import build_indexer, invoke, sqs_event
+    from devkit.messages import s3_notification, sqs_event
+    from tests.integration.conftest import build_indexer, invoke
 
     found, stack, _ = world
     original = "総務部/規程/旅費精算規程.txt"
@@ -301,10 +301,11 @@ def test_an_index_from_before_meaning_search_gets_vectors_by_reindex_and_reproce
 ) -> None:
     import json
 
+    from devkit.messages import sqs_event
     from docindex.cli import main
     from docindex.index.mapping import index_vectors
     from docindex.index.search import search
-    from tests.integration.conftest import build_indexer, invoke, sqs_event
+    from tests.integration.conftest import build_indexer, invoke
 
     # Given an index built before meaning search (no vector fields), its files indexed by their words
     stack = make_stack(embeddings="off")
