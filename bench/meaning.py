@@ -367,6 +367,7 @@ def candidate_rules() -> dict[str, list[Any]]:
             crowding=alpha,
             neighbours=k,
             lead=lead,
+            sparse=standout_rule(),  # fewer than 20 readable files: no crowd (the twelve-file folder)
         )
         for alpha in (0.5, 0.75, 1.0)
         for k in (5, 10)

@@ -137,6 +137,12 @@ class EmbeddingSettings(EnvSettings):
     # no vectors).
     meaning_crowding_weight: float = Field(0.75, alias="MEANING_CROWDING_WEIGHT", ge=0, le=5)
     meaning_crowding_neighbours: int = Field(10, alias="MEANING_CROWDING_NEIGHBOURS", ge=1, le=19)
+    # With fewer than MEANING_REFERENCE_RANK readable files (a small folder, a narrow filter) there is no
+    # crowd: a file is offered at this score or above, standing out this much above the last one
+    # (the share of shared characters counting MEANING_SPARSE_OVERLAP_WEIGHT), crowding not weighed.
+    meaning_sparse_min_score: float = Field(0.925, alias="MEANING_SPARSE_MIN_SCORE", ge=0, le=1)
+    meaning_sparse_min_standout: float = Field(0.0135, alias="MEANING_SPARSE_MIN_STANDOUT", ge=0, le=1)
+    meaning_sparse_overlap_weight: float = Field(0.0125, alias="MEANING_SPARSE_OVERLAP_WEIGHT", ge=0, le=1)
     # When files contain the query, a file by meaning must score this much more (unset: none then).
     meaning_keyword_margin: float | None = Field(0.0, alias="MEANING_KEYWORD_MARGIN", ge=0, le=1)
     # A name, a code or a single word is a keyword search: files by meaning never, only when no file

@@ -106,6 +106,9 @@ class MeaningRule:
     crowding: float = 0.0
     neighbours: int = 10
     lead: float | None = None
+    # With fewer than ``reference`` readable files there is no crowd to stand out from (a small folder,
+    # a narrow filter): this rule decides instead (None: this one, against the last file).
+    sparse: MeaningRule | None = None
 
     @classmethod
     def from_settings(cls, settings: EmbeddingSettings) -> MeaningRule:
@@ -122,6 +125,15 @@ class MeaningRule:
             crowding=settings.meaning_crowding_weight,
             neighbours=settings.meaning_crowding_neighbours,
             lead=settings.meaning_min_lead,
+            sparse=cls(
+                min_score=settings.meaning_sparse_min_score,
+                standout=settings.meaning_sparse_min_standout,
+                reference=settings.meaning_reference_rank,
+                overlap_weight=settings.meaning_sparse_overlap_weight,
+                keyword_margin=settings.meaning_keyword_margin,
+                single_words=settings.meaning_single_words,
+                max_files=settings.meaning_max_files,
+            ),
         )
 
     def keyword_search(self, query: str) -> bool:
@@ -146,6 +158,8 @@ class MeaningRule:
             parts.append(f"+{self.keyword_margin:g}-when-words-match")
         if self.single_words != "always":
             parts.append(f"single-words:{self.single_words}")
+        if self.sparse is not None:
+            parts.append(f"[fewer than {self.reference}: {self.sparse.describe()}]")
         return " ".join(parts)
 
 
@@ -181,6 +195,8 @@ def accept(
     """
     if not nearest or rule.max_files <= 0:
         return []
+    if rule.sparse is not None and len(nearest) < rule.reference:
+        return accept(nearest, rule=rule.sparse, keyword_total=keyword_total, query=query)
     kind = query_kind(query)
     if kind == "keyword" and (rule.single_words == "never" or (rule.single_words == "unmatched" and keyword_total)):
         return []
