@@ -250,8 +250,9 @@ def test_a_model_failure_degrades_to_keyword_search(
         settings, SearchService(settings, opensearch=stack.opensearch, s3=stack.aws.s3, embedder=Broken())
     )
     before = metric_total(Metric.HYBRID_SEARCH_DEGRADED)
-    # A word search still answers, by its words
-    result = found.search("eigyo", q="食堂")
+    # A search of two words (a single word is a keyword search: the model is not asked while files hold it)
+    # still answers, by its words
+    result = found.search("eigyo", q="食堂 平日")
     assert _keys(result) == ["総務部/案内/社員食堂のご案内.txt"]
     assert metric_total(Metric.HYBRID_SEARCH_DEGRADED) == before + 1
     assert "query not embedded" in caplog.text
@@ -267,8 +268,8 @@ def test_a_cluster_that_refuses_the_vector_query_answers_by_words(
     _, stack, proxy = world
     direct = OpenSearch(hosts=[proxy._server.upstream], timeout=60)  # type: ignore[attr-defined]
     before = metric_total(Metric.HYBRID_SEARCH_DEGRADED)
-    # When someone searches by words
-    hits = search(direct, stack.index, "食堂", size=5)
+    # When someone searches by words (two: a single word's vector leg is asked only when no file holds it)
+    hits = search(direct, stack.index, "食堂 平日", size=5)
     # Then the words answer, the refusal is logged and counted, and nothing fails
     assert [hit["key"] for hit in hits] == ["総務部/案内/社員食堂のご案内.txt"]
     assert "found_by" not in hits[0]
@@ -288,6 +289,34 @@ def test_the_cli_search_fuses_the_same_way(world: tuple[SearchWorld, Stack, Prox
     assert hits[0]["found_by"] == "meaning"
     assert "passages" not in hits[0]
     assert search(client, stack.index, "出張のお金を返してもらう手続き", size=5, hybrid=False) == []
+
+
+def test_a_single_word_that_files_hold_is_answered_by_them_without_embedding_it(
+    world: tuple[SearchWorld, Stack, Proxy],
+) -> None:
+    from docindex.embed.local import LocalE5
+    from docindex.index import hybrid
+    from docindex.index.search import search
+
+    class Counting(LocalE5):
+        asked = 0
+
+        def query(self, text: str) -> list[float]:
+            Counting.asked += 1
+            return super().query(text)
+
+    _, stack, proxy = world
+    client = OpenSearch(hosts=[proxy.url], timeout=60)
+    embedder = Counting()
+    hybrid._query_vectors.clear()  # queries earlier tests of this process embedded
+    # A word files hold: those files, and the query is not embedded (no vector leg, nothing by meaning)
+    hits = search(client, stack.index, "食堂", size=5, embedder=embedder)
+    assert [hit["key"] for hit in hits] == ["総務部/案内/社員食堂のご案内.txt"]
+    assert hits.by_meaning == 0
+    assert Counting.asked == 0
+    # A word no file holds: then it is embedded, and the vector leg asked
+    search(client, stack.index, "ブロックチェーン", size=5, embedder=embedder)
+    assert Counting.asked == 1
 
 
 def test_an_unknown_mode_is_refused(world: tuple[SearchWorld, Stack, Proxy]) -> None:
