@@ -76,33 +76,28 @@ def test_short_soak_ends_in_step_under_every_fault(tmp_path: Path) -> None:
     assert run["changes"]["operations"]["final_flash"] == 2
 
 
-def test_the_judge_catches_an_indexer_that_writes_duplicates(tmp_path: Path) -> None:
-    # When the indexer runs without its duplicate guards (idempotency, the re-apply check)
+def test_the_judge_catches_an_indexer_that_writes_duplicates_and_one_that_reads_unchanged_content_again(
+    tmp_path: Path,
+) -> None:
+    # When the indexer runs without its duplicate guards (idempotency, the re-apply check), and neither
+    # recognises an unchanged re-upload nor asks the content cache: two sabotages in one run, each judged
+    # by its own rule on its own evidence (alone, the first reads no unchanged body and the second writes
+    # no change twice)
     code, run = soak(
         tmp_path, "--seeds", "3", "--documents", "20", "--storm-ratio", "0.5", *QUICK,
         "--no-poison", "--kill-probability", "0", "--worker-kill-probability", "0",
-        "--sabotage", "duplicates", *FOCUSED,
+        "--sabotage", "duplicates", "--sabotage", "rereads", *FOCUSED,
     )  # fmt: skip
-    # Then reconcile alone cannot tell (the index is in step), but the write count can
+    # Then reconcile alone cannot tell (the index is in step) ...
     assert run["reconcile"]["coverage_percent"] == 100.0
+    # ... but the write count can
     assert run["writes"]["duplicate_writes"] > 0
-    assert code == 1
     assert any(failure.startswith("writes:") for failure in run["failures"])
-
-
-def test_the_judge_catches_an_indexer_that_reads_unchanged_content_again(tmp_path: Path) -> None:
-    # When the indexer neither recognises an unchanged re-upload nor asks the content cache
-    code, run = soak(
-        tmp_path, "--seeds", "3", "--documents", "20", "--storm-ratio", "0.5", *QUICK,
-        "--no-poison", "--kill-probability", "0", "--worker-kill-probability", "0",
-        "--sabotage", "rereads", *FOCUSED,
-    )  # fmt: skip
-    # Then the index is in step (reconcile cannot tell), but the re-sync phase's reads and extractions show
-    assert run["reconcile"]["coverage_percent"] == 100.0
+    # ... and so do the re-sync phase's reads and extractions
     assert run["resync"]["unchanged_body_reads"] > 0
     assert run["resync"]["extracted"] != []
-    assert code == 1
     assert any(failure.startswith("re-sync:") for failure in run["failures"])
+    assert code == 1
 
 
 # A storm of files deleted as soon as the indexer has read them, with 40 % of document writes held
