@@ -34,9 +34,11 @@ system-deps: ## Install Tesseract (jpn, jpn_vert, osd) and a Japanese font if mi
 	echo "installing $(APT_PACKAGES) with apt-get"; \
 	$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $(APT_PACKAGES) >/dev/null
 
+# loadgroup: tests in one xdist_group run in one process, after one shared run (the demo, a soak);
+# every other test is its own unit, handed to whichever process is free.
 .PHONY: test
 test: $(STAMP) system-deps ## Run unit, integration and end-to-end tests
-	$(BIN)/pytest -n auto --dist worksteal $(PYTEST_ARGS)
+	$(BIN)/pytest -n auto --dist loadgroup $(PYTEST_ARGS)
 
 .PHONY: test-unit
 test-unit: $(STAMP) ## Run only the unit tests (no servers)
