@@ -1,28 +1,28 @@
-"""`docindex demo` (what `make demo` runs) from an empty directory, then every ``docindex`` command shown
-in README.md and docs/*.md against the demo's local run, exiting as documented.
+"""Every ``docindex`` command shown in README.md and docs/*.md runs against the demo's local run, exiting as documented.
 
-The demo runs once: what it prints is checked (every sample indexed, the scans OCR'd, Japanese and
-English hits, each employee sees their own department's files), then the documents' commands run
-against what it indexed. Commands are the lines of ``bash``/``sh`` code blocks that start with
-``docindex`` (or ``.venv/bin/docindex``) and the ``$ docindex ...`` lines of ``console`` blocks
-(their other lines are output). They run in the order the documents show them. The few that need a
-real AWS account (``--stack``), a placeholder (``ARN``), or would not return (a continuous ``local
-run``) are only parsed, with the CLI's own parser, so a renamed flag still fails here. Then ``demo
---stop`` runs again on the indexed samples and stops the servers; ``local down`` runs last.
+Commands are the lines of ``bash``/``sh`` code blocks that start with ``docindex`` (or
+``.venv/bin/docindex``) and the ``$ docindex ...`` lines of ``console`` blocks (their other lines
+are output). They run in the order the documents show them, in the directory where ``docindex
+demo`` has indexed the sample documents (the demo test_demo.py checks: tests/e2e/conftest.py). The
+few that need a real AWS account (``--stack``), a placeholder (``ARN``), or would not return (a
+continuous ``local run``) are only parsed, with the CLI's own parser, so a renamed flag still fails
+here. Then ``demo --stop`` runs again on the indexed samples and stops the servers; ``local down``
+runs last.
 """
 
 from __future__ import annotations
 
 import re
 import shlex
-import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.e2e
+from tests.e2e.conftest import DemoRun, docindex
+
+# One demo for this module and test_demo.py (tests/e2e/conftest.py): one process runs both.
+pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("demo")]
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -95,17 +95,6 @@ def expected(example: Example) -> set[int]:
     raise AssertionError(f"{example}: no documented exit code in EXPECTED: add it")
 
 
-def docindex(*args: str, cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "docindex.cli", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
-
-
 def test_the_documents_show_commands_and_each_has_a_documented_exit_code() -> None:
     found = examples()
     assert len(found) >= 20, [str(e) for e in found]
@@ -124,76 +113,32 @@ def test_commands_that_need_aws_parse() -> None:
             raise AssertionError(f"{example}: does not parse (exit {exc.code})") from None
 
 
-def check_demo_output(out: str) -> None:
-    """What `docindex demo` prints after indexing the samples and searching them."""
-    # every sample indexed, the redelivered notifications recognised as duplicates
-    assert "DocumentsIndexed       19" in out
-    assert "DuplicatesSkipped      3" in out
-    # Japanese (kuromoji, CP932 髙) and English hits with highlighted snippets
-    assert "営業部/2024年度 報告/四半期売上報告 Q3.pdf" in out
-    assert "[四半期][売上]" in out
-    assert "総務部/古い文書/社員名簿 メモ.txt" in out
-    assert "[Quarterly] [revenue]" in out
-    # the scans went through the OCR worker and their text is searchable
-    assert "'done': 5" in out
-    # ... and the worker's metrics are all in the totals (also the ones after the last indexer batch)
-    assert "OcrJobsQueued          5" in out
-    assert "OcrJobsCompleted       5" in out
-    assert "ご[請求]金額" in out
-    # the quarterly report's hit names the page its words are on (issue 28)
-    assert "p. 2: 大阪府と[福岡県]の売上" in out.replace("[福岡][県]", "[福岡県]")
-    # ... a page fed sideways, a fax at 200 x 100 dpi and a notice written vertically too
-    for query, key in (
-        ("健康診断", "スキャン/健康診断のお知らせ 横向き.tif"),
-        ("物流倉庫", "FAX受信/2026-11-20 営業報告.tif"),
-        # found by meaning (the worker embedded every document; the stand-in answers the vector leg)
-        ("お正月は会社が何日から休みになる？", "社内ポータル/お知らせ/年末年始 休業のお知らせ.html  [by meaning]"),
-        ("非常階段", "総務部/掲示/社内行事のお知らせ.tif"),
-    ):
-        assert key in out.split(f"$ docindex search {query!r}")[1].split("$ docindex search", maxsplit=1)[0], query
-    # typed 高橋, the file writes 髙橋 (spelling variants)
-    typed = out.split("$ docindex search '高橋 評価'")[1].split("$ docindex search", maxsplit=1)[0]
-    assert "人事部/評価/2024年度 人事評価 髙橋.txt" in typed
-    # two employees search the same word through the search API: each sees their own department's file
-    sales = out.split("eigyo (営業部) searches")[1].split("jinji (人事部) searches", maxsplit=1)[0]
-    hr = out.split("jinji (人事部) searches")[1].split("Search page:", maxsplit=1)[0]
-    assert "営業部/顧客/髙橋商事 訪問記録.txt" in sales
-    assert "人事部/評価/2024年度 人事評価 髙橋.txt" not in sales
-    assert "人事部/評価/2024年度 人事評価 髙橋.txt" in hr
-    assert "営業部/顧客/髙橋商事 訪問記録.txt" not in hr
-    assert "総務部/古い文書/社員名簿 メモ.txt" in sales
-    assert "総務部/古い文書/社員名簿 メモ.txt" in hr
-    assert "Search page: http://127.0.0.1:" in out
-
-
-def test_the_demo_indexes_the_samples_and_every_documented_command_runs_against_it(tmp_path: Path) -> None:
-    # Given the demo's local run from an empty directory (the sample documents indexed)
-    demo = docindex("demo", "--max-seconds", "900", cwd=tmp_path, timeout=1200)
+def test_every_documented_command_runs_against_the_demo(demo_run: DemoRun) -> None:
+    # Given the demo's local run (the sample documents indexed)
+    demo, directory = demo_run.result, demo_run.directory
     assert demo.returncode == 0, demo.stdout[-3000:] + demo.stderr[-3000:]
-    # Then it found what it indexed, in Japanese and English, and each employee sees their own files
-    check_demo_output(demo.stdout)
     runnable = [e for e in examples() if not e.parse_only]
     last = [e for e in runnable if e.argv[:2] == ("local", "down")]
     try:
         # When each documented command runs, in the documents' order
         failures = []
         for example in [e for e in runnable if e not in last]:
-            result = docindex(*example.argv, cwd=tmp_path)
+            result = docindex(*example.argv, cwd=directory)
             # Then it exits as documented, and never with a traceback
             if result.returncode not in expected(example) or "Traceback" in result.stderr:
                 output = result.stdout[-1500:] + result.stderr[-1500:]
                 failures.append(f"{example} exited {result.returncode}:\n{output}")
         assert not failures, "\n\n".join(failures)
         # When the demo runs again with --stop (the samples are indexed: nothing new to read)
-        again = docindex("demo", "--stop", cwd=tmp_path)
-        # Then it drains and stops the local servers at the end
+        again = docindex("demo", "--stop", cwd=directory)
+        # Then it drains and stops the local servers at the end (test_demo.py's run leaves them running)
         assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
         assert "stopped moto" in again.stdout
         # And the documents' `local down` runs last, as documented
         for example in last[:1]:
-            result = docindex(*example.argv, cwd=tmp_path)
+            result = docindex(*example.argv, cwd=directory)
             output = result.stdout[-1500:] + result.stderr[-1500:]
             assert result.returncode in expected(example), f"{example} exited {result.returncode}:\n{output}"
             assert "Traceback" not in result.stderr, f"{example}:\n{output}"
     finally:
-        docindex("local", "down", cwd=tmp_path)
+        docindex("local", "down", cwd=directory)

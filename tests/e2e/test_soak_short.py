@@ -17,6 +17,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 # The rolling upgrade from the previous release has its own test below; the others run the current code only.
 QUICK = ["--function-timeout", "3", "--visibility-timeout", "6", "--max-receive-count", "2", "--no-rolling-upgrade"]
 # The disaster drills (80 s here) run in the fault soak below, and each on its own in
@@ -76,28 +78,42 @@ def test_short_soak_ends_in_step_under_every_fault(tmp_path: Path) -> None:
     assert run["changes"]["operations"]["final_flash"] == 2
 
 
-def test_the_judge_catches_an_indexer_that_writes_duplicates_and_one_that_reads_unchanged_content_again(
-    tmp_path: Path,
-) -> None:
-    # When the indexer runs without its duplicate guards (idempotency, the re-apply check), and neither
-    # recognises an unchanged re-upload nor asks the content cache: two sabotages in one run, each judged
-    # by its own rule on its own evidence (alone, the first reads no unchanged body and the second writes
-    # no change twice)
-    code, run = soak(
-        tmp_path, "--seeds", "3", "--documents", "20", "--storm-ratio", "0.5", *QUICK,
+@pytest.fixture(scope="module")
+def sabotaged(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, dict[str, Any]]:
+    """One run whose indexer lacks its duplicate guards and its unchanged-content checks, for the two tests below.
+
+    The two sabotages break different judge rules, each on its own evidence: alone, ``--sabotage
+    rereads`` writes no change twice and ``--sabotage duplicates`` reads no unchanged body. Both
+    tests are in the xdist group ``soak-sabotage``: one process runs the soak, once.
+    """
+    return soak(
+        tmp_path_factory.mktemp("sabotaged"), "--seeds", "3", "--documents", "20", "--storm-ratio", "0.5", *QUICK,
         "--no-poison", "--kill-probability", "0", "--worker-kill-probability", "0",
         "--sabotage", "duplicates", "--sabotage", "rereads", *FOCUSED,
     )  # fmt: skip
-    # Then reconcile alone cannot tell (the index is in step) ...
+
+
+@pytest.mark.xdist_group("soak-sabotage")
+def test_the_judge_catches_an_indexer_that_writes_duplicates(sabotaged: tuple[int, dict[str, Any]]) -> None:
+    # When the indexer runs without its duplicate guards (idempotency, the re-apply check)
+    code, run = sabotaged
+    # Then reconcile alone cannot tell (the index is in step), but the write count can
     assert run["reconcile"]["coverage_percent"] == 100.0
-    # ... but the write count can
     assert run["writes"]["duplicate_writes"] > 0
+    assert code == 1
     assert any(failure.startswith("writes:") for failure in run["failures"])
-    # ... and so do the re-sync phase's reads and extractions
+
+
+@pytest.mark.xdist_group("soak-sabotage")
+def test_the_judge_catches_an_indexer_that_reads_unchanged_content_again(sabotaged: tuple[int, dict[str, Any]]) -> None:
+    # When the indexer neither recognises an unchanged re-upload nor asks the content cache
+    code, run = sabotaged
+    # Then the index is in step (reconcile cannot tell), but the re-sync phase's reads and extractions show
+    assert run["reconcile"]["coverage_percent"] == 100.0
     assert run["resync"]["unchanged_body_reads"] > 0
     assert run["resync"]["extracted"] != []
-    assert any(failure.startswith("re-sync:") for failure in run["failures"])
     assert code == 1
+    assert any(failure.startswith("re-sync:") for failure in run["failures"])
 
 
 # A storm of files deleted as soon as the indexer has read them, with 40 % of document writes held

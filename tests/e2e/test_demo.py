@@ -1,0 +1,55 @@
+"""`docindex demo` (what `make demo` runs) from an empty directory."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.e2e.conftest import DemoRun
+
+# One demo for this test and test_doc_examples.py (tests/e2e/conftest.py): one process runs both.
+pytestmark = pytest.mark.xdist_group("demo")
+
+
+def test_demo_indexes_samples_and_finds_japanese_and_english(demo_run: DemoRun) -> None:
+    result = demo_run.result
+    out = result.stdout
+    assert result.returncode == 0, out + result.stderr
+    # every sample indexed, the redelivered notifications recognised as duplicates
+    assert "DocumentsIndexed       19" in out
+    assert "DuplicatesSkipped      3" in out
+    # Japanese (kuromoji, CP932 髙) and English hits with highlighted snippets
+    assert "営業部/2024年度 報告/四半期売上報告 Q3.pdf" in out
+    assert "[四半期][売上]" in out
+    assert "総務部/古い文書/社員名簿 メモ.txt" in out
+    assert "[Quarterly] [revenue]" in out
+    # the scans went through the OCR worker and their text is searchable
+    assert "'done': 5" in out
+    # ... and the worker's metrics are all in the totals (also the ones after the last indexer batch)
+    assert "OcrJobsQueued          5" in out
+    assert "OcrJobsCompleted       5" in out
+    assert "ご[請求]金額" in out
+    # the quarterly report's hit names the page its words are on (issue 28)
+    assert "p. 2: 大阪府と[福岡県]の売上" in out.replace("[福岡][県]", "[福岡県]")
+    # ... a page fed sideways, a fax at 200 x 100 dpi and a notice written vertically too
+    for query, key in (
+        ("健康診断", "スキャン/健康診断のお知らせ 横向き.tif"),
+        ("物流倉庫", "FAX受信/2026-11-20 営業報告.tif"),
+        # found by meaning (the worker embedded every document; the stand-in answers the vector leg)
+        ("お正月は会社が何日から休みになる？", "社内ポータル/お知らせ/年末年始 休業のお知らせ.html  [by meaning]"),
+        ("非常階段", "総務部/掲示/社内行事のお知らせ.tif"),
+    ):
+        assert key in out.split(f"$ docindex search {query!r}")[1].split("$ docindex search")[0], query
+    # typed 高橋, the file writes 髙橋 (spelling variants)
+    typed = out.split("$ docindex search '高橋 評価'")[1].split("$ docindex search")[0]
+    assert "人事部/評価/2024年度 人事評価 髙橋.txt" in typed
+    # (`demo --stop` stops the servers at the end: test_doc_examples.py runs it once it is done with them)
+    # two employees search the same word through the search API: each sees their own department's file
+    sales = out.split("eigyo (営業部) searches")[1].split("jinji (人事部) searches")[0]
+    hr = out.split("jinji (人事部) searches")[1].split("Search page:")[0]
+    assert "営業部/顧客/髙橋商事 訪問記録.txt" in sales
+    assert "人事部/評価/2024年度 人事評価 髙橋.txt" not in sales
+    assert "人事部/評価/2024年度 人事評価 髙橋.txt" in hr
+    assert "営業部/顧客/髙橋商事 訪問記録.txt" not in hr
+    assert "総務部/古い文書/社員名簿 メモ.txt" in sales
+    assert "総務部/古い文書/社員名簿 メモ.txt" in hr
+    assert "Search page: http://127.0.0.1:" in out
