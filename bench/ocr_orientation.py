@@ -59,12 +59,12 @@ def pages() -> list[tuple[str, Any, int, int]]:
     from PIL import Image
 
     from devkit.ocr_defects import FIXTURES
-    from docindex.worker import ocr
+    from docindex.worker import ocr, rasterize
 
     options = ocr.OcrOptions()
     out = []
     for name, expected in EXPECTED.items():
-        image, dpi = ocr._image_page(str(FIXTURES / name), 0, options)
+        image, dpi = rasterize.image_page(str(FIXTURES / name), 0, options)
         out.append((name, image, dpi, expected))
         if name in TURNED_HERE:
             for turn, transpose in ((90, Image.Transpose.ROTATE_90), (180, Image.Transpose.ROTATE_180)):
@@ -76,16 +76,16 @@ def pages() -> list[tuple[str, Any, int, int]]:
 def measure() -> dict[str, Any]:
     from PIL import Image
 
-    from docindex.worker import geometry, ocr
+    from docindex.worker import geometry, ocr, tesseract
     from docindex.worker.recognize import PLAUSIBLE_CONFIDENCE, PageReader
 
     os.environ["OMP_THREAD_LIMIT"] = "1"
     options = ocr.OcrOptions()
     ocr.check_setup(options)
-    tessdata = ocr.find_tessdata(None)
+    tessdata = tesseract.find_tessdata(None)
 
     def engines(languages: str, psm: int) -> Any:
-        return ocr._engine(languages, psm, tessdata)
+        return tesseract.engine(languages, psm, tessdata)
 
     def reader(dpi: int) -> PageReader:
         return PageReader(options, engines, dpi)

@@ -1,27 +1,33 @@
-"""The search API's query latency with and without the permission filter, on >= 10,000 documents.
+"""The search function's latency on >= 10,000 documents, and where the time goes: before -> after in one run.
 
-    .venv/bin/python -m bench.search_latency [--docs 10000] [--repeat 5] [--results bench/results.json]
+    .venv/bin/python -m bench.search_latency [--docs 10000] [--repeat 5] [--before REF] [--results bench/results.json]
 
 osmem-server with the real index settings is loaded with ``--docs`` documents spread over
 20 departments' folders, each stamped as the access map stamps them (``allow_principals``: the
-department's group and the administrators; every fifth folder shared with everyone). Then a set
-of Japanese queries goes through the search function itself (``functions/search/app.py``: an HTTP
-API payload 2.0 ``GET /search`` event with the JWT authorizer's claims, Powertools' resolver,
-the request model, the OpenSearch query with highlight and facets, the JSON response), as an
-employee of one department and, as the baseline of the same run, with the permission filter taken
-out of the query (``docindex.search_api.query.permission_filter`` replaced by ``match_all``). The
-ratio is what the filter costs; the absolute figures are the emulator's and the handler's on this
-machine (the time per request includes the handler's own work, measured round trip).
+department's group and the administrators; every fifth folder shared with everyone), and the same
+documents again with meaning search's passages (their vectors from the real model). Then a set of
+Japanese queries goes through the search function itself (``functions/search/app.py``: an HTTP API
+payload 2.0 ``GET /search`` event with the JWT authorizer's claims, Powertools' resolver, the
+request model, the OpenSearch query with highlight, page hits and facets, the JSON response) as
+an employee of one department.
+
+Each search function runs in a process of its own (``bench/search_latency_worker.py``): this
+checkout's, and the code at ``--before`` (default: main before issue 35, read from git) — the
+same queries, interleaved round by round, against the same engine. Each request reports its wall
+time, the CPU the function itself spent (its process's CPU: the engine and the k-NN stand-in run
+elsewhere), the time spent waiting on OpenSearch and how many requests went there. Rows: keyword
+search (before, after, and after without the permission filter: what the filter costs), and
+hybrid search (before on the exact k-NN stand-in, as it shipped; before and after on the
+approximate HNSW stand-in). The absolute figures are the emulator's and the handler's on this
+machine; the load average is recorded beside them.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import statistics
-import time
-import warnings
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -55,28 +61,107 @@ def search_event(query: str, groups: list[str], **params: str) -> dict[str, Any]
     return http_api_event("GET", "/search", urlencode({"q": query, **params}), {}, claims)
 
 
-def _run_mode(handler: Any, repeat: int, **params: str) -> dict[str, Any]:
-    """Every query ``repeat`` times (after a warm-up round) as an employee of 部署3."""
-    from devkit.local.context import LocalLambdaContext
+BEFORE_REF = "59f731c"  # main before issue 35: three requests per hybrid search, page hits, the exact stand-in
+WORKER = Path(__file__).resolve().parent / "search_latency_worker.py"
 
-    latencies: list[float] = []
-    totals: list[int] = []
-    for round_number in range(repeat + 1):
-        for query in QUERIES:
-            event = search_event(query, ["部署3"], **params)
-            started = time.perf_counter()
-            response = handler(event, LocalLambdaContext(function_name="docindex-search-bench"))
-            elapsed = (time.perf_counter() - started) * 1000
-            if response["statusCode"] != 200:
-                raise RuntimeError(f"search {query!r}: {response['statusCode']} {response['body']}")
-            if round_number:  # the first round warms caches
-                latencies.append(elapsed)
-                totals.append(int(json.loads(response["body"])["total"]))
+
+def code_at(ref: str, into: Path) -> Path:
+    """The code at ``ref`` (the package, the functions, the devkit), read from this repository's git."""
+    import subprocess  # nosec B404 - git, with fixed arguments
+
+    into.mkdir(parents=True, exist_ok=True)
+    archive = subprocess.run(  # noqa: S603  # nosec B603
+        ["git", "-C", str(REPO), "archive", ref, "layers/docindex", "functions", "devkit"],  # noqa: S607
+        check=True,
+        capture_output=True,
+    ).stdout
+    import io
+    import tarfile
+
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(into, filter="data")
+    return into
+
+
+class Worker:
+    """A search function in its own process (``bench/search_latency_worker.py``)."""
+
+    def __init__(self, root: Path, environment: dict[str, str], *, unfiltered: bool = False) -> None:
+        import os
+        import subprocess  # nosec B404
+
+        argv = [sys.executable, "-P", str(WORKER), str(root), *(["--unfiltered"] if unfiltered else [])]
+        self.process = subprocess.Popen(  # noqa: S603  # nosec B603
+            argv,
+            env={**os.environ, **environment, "PYTHONPATH": ""},
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        ready = self._read()
+        if "ready" not in ready:
+            raise RuntimeError(f"the search worker for {root} did not start: {ready}")
+
+    def _read(self) -> dict[str, Any]:
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline()
+        if not line:
+            raise RuntimeError("the search worker exited")
+        return dict(json.loads(line))
+
+    def search(self, event: dict[str, Any]) -> dict[str, Any]:
+        assert self.process.stdin is not None
+        self.process.stdin.write(json.dumps(event, ensure_ascii=False) + "\n")
+        self.process.stdin.flush()
+        answer = self._read()
+        if answer["status"] != 200:
+            raise RuntimeError(f"search failed: {answer}")
+        return answer
+
+    def close(self) -> None:
+        if self.process.stdin is not None:
+            self.process.stdin.close()
+        self.process.wait(timeout=30)
+
+
+def _summary(samples: list[dict[str, Any]]) -> dict[str, Any]:
+    def pct(name: str, q: float) -> float:
+        return round(_percentile([s[name] for s in samples], q), 1)
+
+    own = [s["wall_ms"] - s["engine_ms"] for s in samples]
     return {
-        "p50_ms": round(statistics.median(latencies), 2),
-        "p95_ms": round(_percentile(latencies, 0.95), 2),
-        "mean_hits": round(statistics.mean(totals), 1),
+        "p50_ms": pct("wall_ms", 0.5),
+        "p95_ms": pct("wall_ms", 0.95),
+        "function_cpu_p50_ms": pct("cpu_ms", 0.5),
+        "function_cpu_p95_ms": pct("cpu_ms", 0.95),
+        "function_wall_p95_ms": round(_percentile(own, 0.95), 1),
+        "model_cpu_p50_ms": pct("model_cpu_ms", 0.5),
+        "function_cpu_without_model_p95_ms": round(
+            _percentile([s["cpu_ms"] - s["model_cpu_ms"] for s in samples], 0.95), 1
+        ),
+        "engine_p50_ms": pct("engine_ms", 0.5),
+        "engine_p95_ms": pct("engine_ms", 0.95),
+        "engine_share": round(sum(s["engine_ms"] for s in samples) / max(1e-9, sum(s["wall_ms"] for s in samples)), 2),
+        "round_trips": round(statistics.mean(s["round_trips"] for s in samples), 2),
+        "mean_hits": round(statistics.mean(s["total"] or 0 for s in samples), 1),
+        "mean_by_meaning": round(statistics.mean(s["by_meaning"] or 0 for s in samples), 2),
+        "requests": len(samples),
     }
+
+
+def interleaved(workers: dict[str, tuple[Worker, dict[str, str]]], repeat: int) -> dict[str, Any]:
+    """Every query ``repeat`` times (after a warm-up round) through every worker, alternating."""
+    samples: dict[str, list[dict[str, Any]]] = {name: [] for name in workers}
+    names = list(workers)
+    for round_number in range(repeat + 1):
+        order = names if round_number % 2 == 0 else names[::-1]
+        for query in QUERIES:
+            for name in order:
+                worker, params = workers[name]
+                answer = worker.search(search_event(query, ["部署3"], **params))
+                if round_number:  # the first round warms caches
+                    samples[name].append(answer)
+    return {name: _summary(rows) for name, rows in samples.items()}
 
 
 def _with_vectors(client: Any, index: str, documents: list[dict[str, Any]]) -> None:
@@ -114,48 +199,24 @@ def _with_vectors(client: Any, index: str, documents: list[dict[str, Any]]) -> N
     client.indices.refresh(index=index)
 
 
-def _hybrid_modes(
-    url: str, client: Any, documents: list[dict[str, Any]], environment: dict[str, str], repeat: int
-) -> dict[str, Any]:
-    """Meaning search: the same documents with passages and vectors, the vector leg answered by the
-    exact stand-in (devkit.local.knn) in front of osmem, the query embedded by the real model in the
-    function; keyword-only on that index (``mode=keyword``) as the baseline."""
+def measure(docs: int, repeat: int, *, hybrid: bool = True, before: str = BEFORE_REF) -> dict[str, Any]:
     import os
-    from unittest import mock
-
-    from devkit.faults.proxy import Proxy
-    from devkit.local.handlers import load_handler
-    from devkit.local.knn import ExactKnn
-    from docindex.search_api import routes
-
-    _with_vectors(client, "documents-vectors", documents)
-    results: dict[str, Any] = {}
-    with Proxy(url, ExactKnn()) as proxy:
-        vectors = {**environment, "OPENSEARCH_ENDPOINT": proxy.url, "OPENSEARCH_INDEX": "documents-vectors"}
-        with mock.patch.dict(os.environ, {**vectors, "EMBEDDINGS": "local"}):
-            routes._resolver = None
-            handler = load_handler("search")
-            results["vectors_keyword_only"] = _run_mode(handler, repeat, mode="keyword")
-            results["hybrid"] = _run_mode(handler, repeat)
-            routes._resolver = None
-    return results
-
-
-def measure(docs: int, repeat: int, *, hybrid: bool = True) -> dict[str, Any]:
-    import os
-    from unittest import mock
+    import tempfile
 
     from opensearchpy import OpenSearch, helpers
     from osmem_server import OsmemServer
 
-    from devkit.local.handlers import load_handler
+    from devkit.faults.proxy import Proxy
+    from devkit.local.knn import ExactKnn, HnswKnn
     from docindex.access.policy import EVERYONE, group_principal
-    from docindex.core.observability import logger
     from docindex.index.mapping import ensure_index
-    from docindex.search_api import routes
 
     admins = group_principal("docindex-admins")
-    with OsmemServer.start(japanese=True) as server:
+    load_before = os.getloadavg()
+    with (
+        OsmemServer.start(japanese=True) as server,
+        tempfile.TemporaryDirectory(prefix="docindex-before-") as scratch,
+    ):
         client = OpenSearch(hosts=[server.url], timeout=300)
         index = "documents"
         ensure_index(client, index)
@@ -183,6 +244,8 @@ def measure(docs: int, repeat: int, *, hybrid: bool = True) -> dict[str, Any]:
         documents = [document(n) for n in range(docs)]
         helpers.bulk(client, documents, chunk_size=1000, request_timeout=300)
         client.indices.refresh(index=index)
+        if hybrid:
+            _with_vectors(client, "documents-vectors", documents)
         environment = {
             "OPENSEARCH_ENDPOINT": server.url,
             "OPENSEARCH_INDEX": index,
@@ -195,58 +258,90 @@ def measure(docs: int, repeat: int, *, hybrid: bool = True) -> dict[str, Any]:
             "POWERTOOLS_TRACE_DISABLED": "true",
             "POWERTOOLS_LOG_LEVEL": "WARNING",
         }
-        results: dict[str, Any] = {}
-        logger.setLevel("WARNING")  # the function logs one line per search; the bench prints the figures
-        warnings.filterwarnings("ignore", message="No application metrics to publish")
-        with mock.patch.dict(os.environ, environment):
-            routes._resolver = None  # built from this environment on the first request
-            handler = load_handler("search")
-            for mode in ("unfiltered", "filtered"):
-                patch = (
-                    mock.patch("docindex.search_api.query.permission_filter", return_value={"match_all": {}})
-                    if mode == "unfiltered"
-                    else contextlib.nullcontext()
+        old = code_at(before, Path(scratch) / "before")
+        with Proxy(server.url, ExactKnn()) as exact, Proxy(server.url, HnswKnn()) as hnsw:
+            vectors = {"OPENSEARCH_INDEX": "documents-vectors", "EMBEDDINGS": "local"}
+            rows: dict[str, tuple[Path, dict[str, str], bool]] = {
+                "keyword before": (old, environment, False),
+                "keyword after": (REPO, environment, False),
+                "keyword after, no permission filter": (REPO, environment, True),
+            }
+            if hybrid:
+                rows.update(
+                    {
+                        "hybrid before, exact stand-in": (
+                            old,
+                            {**environment, **vectors, "OPENSEARCH_ENDPOINT": exact.url},
+                            False,
+                        ),
+                        "hybrid before, HNSW stand-in": (
+                            old,
+                            {**environment, **vectors, "OPENSEARCH_ENDPOINT": hnsw.url},
+                            False,
+                        ),
+                        "hybrid after, HNSW stand-in": (
+                            REPO,
+                            {**environment, **vectors, "OPENSEARCH_ENDPOINT": hnsw.url},
+                            False,
+                        ),
+                    }
                 )
-                with patch:
-                    results[mode] = _run_mode(handler, repeat)
-            routes._resolver = None
-        if hybrid:
-            results.update(_hybrid_modes(server.url, client, documents, environment, repeat))
+            workers = {name: Worker(root, env, unfiltered=flag) for name, (root, env, flag) in rows.items()}
+            try:
+                results: dict[str, Any] = interleaved({name: (w, {}) for name, w in workers.items()}, repeat)
+            finally:
+                for worker in workers.values():
+                    worker.close()
     results["documents"] = docs
     results["queries"] = len(QUERIES) * repeat
-    results["through"] = "functions/search/app.py lambda_handler (GET /search, JWT claims)"
-    results["filtered_vs_unfiltered_p50"] = round(results["filtered"]["p50_ms"] / results["unfiltered"]["p50_ms"], 2)
-    results["filtered_vs_unfiltered_p95"] = round(results["filtered"]["p95_ms"] / results["unfiltered"]["p95_ms"], 2)
-    if hybrid:
-        results["hybrid_vs_keyword_only_p50"] = round(
-            results["hybrid"]["p50_ms"] / results["vectors_keyword_only"]["p50_ms"], 2
-        )
+    results["before"] = before
+    results["load_average"] = {
+        "start": [round(x, 1) for x in load_before],
+        "end": [round(x, 1) for x in os.getloadavg()],
+    }
+    results["through"] = "functions/search/app.py lambda_handler (GET /search, JWT claims), one process per row"
     return results
+
+
+ROWS_PRINTED = (
+    "keyword before",
+    "keyword after",
+    "keyword after, no permission filter",
+    "hybrid before, exact stand-in",
+    "hybrid before, HNSW stand-in",
+    "hybrid after, HNSW stand-in",
+)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bench.search_latency", description=__doc__)
     parser.add_argument("--docs", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--before", default=BEFORE_REF, help="the commit to compare with (default: %(default)s)")
     parser.add_argument("--no-hybrid", action="store_true", help="skip meaning search (embeds seven texts)")
     parser.add_argument("--results", type=Path, default=REPO / "bench" / "results.json")
     args = parser.parse_args(argv)
-    figures = measure(args.docs, args.repeat, hybrid=not args.no_hybrid)
+    figures = measure(args.docs, args.repeat, hybrid=not args.no_hybrid, before=args.before)
     save_section(args.results, "search_latency", figures)
-    u, f = figures["unfiltered"], figures["filtered"]
     print(
-        f"search latency through the search function on {figures['documents']:,} documents, "
-        f"{figures['queries']} queries: "
-        f"without the permission filter p50 {u['p50_ms']} ms / p95 {u['p95_ms']} ms ({u['mean_hits']} hits); "
-        f"with it p50 {f['p50_ms']} ms / p95 {f['p95_ms']} ms ({f['mean_hits']} hits); "
-        f"ratio p50 x{figures['filtered_vs_unfiltered_p50']}, p95 x{figures['filtered_vs_unfiltered_p95']}"
+        f"search through the function on {figures['documents']:,} documents, {figures['queries']} queries per row, "
+        f"before = {figures['before']}; load average {figures['load_average']}"
     )
-    if "hybrid" in figures:
-        k, h = figures["vectors_keyword_only"], figures["hybrid"]
+    print(
+        f"  {'':<38} {'p50':>7} {'p95':>7} {'fn CPU p50/p95':>15} {'fn wall p95':>11} "
+        f"{'engine p50/p95':>15} {'engine':>6} {'trips':>5} {'hits':>7} {'+meaning':>8} {'model p50':>9} "
+        f"{'fn-model p95':>12}"
+    )
+    for name in ROWS_PRINTED:
+        if name not in figures:
+            continue
+        r = figures[name]
         print(
-            f"  meaning search (index with vectors; the vector leg on the exact stand-in, not HNSW): "
-            f"keyword-only p50 {k['p50_ms']} ms / p95 {k['p95_ms']} ms; hybrid p50 {h['p50_ms']} ms / "
-            f"p95 {h['p95_ms']} ms ({h['mean_hits']} hits); ratio p50 x{figures['hybrid_vs_keyword_only_p50']}"
+            f"  {name:<38} {r['p50_ms']:>7.1f} {r['p95_ms']:>7.1f} "
+            f"{r['function_cpu_p50_ms']:>7.1f}/{r['function_cpu_p95_ms']:<7.1f} {r['function_wall_p95_ms']:>11.1f} "
+            f"{r['engine_p50_ms']:>7.1f}/{r['engine_p95_ms']:<7.1f} {r['engine_share']:>6.0%} {r['round_trips']:>5} "
+            f"{r['mean_hits']:>7} {r['mean_by_meaning']:>8} {r['model_cpu_p50_ms']:>9.1f} "
+            f"{r['function_cpu_without_model_p95_ms']:>12.1f}"
         )
     return 0
 

@@ -40,6 +40,8 @@ from typing import Any, Literal
 
 FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "ocr"
 MANIFEST = FIXTURES / "manifest.json"
+# Real Japanese pages nobody on the team made, with their text written down (tests/fixtures/ocr_real/README.md).
+REAL_PAGES = FIXTURES.parent / "ocr_real" / "manifest.json"
 
 Read = Literal["ocr", "text_layer"]
 
@@ -60,6 +62,8 @@ class DefectFile:
     pages: tuple[DefectPage, ...]
     source: str = "generated"
     note: str = ""
+    # The folder the file is in: the defect corpus's, or the real pages' (``REAL_PAGES``).
+    folder: Path = FIXTURES
 
     @property
     def kind(self) -> Literal["pdf", "image"]:
@@ -67,7 +71,7 @@ class DefectFile:
 
     @property
     def path(self) -> Path:
-        return FIXTURES / self.name
+        return self.folder / self.name
 
 
 def load_manifest(path: Path = MANIFEST) -> list[DefectFile]:
@@ -80,6 +84,7 @@ def load_manifest(path: Path = MANIFEST) -> list[DefectFile]:
             pages=tuple(DefectPage(p["truth"], tuple(p.get("words", ())), p.get("read", "ocr")) for p in item["pages"]),
             source=item.get("source", "generated"),
             note=item.get("note", ""),
+            folder=path.parent,
         )
         for item in raw["files"]
     ]

@@ -17,8 +17,9 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from soak.config import SoakConfig, SoakError
 from soak.releases import PREVIOUS_RELEASE
-from soak.run import Soak, SoakConfig, SoakError
+from soak.run import Soak
 from soak.workload import KINDS, Workload
 
 

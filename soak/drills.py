@@ -29,15 +29,35 @@ import subprocess  # the operator's commands, fixed argv  # nosec B404
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
 from devkit.faults import SentMessage
+from soak.config import SoakConfig, SoakError, Stack
 from soak.judge import check_content, indexed_documents
 
 if TYPE_CHECKING:
-    from soak.run import Soak, Stack
+    from devkit.faults import Proxy, SendLog, WriteLog
     from soak.workload import Workload
+
+
+class SoakRun(Protocol):
+    """What a drill uses of the run it belongs to (``soak.run.Soak``, which starts the drills)."""
+
+    config: SoakConfig
+    dir: Path
+    writes: WriteLog
+    sends: SendLog
+    echo: Callable[[str], None]
+
+    def common_env(self, stack: Stack) -> dict[str, str]: ...
+    def drain(self, stack: Stack, when: str) -> None: ...
+    def harness_settings(self, stack: Stack) -> None: ...
+    def metric_totals(self) -> Counter[str]: ...
+    def object_reads(self) -> Counter[str]: ...
+    def ops_proxy(self, stack: Stack) -> Proxy: ...
 
 
 @dataclass
@@ -67,7 +87,7 @@ class DrillResult:
 class Drills:
     """Runs the four drills on a soak's stack, in order."""
 
-    def __init__(self, soak: Soak, stack: Stack, workload: Workload, *, share: float, poison: list[str]) -> None:
+    def __init__(self, soak: SoakRun, stack: Stack, workload: Workload, *, share: float, poison: list[str]) -> None:
         self.soak = soak
         self.poison = set(poison)
         self.stack = stack
@@ -326,8 +346,6 @@ class Drills:
 
     def _cli(self, *args: str, ok: tuple[int, ...] = (0,), env_file: bool = True) -> dict[str, Any]:
         """``docindex ARGS --json`` as the operator runs it; its messages recorded on their way to SQS."""
-        from soak.run import SoakError
-
         env = {
             **os.environ,
             **self.soak.common_env(self.stack),

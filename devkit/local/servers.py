@@ -130,7 +130,7 @@ def start_osmem(state_dir: Path, port: int | None = None) -> ServerInfo:
 
 
 def start_knn(state_dir: Path, upstream: str, port: int | None = None) -> ServerInfo:
-    """The k-NN stand-in in front of osmem-server (devkit.local.knn): exact vector search, the rest passed on."""
+    """The k-NN stand-in in front of osmem-server (devkit.local.knn): approximate (HNSW) vector search."""
     port = port or free_port()
     argv = [sys.executable, "-m", "devkit.local.knn", "--upstream", upstream, "--port", str(port)]
     return _launch("knn", argv, state_dir, port)

@@ -47,9 +47,18 @@ EXPECTED: list[tuple[tuple[str, ...], set[int]]] = [
     (("local", "down"), {0}),
     (("reprocess",), {0}),
     (("ledger", "repair"), {0, 1}),  # repaired, or some entries left as they were (run it again)
+    (("plan",), {0}),
 ]
-# Commands that read a file the reader writes first (an access map): parsed only.
-PARSE_ONLY = {("access", "check"), ("access", "apply")}
+# Commands that read a file the reader writes first (an access map, a file server's ACL export, an
+# inventory report): parsed only here; tests/unit/test_acl_import.py and test_acl_samba.py run import
+# and diff on real exports, tests/unit/test_plan.py reads inventories.
+PARSE_ONLY = {
+    ("access", "check"),
+    ("access", "apply"),
+    ("access", "import"),
+    ("access", "diff"),
+    ("plan", "--inventory"),
+}
 
 
 @dataclass(frozen=True)
@@ -68,11 +77,23 @@ class Example:
         return "--stack" in self.argv or "ARN" in self.argv or continuous or self.argv[:2] in PARSE_ONLY
 
 
+def _lines(path: Path) -> list[tuple[int, str]]:
+    """(line number, text) with a shell continuation (a trailing backslash) joined to the next line."""
+    joined: list[tuple[int, str]] = []
+    pending: tuple[int, str] | None = None
+    for n, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        number, text = (pending[0], pending[1] + " " + raw.lstrip()) if pending is not None else (n, raw)
+        pending = (number, text[:-1].rstrip()) if text.endswith("\\") else None
+        if pending is None:
+            joined.append((number, text))
+    return joined
+
+
 def examples() -> list[Example]:
     found = []
     for path in DOCUMENTS:
         language = None
-        for number, text in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        for number, text in _lines(path):
             if text.lstrip().startswith("```"):
                 language = None if language is not None else (text.strip().removeprefix("```") or "plain")
                 continue
@@ -81,7 +102,10 @@ def examples() -> list[Example]:
                 continue
             prompt, command = match.groups()
             if (language == "console" and prompt) or (language in ("bash", "sh", "shell") and not prompt):
-                argv = shlex.split(command, comments=True)[1:]
+                words = shlex.split(command, comments=True)[1:]
+                # the command's own words: a redirection or the next command of a pipeline is the shell's
+                shell = [n for n, w in enumerate(words) if w in ("|", "||", "&&", ";") or w.startswith((">", "2>"))]
+                argv = words[: shell[0]] if shell else words
                 found.append(Example(str(path.relative_to(ROOT)), number, tuple(argv)))
     return found
 

@@ -25,6 +25,14 @@ REPORT = "営業部/年次報告/2024_年次報告書.pdf"
 WORD = "内部統制"
 # A copier's scan of a notice (tests/fixtures/ocr/upright-notice.tif), read by the real OCR worker.
 SCAN = "営業部/スキャン/健康診断のお知らせ.tif"
+# Shared files an employee finds by meaning (no word of the question is in them).
+BY_MEANING = {
+    "共有/規程/旅費精算規程.txt": (
+        "旅費精算規程\n第1条 社員が業務のため出張した場合の交通費及び宿泊費の精算について定める。\n"
+        "第2条 出張者は帰着後7日以内に出張報告書と領収書を添えて経理部に申請し、精算を受ける。"
+    ),
+    "共有/案内/社員食堂のご案内.txt": "社員食堂のご案内\n地下1階の食堂は平日11時30分から13時30分まで営業します。",
+}
 SALES = {"営業部/見積/2024_見積書_A社.txt", "営業部/提案/提案書_B社.md", "共有/規程/就業規則.txt"}
 HR = {"人事部/評価/2024_人事評価_山田.txt", "人事部/給与/給与テーブル.csv", "共有/規程/就業規則.txt"}
 
@@ -35,7 +43,7 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     import boto3
     from opensearchpy import OpenSearch
 
-    from devkit.local.servers import start_moto, start_osmem, stop
+    from devkit.local.servers import start_knn, start_moto, start_osmem, stop
     from devkit.local.session import local_down, local_up
     from devkit.local.signin import ensure_user
     from docindex.core.settings import Settings
@@ -44,9 +52,11 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
 
     state = tmp_path_factory.mktemp("search-page")
     moto, osmem = start_moto(state, exit_with_parent=True), start_osmem(state)
+    # the k-NN stand-in in front of osmem, as `docindex local up` runs it: meaning search on the page
+    knn = start_knn(state, osmem.url)
     try:
         env = local_up(
-            state_dir=state, aws_endpoint=moto.url, opensearch_endpoint=osmem.url, prefix="page", serve_api=True
+            state_dir=state, aws_endpoint=moto.url, opensearch_endpoint=knn.url, prefix="page", serve_api=True
         )
         session = boto3.Session(region_name=env["AWS_REGION"], aws_access_key_id="local", aws_secret_access_key="local")
 
@@ -58,21 +68,15 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
         ensure_user(cognito, env["COGNITO_USER_POOL_ID"], "hr", PASSWORD, ["人事部"])
         access_map = state / "access-map.json"
         access_map.write_text(json.dumps(ACCESS_MAP, ensure_ascii=False), encoding="utf-8")
-        # Without meaning search's embed jobs: the OCR worker below has only the scan to read.
-        pipeline = {
-            **env,
-            "ACCESS_MAP_URI": str(access_map),
-            "ACCESS_MAP_TTL_SECONDS": "0",
-            "OPENSEARCH_AUTH": "none",
-            "EMBEDDINGS": "off",
-        }
+        # With meaning search: the indexer queues an embed job per file, the worker below runs them.
+        pipeline = {**env, "ACCESS_MAP_URI": str(access_map), "ACCESS_MAP_TTL_SECONDS": "0", "OPENSEARCH_AUTH": "none"}
         settings = Settings.from_env(pipeline)
-        opensearch = OpenSearch(hosts=[osmem.url], timeout=60)
+        opensearch = OpenSearch(hosts=[knn.url], timeout=60)
         indexer = Indexer(
             settings, s3=client("s3"), sqs=client("sqs"), dynamodb=client("dynamodb"), opensearch=opensearch
         )
         bodies = []
-        for key, text in FILES.items():
+        for key, text in {**FILES, **BY_MEANING}.items():
             client("s3").put_object(Bucket=env["DOCINDEX_BUCKET"], Key=key, Body=text.encode())
             bodies.append({"docindex": "change", "bucket": env["DOCINDEX_BUCKET"], "key": key, "action": "created"})
         from devkit.samples import make_pdf
@@ -92,12 +96,13 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
         yield env
     finally:
         local_down(state)
+        stop(knn)
         stop(osmem)
         stop(moto)
 
 
 def _read_scans(env: dict[str, str], client: Any, opensearch: Any) -> None:
-    """The OCR worker (real Tesseract, one process) reads the scan the indexer queued."""
+    """The OCR worker (real Tesseract, one process) reads the scan the indexer queued and embeds the files."""
     from docindex.worker.config import WorkerSettings
     from docindex.worker.pool import OcrPool
     from docindex.worker.service import Worker
@@ -113,7 +118,15 @@ def _read_scans(env: dict[str, str], client: Any, opensearch: Any) -> None:
         flush_metrics=False,
     )
     try:
-        assert worker.poll_once(wait_seconds=2) == 1
+        # the scan's OCR job and the embed jobs (the scan's own once it is read), until the queue is empty
+        jobs = 0
+        for _ in range(12):
+            done = worker.poll_once(wait_seconds=1)
+            jobs += done
+            if not done and jobs >= 2:
+                break
+        assert jobs >= 2
+        assert worker.poll_once(wait_seconds=1) == 0
     finally:
         worker.close()
         pool.close()
@@ -151,7 +164,7 @@ def sign_in_and_search(driver: Any, url: str, user: str, query: str) -> set[str]
     # back on the page, signed in: search
     box = wait.until(ec.visibility_of_element_located((By.ID, "q")))
     box.send_keys(query, Keys.ENTER)
-    wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#results li") or "0" in d.find_element(By.ID, "status").text)
+    wait.until(lambda d: d.find_element(By.ID, "status").text not in ("", "…"))
     text = driver.find_element(By.ID, "results").text
     return {key for key in FILES if key.rsplit("/", 1)[-1] in text}
 
@@ -230,3 +243,27 @@ def test_a_scans_preview_shows_the_querys_words_marked(page: dict[str, str], bro
         image,
     )
     assert yellow > 2000
+
+
+def test_a_question_nothing_answers_shows_no_file(page: dict[str, str], browser: Any) -> None:
+    from selenium.webdriver.common.by import By
+
+    # When the sales user asks about something no file covers
+    sign_in_and_search(browser, page["SEARCH_PAGE_URL"], "sales", "量子コンピュータの導入計画")
+    # Then the page says there is no file, and lists none: nothing "close in meaning" is offered
+    assert browser.find_element(By.ID, "no-file").text == "該当するファイルはありません。"
+    assert browser.find_elements(By.CSS_SELECTOR, "#results > li") == []
+    assert browser.find_elements(By.ID, "by-meaning") == []
+
+
+def test_a_file_found_by_meaning_alone_is_counted_apart(page: dict[str, str], browser: Any) -> None:
+    from selenium.webdriver.common.by import By
+
+    # When the sales user asks in their own words (no word of the question is in the file)
+    sign_in_and_search(browser, page["SEARCH_PAGE_URL"], "sales", "出張のお金を返してもらう手続き")
+    # Then the page says no file contains the words, and counts the file found by meaning apart
+    assert browser.find_elements(By.ID, "total") == []
+    assert browser.find_element(By.ID, "by-meaning").text.startswith("キーワードを含むファイルはありません。")
+    (hit,) = browser.find_elements(By.CSS_SELECTOR, "#results > li")
+    assert "旅費精算規程.txt" in hit.text
+    assert hit.find_element(By.CSS_SELECTOR, ".by-meaning").text == "意味で一致"

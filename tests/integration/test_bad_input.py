@@ -221,9 +221,10 @@ def test_hostile_files_are_indexed_by_name_within_memory_and_read_nothing_else(
         assert worker["jobs"] == sum(1 for hostile, _ in files if hostile.ocr)
         task_mb = worker["max_rss_mb"] + worker["concurrency"] * worker["children_max_rss_mb"]
         assert task_mb < _template_default("WorkerMemory")
-        # ... and no OCR process held a giant file: models and a page (~210 MiB) plus at most
-        # WORKER_MAX_IN_MEMORY_BYTES (256 MiB) of one file, never the 1 GiB log
-        assert worker["children_max_rss_mb"] < 512
+        # ... and no OCR process held a giant file: the engines' models and a page (PP-OCR's
+        # sessions and Tesseract's models load ~245 MiB; a small page adds little) plus at most
+        # WORKER_MAX_IN_MEMORY_BYTES (256 MiB) of one file - never the 1 GiB log (~1,300 MiB)
+        assert worker["children_max_rss_mb"] < 512 + 256
     finally:
         proxy.stop()
 

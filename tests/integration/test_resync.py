@@ -362,9 +362,15 @@ def test_a_stuck_pending_document_is_found_and_repaired_by_reconcile(
     assert report["pending_ocr"]["stuck"] == 1
     assert report["pending_ocr"]["samples"][0]["key"] == key
     assert code == 1
-    # When reconcile --fix runs, the job is queued again and the worker completes the document
+    # When reconcile --fix runs, the object is announced again on the ingest queue (the OCR queue admits
+    # only the stack's roles), the indexer hands it to OCR and the worker completes the document
     code, report = reconcile("--fix")
     assert report["pending_ocr"]["requeued"] == 1
+    assert stack.messages("OCR_QUEUE_URL") == []
+    bodies = [json.loads(m["Body"]) for m in stack.messages("INGEST_QUEUE_URL", delete=True)]
+    (announced,) = [body for body in bodies if body.get("reason") == "reconcile"]  # besides S3's own events
+    assert (announced["key"], announced["action"]) == (key, "created")
+    assert invoke(build_indexer(stack), sqs_event(announced)) == set()
     assert make_worker(stack).poll_once(wait_seconds=1) == 1
     doc = stack.doc(key)
     assert doc is not None

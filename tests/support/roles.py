@@ -66,6 +66,7 @@ def iam_action(service: str, operation: str, params: Mapping[str, Any]) -> str:
             return "s3:GetObjectVersion" if params.get("VersionId") else "s3:GetObject"
         aliases = {
             "ListObjectsV2": "ListBucket",
+            "HeadBucket": "ListBucket",
             "ListObjects": "ListBucket",
             "ListObjectVersions": "ListBucketVersions",
             "GetBucketNotificationConfiguration": "GetBucketNotification",

@@ -1,59 +1,111 @@
-"""Reciprocal-rank fusion of the keyword and vector legs (docindex/index/hybrid.py)."""
+"""The vector leg's acceptance rule and where its files go (docindex/index/hybrid.py)."""
 
 from __future__ import annotations
 
-from docindex.index.hybrid import VectorHit, fuse, vector_hits
+import pytest
+
+from docindex.index.hybrid import MeaningRule, VectorHit, accept, on_page, query_kind, vector_hits
 
 
-def _v(*ids: str) -> list[VectorHit]:
-    return [VectorHit(doc_id=i, score=1.0 - n / 100) for n, i in enumerate(ids)]
+def _near(*scores: float, keyword: tuple[int, ...] = ()) -> list[VectorHit]:
+    return [VectorHit(doc_id=f"d{n}", score=s, keyword=n in keyword) for n, s in enumerate(scores)]
 
 
-def test_a_document_both_legs_found_beats_one_found_by_one_leg_only() -> None:
-    fused = fuse(["k1", "both"], _v("v1", "both"))
-    assert fused.order[0] == "both"
-    assert set(fused.order) == {"k1", "both", "v1"}
+# A crowd of files that share the subject, none an answer: flat scores.
+CROWD = (0.915, 0.913, 0.912, 0.912, 0.911, 0.910, 0.910, 0.909, 0.909, 0.908, 0.907, 0.906)
+# The same crowd with an answer standing out in front.
+ANSWERED = (0.941, *CROWD[1:])
 
 
-def test_documents_matching_every_word_stay_ahead_of_meaning_only_ones() -> None:
-    fused = fuse(["exact"], _v("close1", "close2", "exact"), first={"exact"})
-    assert fused.order == ["exact", "close1", "close2"]
+def test_a_fixed_cut_alone_lets_the_crowd_through_and_a_standout_rule_does_not() -> None:
+    cut = MeaningRule(min_score=0.905)
+    assert len(accept(_near(*CROWD), rule=cut, keyword_total=0, query="出張のお金を返してもらう手続き")) == len(CROWD)
+    standout = MeaningRule(min_score=0.905, standout=0.015, reference=10)
+    assert accept(_near(*CROWD), rule=standout, keyword_total=0, query="出張のお金を返してもらう手続き") == []
+    assert [
+        h.doc_id
+        for h in accept(_near(*ANSWERED), rule=standout, keyword_total=0, query="出張のお金を返してもらう手続き")
+    ] == ["d0"]
 
 
-def test_the_vector_leg_does_not_reorder_the_exact_matches() -> None:
-    # The vector leg likes the keyword leg's second match best: the exact matches keep their order
-    fused = fuse(["first", "second"], _v("second", "close", "first"), first={"first", "second"})
-    assert fused.order == ["first", "second", "close"]
+def test_files_that_hold_the_query_are_never_offered_again_by_meaning_but_set_the_scale() -> None:
+    rule = MeaningRule(min_score=0.9, spread=0.01)
+    near = _near(0.95, 0.945, 0.93, keyword=(0,))
+    # d0 holds the words (it is a keyword hit already); d1 is within the spread of d0, d2 is not
+    assert [h.doc_id for h in accept(near, rule=rule, keyword_total=1, query="出張のお金を返してもらう手続き")] == [
+        "d1"
+    ]
 
 
-def test_ties_keep_the_keyword_order_then_the_vector_order() -> None:
-    assert fuse(["a", "b"], []).order == ["a", "b"]
-    assert fuse([], _v("x", "y")).order == ["x", "y"]
-    # Rank 1 of each leg ties: the keyword leg's comes first.
-    assert fuse(["k"], _v("v")).order == ["k", "v"]
+def test_keyword_evidence_raises_the_bar_or_closes_it() -> None:
+    near = _near(0.93, 0.925)
+    assert (
+        len(accept(near, rule=MeaningRule(min_score=0.92), keyword_total=0, query="出張のお金を返してもらう手続き"))
+        == 2
+    )
+    raised = MeaningRule(min_score=0.92, keyword_margin=0.008)
+    assert [h.doc_id for h in accept(near, rule=raised, keyword_total=3, query="出張のお金を返してもらう手続き")] == [
+        "d0"
+    ]
+    closed = MeaningRule(min_score=0.92, keyword_margin=None)
+    assert accept(near, rule=closed, keyword_total=3, query="出張のお金を返してもらう手続き") == []
 
 
-def test_pages_slice_the_fused_order_and_vector_hits_keep_their_passage() -> None:
-    fused = fuse([f"k{i}" for i in range(5)], _v("v0", "k2"))
-    assert fused.page(0, 2) == fused.order[:2]
-    assert fused.page(6, 10) == []
-    assert fused.vector["k2"].score < fused.vector["v0"].score
+@pytest.mark.parametrize(
+    ("query", "kind"),
+    [
+        ("福岡県", "keyword"),
+        ("内部統制", "keyword"),
+        ("テレワーク", "keyword"),
+        ("AB-1234", "keyword"),
+        ("No.2024-123", "keyword"),
+        ("出張のお金を返してもらう手続き", "words"),
+        ("ランチの値段", "words"),
+        ("社員旅行 行き先", "words"),
+        ("quarterly revenue", "words"),
+        ("情報セキュリティ基本方針改定計画書", "words"),
+    ],
+)
+def test_a_name_a_code_or_a_single_word_is_a_keyword_search(query: str, kind: str) -> None:
+    assert query_kind(query) == kind
 
 
-def test_vector_hits_read_each_documents_best_passage() -> None:
+def test_single_words_get_files_by_meaning_as_the_rule_says() -> None:
+    near = _near(0.95, 0.90, 0.90)
+    base = {"min_score": 0.9, "standout": 0.0}
+    assert accept(near, rule=MeaningRule(**base, single_words="never"), keyword_total=0, query="福岡県") == []
+    unmatched = MeaningRule(**base, single_words="unmatched")
+    assert accept(near, rule=unmatched, keyword_total=2, query="福岡県") == []
+    assert len(accept(near, rule=unmatched, keyword_total=0, query="福岡県")) == 3
+    assert len(accept(near, rule=MeaningRule(**base, max_files=1), keyword_total=0, query="福岡県")) == 1
+
+
+def test_files_by_meaning_follow_the_last_keyword_match_across_pages() -> None:
+    by_meaning = _near(0.95, 0.94, 0.93)
+    # 12 matches, pages of 10: page 1 is all matches, page 2 has the last 2 and then the 3 by meaning
+    assert on_page(10, 12, by_meaning, start=0, size=10) == []
+    assert [h.doc_id for h in on_page(2, 12, by_meaning, start=10, size=10)] == ["d0", "d1", "d2"]
+    # 8 matches, pages of 5: page 2 has 3 matches and 2 by meaning, page 3 the last by meaning
+    assert [h.doc_id for h in on_page(3, 8, by_meaning, start=5, size=5)] == ["d0", "d1"]
+    assert [h.doc_id for h in on_page(0, 8, by_meaning, start=10, size=5)] == ["d2"]
+
+
+def test_vector_hits_read_each_documents_best_passage_and_whether_it_holds_the_words() -> None:
     response = {
         "hits": {
             "hits": [
                 {
                     "_id": "d1",
                     "_score": 0.91,
+                    "_source": {"key": "a/b.txt"},
+                    "matched_queries": ["keyword"],
                     "inner_hits": {"passages": {"hits": {"hits": [{"_source": {"text": "旅費の精算", "page": 3}}]}}},
                 },
                 {"_id": "d2", "_score": 0.80},
             ]
         }
     }
-    assert vector_hits(response) == [
-        VectorHit("d1", 0.91, "旅費の精算", 3),
-        VectorHit("d2", 0.80, "", None),
-    ]
+    first, second = vector_hits(response)
+    assert first == VectorHit("d1", 0.91, "旅費の精算", 3, keyword=True)
+    assert first.source == {"key": "a/b.txt"}
+    assert second == VectorHit("d2", 0.80, "", None, keyword=False)

@@ -13,7 +13,12 @@ import json, sys, importlib.util
 spec = importlib.util.spec_from_file_location("app", sys.argv[1])
 module = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(module)
-heavy = ["pypdfium2", "python_calamine", "lxml", "selectolax", "charset_normalizer", "opensearchpy.helpers"]
+heavy = ["pypdfium2", "python_calamine", "lxml", "selectolax", "charset_normalizer", "opensearchpy.helpers",
+         # what a record may not need loads on first use, not in Lambda's init (bench.cold_start):
+         # the settings model (pydantic), the spelling-variant tables, the company vocabulary and
+         # meaning search's embedding settings
+         "pydantic", "docindex.core.settings", "docindex.text.variants", "docindex.index.vocabulary",
+         "docindex.embed.settings", "docindex.embed.document"]
 print(json.dumps({"handler": callable(module.lambda_handler), "loaded": [m for m in heavy if m in sys.modules]}))
 """
 

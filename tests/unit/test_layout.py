@@ -54,8 +54,8 @@ def test_shipped_code_never_imports_development_code(path: Path) -> None:
     assert offending == []
 
 
-def _module_name(path: Path) -> str:
-    parts = list(path.relative_to(SHIPPED.parent).with_suffix("").parts)
+def _module_name(path: Path, root: Path = SHIPPED) -> str:
+    parts = list(path.relative_to(root.parent).with_suffix("").parts)
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
@@ -75,10 +75,14 @@ def _imported_modules(path: Path, modules: set[str]) -> set[str]:
     return found & modules
 
 
-def test_imports_inside_the_shipped_package_go_one_way() -> None:
+@pytest.mark.parametrize(
+    "root", [SHIPPED, *(REPO_ROOT / name for name in ("bench", "soak", "devkit"))], ids=lambda p: p.name
+)
+def test_imports_inside_a_package_go_one_way(root: Path) -> None:
     # Lazy and type-checking imports count too: a cycle hidden inside a function is still a cycle
-    # of concerns (extract/dispatch -> isolation -> context and index/mapping <-> vocabulary were).
-    paths = {_module_name(path): path for path in _python_files(SHIPPED)}
+    # of concerns (extract/dispatch -> isolation -> context and index/mapping <-> vocabulary were,
+    # and soak/run <-> soak/drills).
+    paths = {_module_name(path, root): path for path in _python_files(root)}
     graph = {name: _imported_modules(path, set(paths)) - {name} for name, path in paths.items()}
 
     def reaches(start: str, goal: str, seen: set[str]) -> bool:
@@ -111,7 +115,7 @@ def test_the_layer_and_the_worker_image_copy_only_the_shipped_package() -> None:
         ).stdout.split()
         return {path.split("/")[2] for path in listed}
 
-    assert tracked("layers/docindex") == {"docindex", "requirements.txt"}
+    assert tracked("layers/docindex") == {"Makefile", "docindex", "requirements.txt"}
     assert tracked("layers/embedding") == {"Makefile", "requirements.txt"}
     dockerfile = (REPO_ROOT / "worker" / "Dockerfile").read_text(encoding="utf-8")
     copied = [line.split()[1:-1] for line in dockerfile.splitlines() if line.startswith("COPY ")]
@@ -120,6 +124,9 @@ def test_the_layer_and_the_worker_image_copy_only_the_shipped_package() -> None:
     assert "layers/docindex/docindex" in sources
     ignore = (REPO_ROOT / "worker" / "Dockerfile.dockerignore").read_text(encoding="utf-8")
     assert not [line for line in ignore.splitlines() if line.startswith("!") and line[1:].startswith(DEV_ONLY)]
+    # Everything the image copies is in the build context (the context sends only what is let in).
+    admitted = [line[1:].rstrip("/") for line in ignore.splitlines() if line.startswith("!")]
+    assert [src for src in sources if not any(src == a or src.startswith(a + "/") for a in admitted)] == []
 
 
 def test_no_module_climbs_out_of_the_package() -> None:

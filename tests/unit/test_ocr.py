@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from devkit.samples import char_accuracy, make_pdf, make_scan_pdf, make_scan_png, make_scan_tiff, render_scan_page
-from docindex.worker import ocr
+from docindex.worker import ocr, rasterize, tesseract
 from tests.support.scans import CARD_INCHES, LAYOUT, REPORT_LINES
 
 # What the pool's initializer does; set before tesserocr is first used in this process.
@@ -25,7 +25,7 @@ def write(tmp_path: Path, name: str, data: bytes) -> str:
 
 def test_tidy_text_drops_spaces_between_japanese_characters_only() -> None:
     raw = "株 式 会社 サンプル  Annual  report\n\n\n\n東京 本社 ( 2026 ) \n"
-    assert ocr.tidy_text(raw) == "株式会社サンプル  Annual  report\n\n東京本社 ( 2026 )"
+    assert tesseract.tidy_text(raw) == "株式会社サンプル  Annual  report\n\n東京本社 ( 2026 )"
 
 
 def test_png_scan_is_read_at_its_resolution(tmp_path: Path) -> None:
@@ -83,7 +83,7 @@ def test_scanned_pdf_page_that_is_not_a_single_image_is_rendered(tmp_path: Path)
     source[0].set_rotation(90)
     path = tmp_path / "rotated.pdf"
     source.save(str(path))
-    assert ocr._full_page_image(pdfium.PdfDocument(str(path))[0]) is None
+    assert rasterize.full_page_image(pdfium.PdfDocument(str(path))[0]) is None
     page = ocr.process_page(str(path), "pdf", 0, ocr.OcrOptions(dpi=200))
     assert page.source == "ocr"
     assert page.error is None
@@ -129,10 +129,10 @@ def test_huge_pages_are_scaled_under_the_pixel_cap() -> None:
     from PIL import Image
 
     options = ocr.OcrOptions(dpi=300, max_pixels=1_000_000)
-    scaled, dpi = ocr._scale_to(Image.new("L", (3000, 3000), 255), 300, options)
+    scaled, dpi = rasterize.scale_to(Image.new("L", (3000, 3000), 255), 300, options)
     assert scaled.width * scaled.height <= 1_000_000
     assert dpi == 100
-    same, same_dpi = ocr._scale_to(Image.new("L", (500, 500), 255), 310, options)
+    same, same_dpi = rasterize.scale_to(Image.new("L", (500, 500), 255), 310, options)
     assert (same.size, same_dpi) == ((500, 500), 310)
 
 
@@ -143,10 +143,10 @@ def test_setup_check_names_missing_models() -> None:
 
 
 def test_missing_model_directory_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(ocr, "_TESSDATA_CANDIDATES", ())
+    monkeypatch.setattr(tesseract, "_TESSDATA_CANDIDATES", ())
     monkeypatch.delenv("TESSDATA_PREFIX", raising=False)
     with pytest.raises(RuntimeError, match="OCR_TESSDATA_DIR"):
-        ocr.find_tessdata(str(tmp_path / "nowhere"))
+        tesseract.find_tessdata(str(tmp_path / "nowhere"))
 
 
 def open_files() -> set[str]:

@@ -8,7 +8,7 @@ import os
 import pytest
 
 from devkit.ocr_defects import FIXTURES, load_manifest
-from docindex.worker import geometry, ocr
+from docindex.worker import geometry, ocr, rasterize
 from docindex.worker.recognize import Reading, japanese_share, merge_boxes, stacked_columns
 
 # What the pool's initializer does; set before tesserocr is first used in this process.
@@ -19,7 +19,7 @@ WORDS = {entry.name: entry.pages for entry in load_manifest()}
 
 
 def page_image(name: str, index: int = 0) -> tuple[object, int]:
-    image, dpi = ocr._image_page(str(FIXTURES / name), index, OPTIONS)
+    image, dpi = rasterize.image_page(str(FIXTURES / name), index, OPTIONS)
     return image, dpi
 
 
@@ -75,7 +75,7 @@ def test_a_fax_pdf_image_is_measured_on_both_axes() -> None:
     import pypdfium2 as pdfium
 
     pdf = pdfium.PdfDocument(str(FIXTURES / "fax-204x98-notice.pdf"))
-    found = ocr._full_page_image(pdf[0])
+    found = rasterize.full_page_image(pdf[0])
     assert found is not None
     assert found[1] == pytest.approx((204, 98), abs=1)
 
@@ -85,7 +85,7 @@ def test_a_resolution_without_a_unit_still_gives_the_pixels_aspect() -> None:
 
     image = Image.new("1", (100, 50))
     image.info["resolution"] = (204.0, 98.0)
-    assert ocr._resolution(image, OPTIONS) == pytest.approx((300.0, 300 * 98 / 204))
+    assert rasterize.resolution(image, OPTIONS) == pytest.approx((300.0, 300 * 98 / 204))
 
 
 def test_vertical_columns_read_across_show_as_stacked_narrow_lines() -> None:

@@ -1,4 +1,4 @@
-"""``ocr.extract_file`` (non-OCR files handed to the worker) reads a bounded number of bytes, however large the file.
+"""``large_files.extract_file`` (non-OCR files handed to the worker) reads a bounded number of bytes, whatever its size.
 
 The worker admits objects up to ``WORKER_MAX_OBJECT_BYTES`` (20 GiB by
 default) while its task has 4 GiB: a file read whole would kill the pool
@@ -24,7 +24,7 @@ import pytest
 from devkit import samples
 from docindex.extract import ExtractionLimits
 from docindex.extract.text import byte_budget
-from docindex.worker import ocr
+from docindex.worker import large_files
 from docindex.worker.config import WorkerSettings
 
 MiB = 1024 * 1024
@@ -77,10 +77,10 @@ def warm_imports(tmp_path: Path) -> None:
     """Import the extractors' lazy modules before anything is counted."""
     html = tmp_path / "warm.html"
     html.write_bytes(b"<html><title>t</title><body><p>x</p></body></html>")
-    ocr.extract_file(str(html), html.name, LIMITS, DEFAULT_IN_MEMORY)
+    large_files.extract_file(str(html), html.name, LIMITS, DEFAULT_IN_MEMORY)
     docx = tmp_path / "warm.docx"
     docx.write_bytes(samples.make_docx(["x"]))
-    ocr.extract_file(str(docx), docx.name, LIMITS, DEFAULT_IN_MEMORY)
+    large_files.extract_file(str(docx), docx.name, LIMITS, DEFAULT_IN_MEMORY)
 
 
 def test_a_text_file_larger_than_memory_is_read_only_as_far_as_max_chars_reaches(tmp_path: Path) -> None:
@@ -89,7 +89,7 @@ def test_a_text_file_larger_than_memory_is_read_only_as_far_as_max_chars_reaches
     assert size <= DEFAULT_MAX_OBJECT_BYTES
     path = text_file(tmp_path / "huge.csv", byte_budget(LIMITS) + MiB, size)
     # When it is extracted with the default bounds
-    doc, read = counted(lambda: ocr.extract_file(str(path), "huge.csv", LIMITS, DEFAULT_IN_MEMORY))
+    doc, read = counted(lambda: large_files.extract_file(str(path), "huge.csv", LIMITS, DEFAULT_IN_MEMORY))
     # Then it is indexed from its start, marked truncated, and only the prefix was read
     assert doc.error is None
     assert doc.kind == "text"
@@ -97,7 +97,7 @@ def test_a_text_file_larger_than_memory_is_read_only_as_far_as_max_chars_reaches
     assert doc.truncated is True
     assert doc.text.startswith(LINE.format(0).strip())
     assert LIMITS.max_chars - 100 < len(doc.text) <= LIMITS.max_chars  # max_chars, less a trimmed line end
-    assert read <= byte_budget(LIMITS) + ocr.HEAD_BYTES + SLACK
+    assert read <= byte_budget(LIMITS) + large_files.HEAD_BYTES + SLACK
 
 
 def test_the_prefix_is_cut_at_the_in_memory_bound_when_max_chars_would_reach_further(tmp_path: Path) -> None:
@@ -105,9 +105,9 @@ def test_the_prefix_is_cut_at_the_in_memory_bound_when_max_chars_would_reach_fur
     limits = ExtractionLimits(max_chars=GiB)
     path = text_file(tmp_path / "big.txt", 3 * MiB, 6 * GiB)
     # When it is extracted with a 1 MiB bound
-    doc, read = counted(lambda: ocr.extract_file(str(path), "big.txt", limits, MiB))
+    doc, read = counted(lambda: large_files.extract_file(str(path), "big.txt", limits, MiB))
     # Then no more than the bound was read, cut after a whole line (strict UTF-8 still decodes)
-    assert read <= MiB + ocr.HEAD_BYTES + SLACK
+    assert read <= MiB + large_files.HEAD_BYTES + SLACK
     assert doc.error is None
     assert doc.encoding == "utf-8"
     assert doc.truncated is True
@@ -120,17 +120,17 @@ def test_a_long_html_page_is_read_as_a_prefix(tmp_path: Path) -> None:
     rows = "".join(f"<p>段落 {n}</p>\n" for n in range(20_000))
     path = tmp_path / "page.html"
     path.write_text(f"<html><head><title>長い頁</title></head><body>{rows}</body></html>", encoding="utf-8")
-    doc, read = counted(lambda: ocr.extract_file(str(path), path.name, limits, DEFAULT_IN_MEMORY))
+    doc, read = counted(lambda: large_files.extract_file(str(path), path.name, limits, DEFAULT_IN_MEMORY))
     assert (doc.kind, doc.title, doc.error, doc.truncated) == ("html", "長い頁", None, True)
     assert doc.text.startswith("段落 0")
     assert "段落 19999" not in doc.text
-    assert read <= ocr.HEAD_BYTES + SLACK
+    assert read <= large_files.HEAD_BYTES + SLACK
 
 
 def test_a_short_text_file_is_read_whole_and_not_truncated(tmp_path: Path) -> None:
     path = tmp_path / "memo.txt"
     path.write_bytes("会議は木曜日です\n".encode("cp932"))
-    doc = ocr.extract_file(str(path), path.name, LIMITS, DEFAULT_IN_MEMORY)
+    doc = large_files.extract_file(str(path), path.name, LIMITS, DEFAULT_IN_MEMORY)
     assert (doc.text, doc.encoding, doc.truncated, doc.error) == ("会議は木曜日です", "cp932", False, None)
 
 
@@ -138,20 +138,20 @@ def test_an_office_file_above_the_in_memory_bound_is_too_large_without_its_body_
     # Given a DOCX that is 3 GiB long (its zip directory is somewhere in there)
     path = sparse(tmp_path / "巨大.docx", samples.make_docx(["本文"]), 3 * GiB)
     # When it is extracted with the default in-memory bound
-    doc, read = counted(lambda: ocr.extract_file(str(path), path.name, LIMITS, DEFAULT_IN_MEMORY))
+    doc, read = counted(lambda: large_files.extract_file(str(path), path.name, LIMITS, DEFAULT_IN_MEMORY))
     # Then it is too_large, typed from its start and name, and only that start was read
     assert doc.error == "too_large"
     assert doc.kind == "docx"
     assert doc.content_type.endswith("wordprocessingml.document")
     assert doc.text == ""
     assert str(3 * GiB) in (doc.error_detail or "")
-    assert read <= ocr.HEAD_BYTES + SLACK
+    assert read <= large_files.HEAD_BYTES + SLACK
 
 
 def test_an_office_file_within_the_bound_is_extracted_whole(tmp_path: Path) -> None:
     path = tmp_path / "議事録.docx"
     path.write_bytes(samples.make_docx(["第3回 経営会議 議事録"]))
-    doc = ocr.extract_file(str(path), path.name, LIMITS, MiB)
+    doc = large_files.extract_file(str(path), path.name, LIMITS, MiB)
     assert (doc.kind, doc.error, doc.truncated) == ("docx", None, False)
     assert "経営会議" in doc.text
 
@@ -159,28 +159,28 @@ def test_an_office_file_within_the_bound_is_extracted_whole(tmp_path: Path) -> N
 def test_an_unsupported_binary_is_judged_from_its_first_bytes(tmp_path: Path) -> None:
     # Given 3 GiB of something without an extractor (no known signature: NUL bytes)
     path = sparse(tmp_path / "disk.img", b"", 3 * GiB)
-    doc, read = counted(lambda: ocr.extract_file(str(path), path.name, LIMITS, DEFAULT_IN_MEMORY))
+    doc, read = counted(lambda: large_files.extract_file(str(path), path.name, LIMITS, DEFAULT_IN_MEMORY))
     assert doc.error == "unsupported"
-    assert read <= ocr.HEAD_BYTES + SLACK
+    assert read <= large_files.HEAD_BYTES + SLACK
 
 
 def test_an_empty_file_is_empty(tmp_path: Path) -> None:
     path = tmp_path / "empty.txt"
     path.write_bytes(b"")
-    assert ocr.extract_file(str(path), path.name, LIMITS, DEFAULT_IN_MEMORY).error == "empty"
+    assert large_files.extract_file(str(path), path.name, LIMITS, DEFAULT_IN_MEMORY).error == "empty"
 
 
 _CHILD = textwrap.dedent(
     """
     import json, resource, sys
-    from docindex.worker import ocr
+    from docindex.worker import large_files
     from docindex.extract import ExtractionLimits
     from docindex.worker.config import WorkerSettings
 
     path, cap = sys.argv[1], int(sys.argv[2])
     resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
     in_memory = WorkerSettings.model_fields["max_in_memory_bytes"].default
-    doc = ocr.extract_file(path, "export.csv", ExtractionLimits(), in_memory)
+    doc = large_files.extract_file(path, "export.csv", ExtractionLimits(), in_memory)
     status = open("/proc/self/status").read().splitlines()
     peak = next(line for line in status if line.startswith("VmHWM:"))
     print(json.dumps({

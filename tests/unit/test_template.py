@@ -353,9 +353,17 @@ def test_globals_set_runtime_architecture_tracing_and_powertools():
 
 def test_layer_is_built_by_sam_for_python313_arm64():
     layer = TEMPLATE["Resources"]["DocIndexLayer"]
-    assert layer["Metadata"] == {"BuildMethod": "python3.13", "BuildArchitecture": "arm64"}
+    assert layer["Metadata"] == {"BuildMethod": "makefile", "BuildArchitecture": "arm64"}
     assert layer["Properties"]["ContentUri"] == "layers/docindex/"
     assert layer["Properties"]["CompatibleArchitectures"] == ["arm64"]
+    # The pinned closure exactly (tests/unit/test_layer_lock.py), for the runtime's Python and CPU,
+    # with the package itself under python/ where Lambda looks.
+    makefile = (REPO_ROOT / "layers" / "docindex" / "Makefile").read_text()
+    assert "build-DocIndexLayer:" in makefile
+    assert "--no-deps" in makefile
+    assert "--platform manylinux2014_aarch64" in makefile
+    assert "--python-version 3.13" in makefile
+    assert '"$(ARTIFACTS_DIR)/python/docindex"' in makefile
 
 
 def test_indexer_event_source_reports_partial_failures_and_caps_concurrency():

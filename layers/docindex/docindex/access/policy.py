@@ -28,6 +28,7 @@ import hashlib
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 EVERYONE = "everyone"
@@ -110,11 +111,30 @@ class AccessMap:
         """The map in force when none is configured: every file is visible to the administrators only."""
         return cls(rules=(), admin_group=admin_group, version="default")
 
+    @cached_property
+    def _by_prefix(self) -> tuple[dict[str, tuple[Rule, ...]], tuple[int, ...]]:
+        """The rules by prefix (a bucket-specific rule before a generic one), and the prefix lengths, longest first.
+
+        ``grant`` then looks up the key's own prefixes instead of testing every rule: a map imported
+        from a file server has thousands of rules, and re-stamping or a drift check resolves every key.
+        """
+        index: dict[str, list[Rule]] = {}
+        for rule in self.rules:
+            index.setdefault(rule.prefix, []).append(rule)
+        ordered = {p: tuple(sorted(rs, key=lambda r: r.bucket is None)) for p, rs in index.items()}
+        return ordered, tuple(sorted({len(p) for p in ordered}, reverse=True))
+
     def grant(self, bucket: str, key: str) -> AccessGrant:
         """Who may read ``bucket/key``: longest prefix first, up the inheritance chain; deny wins."""
-        matching = [r for r in self.rules if key.startswith(r.prefix) and r.bucket in (None, bucket)]
+        index, lengths = self._by_prefix
         # Longest prefix first; a bucket-specific rule before a generic one of the same prefix.
-        matching.sort(key=lambda r: (len(r.prefix), r.bucket is not None), reverse=True)
+        matching = [
+            rule
+            for n in lengths
+            if n <= len(key)
+            for rule in index.get(key[:n], ())
+            if rule.bucket in (None, bucket) and rule.prefix == key[:n]
+        ]
         allow: set[str] = {group_principal(self.admin_group)}
         deny: set[str] = set()
         for rule in matching:

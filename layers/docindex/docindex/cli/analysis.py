@@ -92,7 +92,28 @@ def _meaning_search_on(client: Any, findings: Any) -> dict[str, Any] | None:
     elif not found["query"]:
         why = found.get("reason") or "it did not answer as expected"
         findings.errors.append(f"meaning search: the permission-filtered vector query failed: {why}")
+    else:
+        _storage_findings(found, findings)
     return found
+
+
+def _storage_findings(found: dict[str, Any], findings: Any) -> None:
+    """The vector field as the cluster made it (docindex.index.encodings): what it costs, what it refused."""
+    if not found.get("vector_read_back"):
+        findings.errors.append(
+            "meaning search: a document read back lost its vectors (reindex and the access re-stamp would "
+            "drop them): the cluster excludes them from _source without deriving them"
+        )
+    if found.get("encoding") != found.get("encoding_wanted"):
+        findings.warnings.append(
+            f"meaning search: the cluster refused the {found.get('encoding_wanted')} vector encoding; vectors are "
+            f"{found.get('encoding')} (more memory per vector: docs/meaning-search.md)"
+        )
+    if not found.get("derived_source"):
+        findings.warnings.append(
+            "meaning search: this cluster has no derived source for vectors (OpenSearch before 2.19): each "
+            "vector is kept twice, in _source as JSON and in the vector field (docs/meaning-search.md)"
+        )
 
 
 def _index_warnings(client: Any, index: str) -> list[str]:

@@ -177,7 +177,10 @@ def _demo(args: argparse.Namespace) -> int:
         hits = search(client, settings.opensearch_index, query, size=3)
         print(f"\n   $ docindex search {query!r}")
         if not hits:
-            print("     (no hits)")
+            print("     (no file contains it, and none is near enough in meaning)")
+        else:
+            more = f", {hits.by_meaning} more found by meaning" if hits.by_meaning else ""
+            print(f"     ({hits.total} containing it{more})")
         for hit in hits:
             status = "" if hit.get("ocr_status") in (None, "none", "done") else f"  [ocr {hit['ocr_status']}]"
             meaning = "  [by meaning]" if hit.get("found_by") == "meaning" else ""

@@ -62,7 +62,7 @@ def register(subparsers: Any) -> None:
         default=None,
         metavar="SECONDS",
         help="report documents pending OCR for longer than this (default 21600 = 6 h; 0 = skip); "
-        "with --fix their OCR jobs are queued again",
+        "with --fix their objects are announced again on the ingest queue (the indexer queues the OCR)",
     )
     parser.add_argument(
         "--samples",
@@ -183,10 +183,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _stuck_pending(args: argparse.Namespace, deployment: Any, clients: Any, opensearch: Any) -> Any:
-    """Documents pending OCR too long; with --fix their jobs are queued again. None when skipped."""
-    from docindex.ingest.handoff import OcrQueue
-    from docindex.ingest.ledger import Ledger
-    from docindex.ops.pending import DEFAULT_PENDING_AFTER_SECONDS, PendingReport, find_stuck_pending, requeue_ocr
+    """Documents pending OCR too long; with --fix their objects are announced again. None when skipped."""
+    from docindex.ops.enqueue import ChangeSender, RateLimiter
+    from docindex.ops.pending import DEFAULT_PENDING_AFTER_SECONDS, PendingReport, find_stuck_pending, reannounce
 
     seconds = DEFAULT_PENDING_AFTER_SECONDS if args.pending_after is None else args.pending_after
     if seconds <= 0:
@@ -196,15 +195,9 @@ def _stuck_pending(args: argparse.Namespace, deployment: Any, clients: Any, open
         opensearch, deployment.opensearch_index, deployment.bucket, older_than_seconds=seconds, prefix=args.prefix
     )
     if args.fix and report.stuck:
-        if not (deployment.ocr_queue_url and deployment.ledger_table):
-            raise CommandError("re-queueing OCR jobs needs the OCR queue and the ledger table: give --stack")
-        ledger = Ledger(clients.client("dynamodb"), deployment.ledger_table)
-        requeue_ocr(
-            report,
-            bucket=deployment.bucket,
-            ledger=ledger,
-            queue=OcrQueue(clients.client("sqs"), deployment.ocr_queue_url),
-        )
+        # The ingest queue, as every other repair: the OCR queue admits only the stack's roles.
+        sender = ChangeSender(clients.client("sqs"), str(deployment.ingest_queue_url))
+        reannounce(report, bucket=deployment.bucket, sender=sender, rate=RateLimiter(args.rate or None))
     return report
 
 
@@ -229,13 +222,13 @@ def _render_pending(pending: Any, distinct: int | None, out: _ops.Output) -> Non
     out.line(f"{len(pending.stuck):,} document(s) pending OCR for more than {hours:g} h:", style="yellow")
     for sample in pending.stuck[:10]:
         out.line(_ops.safe_text(f"  {sample.key}  indexed_at={sample.indexed_at}"), style="dim")
-    if pending.requeued or pending.skipped:
+    if pending.requeued:
         out.line(
-            f"queued {pending.requeued:,} OCR job(s) again; {pending.skipped:,} skipped (a newer change holds them)",
+            f"announced {pending.requeued:,} object(s) again on the ingest queue: the indexer hands each to OCR",
             style="yellow",
         )
     else:
-        out.line("`docindex reconcile --fix` queues their OCR jobs again", style="yellow")
+        out.line("`docindex reconcile --fix` announces them again (the indexer queues their OCR)", style="yellow")
 
 
 def _render(report: Any, out: _ops.Output, waiting: int | None, report_path: Path | None) -> None:

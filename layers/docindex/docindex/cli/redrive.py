@@ -122,9 +122,13 @@ def run(args: argparse.Namespace) -> int:
         "reset": args.reset,
         "destination_arn": args.destination,
     }
-    request = RedriveRequest.from_event({k: v for k, v in fields.items() if v is not None})
-    # Through the module: tests replace wiring.get_service.
-    summary = wiring.get_service().run(request)
+    event = {k: v for k, v in fields.items() if v is not None}
+    request = RedriveRequest.from_event(event)
+    if deployment.redrive_function and not deployment.is_local:
+        summary = invoke_function(deployment, args.profile, event)
+    else:
+        # Through the module: tests replace wiring.get_service.
+        summary = wiring.get_service().run(request)
     unreachable = _could_not_run(summary)
     if unreachable and not args.json:
         raise CommandError(unreachable)
@@ -138,6 +142,30 @@ def run(args: argparse.Namespace) -> int:
         print_settings(deployment)
         print("\n".join(safe_text(line) for line in render(summary).splitlines()))
     return 2 if unreachable else 1 if summary.has_errors else 0
+
+
+def invoke_function(deployment: Any, profile: str | None, event: dict[str, Any]) -> RedriveSummary:
+    """Run the redrive in the stack's redrive function (``lambda:InvokeFunction``), with its role.
+
+    A move task sends to its destination with the permissions of whoever started it, and the OCR
+    queue's policy admits only the stack's roles: an operator's own credentials would start a move
+    of the OCR DLQ that SQS then refuses message by message. The function is the same service with
+    the same guards; its role is the one the policy names (docs/dlq-redrive.md).
+    """
+    import json
+
+    from docindex.core.clients import AwsClients
+    from docindex.redrive.models import DlqResult
+
+    client = AwsClients(deployment.region, profile=profile).client("lambda")
+    response = client.invoke(
+        FunctionName=deployment.redrive_function, Payload=json.dumps(event).encode(), InvocationType="RequestResponse"
+    )
+    payload = json.loads(response["Payload"].read() or b"{}")
+    if response.get("FunctionError") or not isinstance(payload, dict) or "results" not in payload:
+        raise CommandError(f"the redrive function {deployment.redrive_function} failed: {str(payload)[:300]}")
+    results = [DlqResult(**result) for result in payload["results"]]
+    return RedriveSummary(str(payload.get("action")), bool(payload.get("dry_run")), results)
 
 
 def _could_not_run(summary: RedriveSummary) -> str | None:

@@ -74,6 +74,27 @@ def _print_pages(hit: dict[str, Any]) -> None:
         print(f"        … {more_pages} more matching page{'s' if more_pages > 1 else ''}")
 
 
+def _print_count(args: argparse.Namespace, hits: Any, first: int) -> bool:
+    """The count line: the files that contain the query, and apart from them those found by meaning.
+
+    False when the page is empty (said so).
+    """
+    total, by_meaning = hits.total, hits.by_meaning
+    if not hits:
+        beyond = f" on page {args.page} (there are {total + by_meaning})" if total + by_meaning else ""
+        print(_ops.safe_text(f"no file contains {args.query!r} and none is near enough in meaning{beyond}"))
+        return False
+    shown = f"{first + 1}–{first + len(hits)}"
+    if not total:
+        # Documents near in meaning are suggestions: nothing holds the query's words.
+        print(_ops.safe_text(f"no file contains {args.query!r}; {shown} of {by_meaning} found by meaning:"))
+        return True
+    more = "+" if not hits.total_is_exact else ""
+    meaning = f"; {by_meaning} more found by meaning" if by_meaning else ""
+    print(f"{shown} of {total:,}{more} documents{meaning}")
+    return True
+
+
 def _search(args: argparse.Namespace) -> int:
     from docindex.index.search import MAX_RESULT_WINDOW, TYPE_EXTENSIONS, QueryError, parse_query, search
 
@@ -123,6 +144,8 @@ def _search(args: argparse.Namespace) -> int:
                 "index": deployment.opensearch_index,
                 "total": hits.total,
                 "total_is_exact": hits.total_is_exact,
+                # Documents found by meaning alone, after the ``total`` that contain the query.
+                "by_meaning": hits.by_meaning,
                 "page": args.page,
                 "size": args.size,
                 "hits": [_hit_json(h) for h in hits],
@@ -131,15 +154,8 @@ def _search(args: argparse.Namespace) -> int:
         )
         return _ops.EXIT_OK if by_words else _ops.EXIT_FINDINGS
     _ops.print_settings(deployment)
-    if hits and not by_words:
-        # Documents near in meaning are suggestions: nothing holds the query's words.
-        print(_ops.safe_text(f"no documents contain {args.query!r}; nearest by meaning:"))
-    if not hits:
-        beyond = f" on page {args.page} (there are {hits.total})" if hits.total else ""
-        print(_ops.safe_text(f"no documents match {args.query!r}{beyond}"))
+    if not _print_count(args, hits, first):
         return _ops.EXIT_FINDINGS
-    more = "+" if not hits.total_is_exact else ""
-    print(f"{first + 1}–{first + len(hits)} of {hits.total:,}{more} documents")
     for hit in hits:
         score = f"{hit['score']:.2f}" if hit.get("score") is not None else "-"
         status = "" if hit.get("ocr_status") in (None, "none", "done") else f" [ocr {hit['ocr_status']}]"
@@ -154,7 +170,7 @@ def _search(args: argparse.Namespace) -> int:
         _print_pages(hit)
         if hit.get("also_in"):
             print("        also in: " + _ops.safe_text(", ".join(hit["also_in"])))
-    if first + len(hits) < hits.total:
+    if first + len(hits) < hits.total + hits.by_meaning:
         print(f"more: --page {args.page + 1}")
     return _ops.EXIT_OK if by_words else _ops.EXIT_FINDINGS
 

@@ -113,14 +113,29 @@ class EmbeddingSettings(EnvSettings):
     embed_max_passages: int = Field(16, alias="EMBED_MAX_PASSAGES", ge=1, le=1000)
     embed_passage_chars: int = Field(400, alias="EMBED_PASSAGE_CHARS", ge=50, le=2000)
     embed_threads: int = Field(1, alias="EMBED_THREADS", ge=1, le=64)
-    # The vector leg keeps the documents whose best passage scores within this much of its best one
-    # (OpenSearch's cosine score, (1 + cos) / 2): nearest is not always near. multilingual-e5 packs
-    # every score into 0.90-0.96; 0.01 kept the answer of 93 % of the bench's queries and ~4 documents.
-    meaning_score_spread: float = Field(0.01, alias="MEANING_SCORE_SPREAD", ge=0, le=1)
-    # And never below this score: a query about nothing in the index ("obsolete" once its file is
-    # gone) finds nothing. Measured for multilingual-e5-small (unrelated text scores 0.88-0.90, the
-    # bench's answers 0.91-0.96); another model needs its own.
-    meaning_min_score: float = Field(0.905, alias="MEANING_MIN_SCORE", ge=0, le=1)
+    # How a new index's vector field encodes the vectors (docindex.index.encodings: fp32, fp16, int7,
+    # bq4, bq2, bq1); a cluster that refuses it gets fp32. Measured by bench.vector_encodings.
+    vector_encoding: Literal["fp32", "fp16", "int7", "bq4", "bq2", "bq1"] = Field("bq4", alias="VECTOR_ENCODING")
+    # When the vector leg offers a file that does not contain the query (docindex.index.hybrid.MeaningRule;
+    # chosen from bench.meaning's curve: docs/meaning-search.md). Scores are OpenSearch's cosine
+    # score, (1 + cos) / 2; the figures are multilingual-e5-small's: another model needs its own.
+    # Never below this score:
+    meaning_min_score: float = Field(0.925, alias="MEANING_MIN_SCORE", ge=0, le=1)
+    # Within this much of the nearest file's score (unset: however far).
+    meaning_score_spread: float | None = Field(None, alias="MEANING_SCORE_SPREAD", ge=0, le=1)
+    # At least this much above the MEANING_REFERENCE_RANK-th nearest file: an answer stands out from
+    # the files that merely share its subject (whose scores rise with the index). The share of the
+    # query's characters its passage holds counts MEANING_OVERLAP_WEIGHT towards it.
+    meaning_min_standout: float = Field(0.0135, alias="MEANING_MIN_STANDOUT", ge=0, le=1)
+    meaning_reference_rank: int = Field(20, alias="MEANING_REFERENCE_RANK", ge=2, le=20)
+    meaning_overlap_weight: float = Field(0.0125, alias="MEANING_OVERLAP_WEIGHT", ge=0, le=1)
+    # When files contain the query, a file by meaning must score this much more (unset: none then).
+    meaning_keyword_margin: float | None = Field(0.0, alias="MEANING_KEYWORD_MARGIN", ge=0, le=1)
+    # A name, a code or a single word is a keyword search: files by meaning never, only when no file
+    # contains it (unmatched), or as for any query (always).
+    meaning_single_words: Literal["never", "unmatched", "always"] = Field("unmatched", alias="MEANING_SINGLE_WORDS")
+    # At most this many files by meaning per search.
+    meaning_max_files: int = Field(10, alias="MEANING_MAX_FILES", ge=0, le=20)
 
 
 class Settings(OpenSearchSettings, AccessSettings, EmbeddingSettings):

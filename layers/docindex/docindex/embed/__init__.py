@@ -20,7 +20,7 @@ Loading the model is lazy: importing this package costs nothing.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 from docindex.embed.chunks import Passage, passages
@@ -34,6 +34,9 @@ class VectorSpec:
 
     model_id: str
     dimension: int
+    # How the index's vector field encodes them (docindex.index.encodings); not part of identity: vectors
+    # of one model are the same vectors whatever the field keeps of them.
+    encoding: str = field(default="fp32", compare=False)
 
 
 class EmbedderUnavailable(RuntimeError):

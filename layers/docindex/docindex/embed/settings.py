@@ -47,7 +47,11 @@ def vector_spec(settings: EmbeddingSettings) -> VectorSpec | None:
     if settings.embeddings == "bedrock":
         from docindex.embed.bedrock import dimension_of
 
-        return VectorSpec(f"bedrock:{settings.embedding_model}", dimension_of(settings.embedding_model))
+        return VectorSpec(
+            f"bedrock:{settings.embedding_model}",
+            dimension_of(settings.embedding_model),
+            encoding=settings.vector_encoding,
+        )
     from docindex.embed.local import DIMENSION, MODEL_ID
 
-    return VectorSpec(MODEL_ID, DIMENSION)
+    return VectorSpec(MODEL_ID, DIMENSION, encoding=settings.vector_encoding)

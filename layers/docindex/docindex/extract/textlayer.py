@@ -1,6 +1,6 @@
 """Whether a PDF page's text layer can be trusted: one judge, used where the indexer decides that a
 PDF needs OCR (``extract/pdf.py``) and where the OCR worker decides, page by page, whether to take
-the text layer or read the page (``worker/ocr.py``).
+the text layer or read the page (``worker/rasterize.py``).
 
 A text layer lies when the page looks right but its fonts do not say which characters their
 glyphs are: no ``/ToUnicode`` map, a Type3 font with glyph names like ``/g1``, a broken subset.

@@ -9,10 +9,12 @@ and expire with the cache's lifecycle rule. Nothing has to be purged.
 # 4: OCR turns pages upright, honours fax resolution, reads mixed vertical pages; 5: pages (where
 # each page, slide, sheet or attachment starts, and its text: issue 28).
 # 6: vertical writing in PDF text layers joined back into words (issue 26)
-EXTRACTOR_VERSION = "6"
+# 7: PP-OCR reads the scans (issue 34)
+EXTRACTOR_VERSION = "7"
 
 # The OCR pipeline that produced a document's content (index field ``ocr_version``; documents
 # without the field were read by version 1). ``docindex reprocess --ocr-outdated`` selects
 # documents read by an older one. Bump it together with EXTRACTOR_VERSION when OCR reads pages
 # differently (better); EXTRACTOR_VERSION alone when only other extractors changed.
-OCR_VERSION = 2  # 2: pages turned upright, fax resolution, vertical columns, text layers judged (issue 26)
+OCR_VERSION = 3  # 2: pages turned upright, fax resolution, vertical columns, text layers judged (issue 26)
+# 3: PP-OCR on ONNX Runtime reads the pages (issue 34)

@@ -1,83 +1,211 @@
-"""Hybrid search: the keyword leg and the vector leg, fused by rank, the permission filter inside both.
+"""Hybrid search: the keyword leg and the vector leg in one round trip, the permission filter inside both.
 
-Why fusion in the search function and not OpenSearch's ``hybrid`` query: it answers the same
-on a managed domain, on a serverless collection and on the local run (where k-NN is a
-stand-in), and every step is visible and testable. The legs:
+Why in the search function and not OpenSearch's ``hybrid`` query: it answers the same on a managed
+domain, on a serverless collection and on the local run (where k-NN is a stand-in), and every step
+is visible and testable. The legs go to the cluster together, in one ``_msearch``:
 
-- **keyword**: the query as it is searched today (words, characters, file-name fragments,
-  synonyms and spelling variants), its best ``window`` documents;
-- **vector**: the query embedded with the same model as the documents' passages, a ``knn``
-  query on the nested ``passages.vector`` with the caller's permission filter and the user's
-  filters as its *pre*-filter (never post-filtering: a page is never emptied and nothing the
-  caller may not read is counted), its ``window`` nearest documents by their best passage.
+- **keyword**: the search as it is without vectors — the page of results with its highlights, its
+  matching pages, the total and the facets — so the files that contain the query come first, in
+  their own order, and are counted as they always were;
+- **vector**: the query embedded with the same model as the documents' passages, a ``knn`` query
+  on the nested ``passages.vector`` with the caller's permission filter and the user's filters as
+  its *pre*-filter (never post-filtering: nothing the caller may not read is found or counted),
+  its nearest documents by their best passage. Which of them hold the query is read from the
+  keyword page; only when the page does not hold every match, and a file the rule would offer might
+  be one, does one more small request ask (the query, limited to those few ids).
 
-Reciprocal-rank fusion (RRF, k = 60) orders the union; the keyword leg's matches (each holds all
-of the query, as words, in another spelling, as characters or in its file name) stay ahead of
-documents found by meaning alone, so an exact search never loses its matches. Totals and facets
-are counted over the same union (keyword matches or one of the vector leg's documents), with the
-same filters. Beyond the fused window, the rest of the keyword matches follow in keyword order.
+A file found by meaning alone is **offered only when it is near enough to be worth a look**
+(``MeaningRule``, measured by ``bench.meaning``: docs/meaning-search.md): nearest is not always
+near. Those files follow the keyword matches, nearest first, and are counted apart
+(``more_by_meaning``): the total and the facets count the files that contain the query.
 """
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any, cast
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from typing import Any, Literal, cast
 
 from docindex.core.observability import Metric, count, logger
+from docindex.core.settings import EmbeddingSettings
 from docindex.embed import Embedder, EmbedderUnavailable, VectorSpec
 
-# Documents each leg contributes to the fusion.
+# Neighbours the vector leg asks the cluster for (HNSW candidates, per shard).
 WINDOW = 100
-RRF_K = 60
+# Of those, how many come back: enough for the acceptance rule's reference and what it accepts.
+RETURNED = 20
 PASSAGES = "passages"
+# The named clause that flags a vector hit holding the query's words.
+KEYWORD_MATCH = "keyword"
+
+QueryKind = Literal["words", "keyword"]
+# Hiragana: particles, verb and adjective endings, the glue of a sentence or a question.
+_HIRAGANA = re.compile(r"[\u3041-\u309f]")
+# A part number, an order number, a code: letters and digits with separators, at least one digit.
+_CODE = re.compile(r"^(?=.*\d)[A-Za-z0-9][A-Za-z0-9\-_./#:]*$")
+# A name or a single word: no space, no hiragana, at most this many characters (福岡県, 内部統制, テレワーク).
+KEYWORD_QUERY_CHARS = 12
 
 
 @dataclass(frozen=True)
 class VectorHit:
-    """A document the vector leg found: its score and the passage that matched best."""
+    """A document the vector leg found: its score, the passage that matched best, whether it holds the
+    query's words (``keyword``), and its summary fields (``source``) for showing it."""
 
     doc_id: str
     score: float
     passage: str = ""
     page: int | None = None
+    keyword: bool = False
+    source: dict[str, Any] = field(default_factory=dict, compare=False)
 
 
-@dataclass
-class Fused:
-    """The fused order of the union of both legs' windows."""
+@dataclass(frozen=True)
+class MeaningRule:
+    """When the vector leg offers a file that does not contain the query (docs/meaning-search.md).
 
-    order: list[str] = field(default_factory=list)
-    vector: dict[str, VectorHit] = field(default_factory=dict)
-    keyword: set[str] = field(default_factory=set)
+    A file found by meaning alone is offered when its score is at least ``min_score``, within
+    ``spread`` of the nearest file's, and ``standout`` above the score of the ``reference``-th
+    nearest file (the last one when fewer came back) — an answer stands out from the crowd of
+    files that merely share the subject, and that crowd's score rises with the index, so the bar
+    rises with it. Of the query's characters (kanji, kana words, letters, digits), the share its
+    best passage also holds counts ``overlap_weight`` towards the standout: a passage that says
+    part of what was asked needs to stand out less. When the keyword leg
+    found files, the bar is ``keyword_margin`` higher (None: nothing by meaning then). A query
+    that is a name, a code or a single word (``query_kind``) is a keyword search: nothing by
+    meaning (``single_words``: "never"), or only when no file holds it ("unmatched"), or as any
+    other query ("always"). At most ``max_files`` files.
+    """
 
-    def by_meaning_alone(self, doc_id: str) -> VectorHit | None:
-        """The vector hit of a document the keyword leg did not find (None otherwise)."""
-        return None if doc_id in self.keyword else self.vector.get(doc_id)
+    min_score: float = 0.0
+    spread: float | None = None
+    standout: float = 0.0
+    reference: int = 10
+    overlap_weight: float = 0.0
+    keyword_margin: float | None = 0.0
+    single_words: Literal["never", "unmatched", "always"] = "always"
+    max_files: int = RETURNED
 
-    def page(self, start: int, size: int) -> list[str]:
-        return self.order[start : start + size]
+    @classmethod
+    def from_settings(cls, settings: EmbeddingSettings) -> MeaningRule:
+        """The rule the ``MEANING_*`` settings name."""
+        return cls(
+            min_score=settings.meaning_min_score,
+            spread=settings.meaning_score_spread,
+            standout=settings.meaning_min_standout,
+            reference=settings.meaning_reference_rank,
+            overlap_weight=settings.meaning_overlap_weight,
+            keyword_margin=settings.meaning_keyword_margin,
+            single_words=settings.meaning_single_words,
+            max_files=settings.meaning_max_files,
+        )
+
+    def describe(self) -> str:
+        parts = [f"score>={self.min_score:g}"]
+        if self.spread is not None:
+            parts.append(f"spread<={self.spread:g}")
+        if self.standout:
+            overlap = f"+{self.overlap_weight:g}*overlap" if self.overlap_weight else ""
+            parts.append(f"standout{overlap}>={self.standout:g}@{self.reference}")
+        if self.keyword_margin is None:
+            parts.append("none-when-words-match")
+        elif self.keyword_margin:
+            parts.append(f"+{self.keyword_margin:g}-when-words-match")
+        if self.single_words != "always":
+            parts.append(f"single-words:{self.single_words}")
+        return " ".join(parts)
 
 
-def vector_body(vector: Sequence[float], *, k: int, filters: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """The vector leg: the ``k`` documents whose best passage is nearest, among those ``filters`` let through."""
+def query_kind(text: str) -> QueryKind:
+    """``keyword`` for a name, a code or a single word (what a keyword search is for), else ``words``.
+
+    A single word: one run of characters without a space or hiragana (a sentence or a question
+    has particles), short — 福岡県, 内部統制, テレワーク, AB-1234 — or a code of letters and digits.
+    """
+    stripped = text.strip()
+    if not stripped or any(ch.isspace() for ch in stripped):
+        return "words"
+    if _CODE.match(stripped):
+        return "keyword"
+    if _HIRAGANA.search(stripped) or len(stripped) > KEYWORD_QUERY_CHARS:
+        return "words"
+    return "keyword"
+
+
+def accept(nearest: Sequence[VectorHit], *, rule: MeaningRule, keyword_total: int, query: str) -> list[VectorHit]:
+    """The files found by meaning alone that ``rule`` offers for ``query``, nearest first.
+
+    ``nearest``: the vector leg's hits, nearest first, keyword matches among them (they set the
+    scale: the nearest score and the reference are over every readable file).
+    """
+    if not nearest or rule.max_files <= 0:
+        return []
+    kind = query_kind(query)
+    if kind == "keyword" and (rule.single_words == "never" or (rule.single_words == "unmatched" and keyword_total)):
+        return []
+    if keyword_total and rule.keyword_margin is None:
+        return []
+    floor = rule.min_score
+    if rule.spread is not None:
+        floor = max(floor, nearest[0].score - rule.spread)
+    if keyword_total and rule.keyword_margin:
+        floor += rule.keyword_margin
+    reference = nearest[min(rule.reference, len(nearest)) - 1].score
+    asked = _characters(query) if rule.overlap_weight else frozenset()
+    chosen = []
+    for hit in nearest:
+        if hit.keyword or hit.score < floor:
+            continue
+        if rule.standout:
+            overlap = len(asked & _characters(hit.passage)) / len(asked) if asked else 0.0
+            if hit.score - reference + rule.overlap_weight * overlap < rule.standout:
+                continue
+        chosen.append(hit)
+    return chosen[: rule.max_files]
+
+
+# What a query's characters are compared on: kanji, kana words, letters and digits (not particles).
+_CONTENT = re.compile(r"[\u4e00-\u9fff\u3400-\u4dbf\u30a0-\u30ffA-Za-z0-9ー々]+")
+
+
+@lru_cache(maxsize=4096)
+def _characters(text: str) -> frozenset[str]:
+    from docindex.text.width import normalize
+
+    return frozenset(ch for run in _CONTENT.findall(normalize(text).lower()) for ch in run)
+
+
+def vector_body(
+    vector: Sequence[float],
+    *,
+    k: int,
+    filters: Sequence[dict[str, Any]],
+    size: int | None = None,
+    source: Any = False,
+    keyword_query: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The vector leg: the ``k`` documents whose best passage is nearest, among those ``filters`` let
+    through; ``size`` of them returned with ``source``. With ``keyword_query``, each hit that also
+    matches it is flagged (a named clause in the should list, worth no score)."""
     knn: dict[str, Any] = {"vector": list(vector), "k": k}
     if filters:
         knn["filter"] = {"bool": {"filter": list(filters)}}
-    return {
-        "size": k,
-        "_source": False,
-        "query": {
-            "nested": {
-                "path": PASSAGES,
-                "score_mode": "max",
-                "query": {"knn": {f"{PASSAGES}.vector": knn}},
-                "inner_hits": {"size": 1, "_source": {"includes": [f"{PASSAGES}.text", f"{PASSAGES}.page"]}},
-            }
-        },
+    query: dict[str, Any] = {
+        "nested": {
+            "path": PASSAGES,
+            "score_mode": "max",
+            "query": {"knn": {f"{PASSAGES}.vector": knn}},
+            "inner_hits": {"size": 1, "_source": {"includes": [f"{PASSAGES}.text", f"{PASSAGES}.page"]}},
+        }
     }
+    if keyword_query is not None:
+        flag = {"constant_score": {"filter": keyword_query, "boost": 0.0, "_name": KEYWORD_MATCH}}
+        query = {"bool": {"must": [query], "should": [flag]}}
+    return {"size": k if size is None else size, "_source": source, "query": query}
 
 
 def vector_hits(response: dict[str, Any]) -> list[VectorHit]:
@@ -93,39 +221,24 @@ def vector_hits(response: dict[str, Any]) -> list[VectorHit]:
                 score=float(hit.get("_score") or 0.0),
                 passage=str(source.get("text") or ""),
                 page=int(page) if isinstance(page, int) else None,
+                keyword=KEYWORD_MATCH in (hit.get("matched_queries") or []),
+                source=dict(hit.get("_source") or {}),
             )
         )
     return found
 
 
-def fuse(keyword: Sequence[str], vector: Sequence[VectorHit], *, first: set[str] | None = None) -> Fused:
-    """The fused order: documents in ``first`` (the exact matches) ahead, in the keyword leg's
-    order; then the others by reciprocal-rank fusion of the two legs (ties: the vector leg's order).
+def on_page(
+    keyword_hits: int, keyword_total: int, by_meaning: Sequence[VectorHit], *, start: int, size: int
+) -> list[VectorHit]:
+    """The files found by meaning that fill a page after its ``keyword_hits`` keyword matches: they
+    follow the last of the ``keyword_total`` matches."""
+    room = size - keyword_hits
+    if room <= 0:
+        return []
+    offset = max(0, start - keyword_total)
+    return list(by_meaning[offset : offset + room])
 
-    The vector leg does not reorder exact matches: measured on the relevance set, letting it do
-    so (fusing their ranks too) moved right answers below others that merely read alike.
-    """
-    scores: dict[str, float] = {}
-    for rank, doc_id in enumerate(keyword, start=1):
-        scores[doc_id] = scores.get(doc_id, 0.0) + 1.0 / (RRF_K + rank)
-    for rank, hit in enumerate(vector, start=1):
-        scores[hit.doc_id] = scores.get(hit.doc_id, 0.0) + 1.0 / (RRF_K + rank)
-    position: dict[str, int] = {}
-    for doc_id in [*keyword, *(h.doc_id for h in vector)]:
-        position.setdefault(doc_id, len(position))  # where each document first appears
-    ahead = first or set()
-    order = sorted(scores, key=lambda d: (0, position[d], 0.0) if d in ahead else (1, -scores[d], position[d]))
-    return Fused(order=order, vector={hit.doc_id: hit for hit in vector}, keyword=set(keyword))
-
-
-def union_query(keyword_query: dict[str, Any], vector_ids: Sequence[str]) -> dict[str, Any]:
-    """Keyword matches or one of the vector leg's documents: what hybrid totals and facets count."""
-    if not vector_ids:
-        return keyword_query
-    return {"bool": {"should": [keyword_query, {"ids": {"values": list(vector_ids)}}], "minimum_should_match": 1}}
-
-
-# -- running it -----------------------------------------------------------------------------
 
 # How long a process trusts what it read of an index's vectors (the model in its mapping's _meta).
 INDEX_VECTORS_TTL_SECONDS = 300.0
@@ -182,79 +295,101 @@ def _vectors_of(client: Any, index: str) -> VectorSpec | None:
     return spec
 
 
-def rank(
+@dataclass
+class Legs:
+    """One hybrid search's answer: the keyword leg's page response, the vector leg's nearest files,
+    and those of them offered as found by meaning alone."""
+
+    keyword: dict[str, Any]
+    nearest: list[VectorHit]
+    by_meaning: list[VectorHit]
+
+    @property
+    def keyword_total(self) -> int:
+        return total_of(self.keyword)
+
+
+def total_of(response: dict[str, Any]) -> int:
+    total = response.get("hits", {}).get("total", 0)
+    return int(total.get("value", 0) if isinstance(total, dict) else total or 0)
+
+
+def search_both(
+    client: Any, index: str, keyword_body: dict[str, Any], vector_leg: dict[str, Any]
+) -> tuple[dict[str, Any], list[VectorHit] | None]:
+    """Both legs in one round trip (``_msearch``): the keyword leg's response, and the vector leg's
+    hits — None when the cluster refused the vector query (no k-NN, a mapping it cannot search):
+    the search is then keyword-only, logged and counted in ``HybridSearchDegraded``."""
+    from opensearchpy.exceptions import RequestError, TransportError
+
+    try:
+        answer = client.msearch(index=index, body=[{}, keyword_body, {}, vector_leg])
+    except RequestError as exc:  # the whole request refused: the keyword leg alone, as without vectors
+        _degraded(str(exc))
+        return client.search(index=index, body=keyword_body), None
+    keyword, vector = answer["responses"]
+    if "error" in keyword:
+        status = int(keyword.get("status") or 500)
+        raise (RequestError if status == 400 else TransportError)(status, str(keyword["error"])[:300], keyword)
+    if "error" in vector:
+        _degraded(str(vector["error"]))
+        return keyword, None
+    return keyword, vector_hits(vector)
+
+
+def _degraded(error: str) -> None:
+    count(Metric.HYBRID_SEARCH_DEGRADED)
+    logger.warning("the cluster refused the vector query; keyword search only", extra={"error": error[:300]})
+
+
+def search_hybrid(
     client: Any,
     index: str,
     *,
+    keyword_body: dict[str, Any],
     keyword_query: dict[str, Any],
     filters: Sequence[dict[str, Any]],
     vector: Sequence[float],
+    query: str,
+    rule: MeaningRule,
+    source: Any,
     window: int = WINDOW,
-    spread: float | None = None,
-    min_score: float = 0.0,
-) -> Fused | None:
-    """Both legs' best ``window`` documents, fused; the keyword leg's matches first.
+    resolve: bool = False,
+) -> Legs:
+    """Both legs in one round trip, and the files the rule offers by meaning alone (none when the
+    cluster refused the vector leg: the search is keyword-only, as ``search_both`` says).
 
-    The vector leg keeps only documents scoring at least ``min_score``, and within ``spread`` of its
-    best one (None: however far). None when the cluster refuses the vector leg's query (no k-NN
-    query, a mapping it cannot search): the search is keyword-only, logged and counted in
-    ``HybridSearchDegraded``, as when the query cannot be embedded.
+    Which of the nearest files hold the query is known from the keyword page when it holds every
+    match; otherwise, and only when the rule would offer a file whose membership is unknown, one
+    more small request asks (the query, limited to those ids). ``resolve``: ask for every nearest
+    file (the bench's recording).
     """
-    from opensearchpy.exceptions import RequestError
-
-    keyword = client.search(
-        index=index,
-        body={"size": window, "_source": False, "track_total_hits": False, "query": keyword_query},
-    )
-    keyword_ids = [hit["_id"] for hit in keyword["hits"]["hits"]]
-    # Every keyword hit holds all of the query (as words, in another spelling, as characters or in
-    # its file name: each clause requires every part): such exact matches stay ahead of documents
-    # found by meaning alone, in the keyword order.
-    first = set(keyword_ids)
-    try:
-        nearest = vector_hits(client.search(index=index, body=vector_body(vector, k=window, filters=filters)))
-    except RequestError as exc:  # a 400 the keyword leg did not get: this cluster cannot search vectors
-        count(Metric.HYBRID_SEARCH_DEGRADED)
-        logger.warning("the cluster refused the vector query; keyword search only", extra={"error": str(exc)[:300]})
-        return None
-    nearest = [hit for hit in nearest if hit.score >= min_score]
-    if spread is not None and nearest:
-        nearest = [hit for hit in nearest if hit.score >= nearest[0].score - spread]
-    return fuse(keyword_ids, nearest, first=first)
+    vector_leg = vector_body(vector, k=window, filters=filters, size=min(window, RETURNED), source=source)
+    keyword, nearest = search_both(client, index, keyword_body, vector_leg)
+    if nearest is None:
+        return Legs(keyword, [], [])
+    total = total_of(keyword)
+    seen = {hit["_id"] for hit in keyword["hits"]["hits"]}
+    every_match_seen = int(keyword_body.get("from", 0)) == 0 and total <= len(seen)
+    nearest = [replace(hit, keyword=hit.doc_id in seen) for hit in nearest]
+    chosen = accept(nearest, rule=rule, keyword_total=total, query=query)
+    asking = [hit.doc_id for hit in (nearest if resolve else chosen) if hit.doc_id not in seen]
+    if total and not every_match_seen and asking:
+        matched = _matching(client, index, keyword_query, asking)
+        nearest = [replace(hit, keyword=hit.keyword or hit.doc_id in matched) for hit in nearest]
+        chosen = accept(nearest, rule=rule, keyword_total=total, query=query)
+    return Legs(keyword, nearest, chosen)
 
 
-def final_body(
-    fused: Fused, *, start: int, size: int, keyword_must: dict[str, Any], filters: Sequence[dict[str, Any]]
-) -> tuple[dict[str, Any], list[str]]:
-    """The query that fetches one page of hybrid results, and the page's ids in their fused order.
-
-    Within the fused window the page's documents are fetched by id (``post_filter``, so the
-    aggregations and the ``matched`` count still see the whole union); past it, the keyword
-    matches outside the window follow in keyword order.
-    """
-    vector_ids = list(fused.vector)
-    union = {"bool": {"must": [union_query(keyword_must, vector_ids)], "filter": list(filters)}}
-    page_ids = fused.page(start, size)
-    body: dict[str, Any] = {"track_total_hits": False, "aggs": {"matched": {"filter": {"match_all": {}}}}}
-    if page_ids:
-        body.update({"size": len(page_ids), "query": union, "post_filter": {"ids": {"values": page_ids}}})
-        return body, page_ids
-    beyond = {"bool": {"must": [keyword_must], "filter": list(filters), "must_not": [{"ids": {"values": fused.order}}]}}
-    body.update({"size": size, "from": max(0, start - len(fused.order)), "query": union, "post_filter": beyond})
-    return body, []
-
-
-def matched_total(response: dict[str, Any]) -> int:
-    """How many documents the hybrid union holds (the ``matched`` aggregation of ``final_body``)."""
-    return int(((response.get("aggregations") or {}).get("matched") or {}).get("doc_count", 0))
-
-
-def in_order(hits: list[dict[str, Any]], page_ids: list[str]) -> list[dict[str, Any]]:
-    """The page's hits in their fused order (the cluster returns them by score)."""
-    if not page_ids:
-        return hits
-    position = {doc_id: n for n, doc_id in enumerate(page_ids)}
-    return sorted(hits, key=lambda hit: position.get(hit["_id"], len(position)))
+def _matching(client: Any, index: str, keyword_query: dict[str, Any], doc_ids: list[str]) -> set[str]:
+    """Which of ``doc_ids`` hold the query (the vector leg found them within the caller's filters)."""
+    body = {
+        "size": len(doc_ids),
+        "_source": False,
+        "track_total_hits": False,
+        "query": {"bool": {"must": [keyword_query], "filter": [{"ids": {"values": doc_ids}}]}},
+    }
+    return {hit["_id"] for hit in client.search(index=index, body=body)["hits"]["hits"]}
 
 
 def try_vectors_on_cluster(client: Any, vectors: VectorSpec) -> dict[str, Any]:
@@ -293,6 +428,9 @@ def try_vectors_on_cluster(client: Any, vectors: VectorSpec) -> dict[str, Any]:
         except RequestError as exc:
             return {"vectors": True, "query": False, "reason": f"the vector query was refused: {exc.error}"}
         ok = [h.doc_id for h in found] == ["validate"] and not hidden and found[0].passage == "validate"
-        return {"vectors": True, "query": ok, "model": vectors.model_id, "dimension": vectors.dimension}
+        from docindex.index.mapping import vector_storage  # issue 36: the encoding and _source, read back
+
+        storage = vector_storage(client, name, "validate", vectors)
+        return {"vectors": True, "query": ok, "model": vectors.model_id, "dimension": vectors.dimension, **storage}
     finally:
         client.indices.delete(index=name, ignore=[404])

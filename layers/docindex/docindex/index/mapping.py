@@ -19,15 +19,16 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from docindex.core.observability import logger
-from docindex.index import vocabulary as vocabulary_module
-from docindex.index.vocabulary import Vocabulary
-from docindex.text.variants import NORMALIZATION_VERSION
 from docindex.text.width import width_table
 
 if TYPE_CHECKING:
     from opensearchpy import OpenSearch
 
     from docindex.embed import VectorSpec
+    from docindex.index.vocabulary import Vocabulary
+
+# The company's vocabulary and the spelling-variant tables load when an index body is built (index
+# creation, reindex, validation), not when the indexer starts: most records never build one.
 
 INDEX_VERSION = 1
 
@@ -188,7 +189,11 @@ ANALYSIS_TIERS = ("icu+kuromoji", "kuromoji", "cjk")
 
 
 def index_body(
-    *, tier: str = "kuromoji", vocabulary: Vocabulary | None = None, vectors: VectorSpec | None = None
+    *,
+    tier: str = "kuromoji",
+    vocabulary: Vocabulary | None = None,
+    vectors: VectorSpec | None = None,
+    derived_source: bool = True,
 ) -> dict[str, Any]:
     """Settings and mappings for a new index with the given analysis tier and vocabulary.
 
@@ -198,14 +203,23 @@ def index_body(
     with Amazon OpenSearch Service); ``cjk`` is bigrams for clusters without the
     Japanese plugin. ``vocabulary`` (default: the shipped ``analysis.toml``) adds
     the user dictionary to kuromoji and the synonyms to the search analyzer.
+    ``vectors``: meaning search's fields in ``vectors.encoding``, stored once (the k-NN plugin's
+    derived source, unless ``derived_source`` is False: docindex.index.encodings).
     """
-    vocabulary = vocabulary if vocabulary is not None else vocabulary_module.load()
+    from docindex.index.encodings import DERIVED_SOURCE_SETTING
+
+    if vocabulary is None:
+        from docindex.index import vocabulary as vocabulary_module
+
+        vocabulary = vocabulary_module.load()
     body: dict[str, Any] = {
         "settings": {"index": {"analysis": _analysis(tier, vocabulary)}},
         "mappings": copy.deepcopy(MAPPINGS),
     }
     if vectors is not None:
         body["settings"]["index"]["knn"] = True
+        if derived_source:
+            body["settings"]["index"][DERIVED_SOURCE_SETTING] = True
         body["mappings"]["properties"].update(vector_properties(vectors))
     return body
 
@@ -215,24 +229,18 @@ def vector_properties(vectors: VectorSpec) -> dict[str, Any]:
 
     One nested object per passage, written and deleted with its file in one Lucene block like
     ``pages``, so the permission stamp of the file is the passage's: the vector leg filters on the
-    file's ``allow_principals`` before it looks for neighbours. HNSW in Lucene with cosine
-    similarity (the vectors have length 1); the text is kept for the hit's snippet, not indexed.
+    file's ``allow_principals`` before it looks for neighbours. HNSW with cosine similarity (the
+    vectors have length 1), in the encoding ``vectors.encoding`` names (docindex.index.encodings);
+    the text is kept for the hit's snippet, not indexed.
     """
+    from docindex.index.encodings import encoding
+
     return {
         "embedding_model": {"type": "keyword"},
         "passages": {
             "type": "nested",
             "properties": {
-                "vector": {
-                    "type": "knn_vector",
-                    "dimension": vectors.dimension,
-                    "method": {
-                        "name": "hnsw",
-                        "engine": "lucene",
-                        "space_type": "cosinesimil",
-                        "parameters": {"m": 16, "ef_construction": 128},
-                    },
-                },
+                "vector": encoding(vectors.encoding).field(vectors.dimension),
                 "text": {"type": "text", "index": False},
                 "start": {"type": "integer", "index": False},
                 "end": {"type": "integer", "index": False},
@@ -240,6 +248,21 @@ def vector_properties(vectors: VectorSpec) -> dict[str, Any]:
             },
         },
     }
+
+
+def _vector_variants(vectors: VectorSpec | None) -> list[tuple[VectorSpec | None, bool]]:
+    """What to try for the vector fields, best first: the chosen encoding stored once, then without
+    derived source, then fp32 likewise, then no vectors (keyword search only)."""
+    from dataclasses import replace
+
+    from docindex.index.encodings import FALLBACK_ENCODING
+
+    if vectors is None:
+        return [(None, False)]
+    specs = [vectors]
+    if vectors.encoding != FALLBACK_ENCODING:
+        specs.append(replace(vectors, encoding=FALLBACK_ENCODING))
+    return [(spec, derived) for spec in specs for derived in (True, False)] + [(None, False)]
 
 
 def create_index(
@@ -255,19 +278,26 @@ def create_index(
 
     With ``alias``, the index is created as the alias's write index. None when the
     index already exists (another process created it first). ``vectors``: with the fields of
-    meaning search for that model (a cluster without the k-NN plugin, or a serverless
-    collection of the "search" type, gets the index without them: keyword search only, logged).
+    meaning search for that model, in its encoding and stored once where the cluster allows
+    (a cluster without derived source keeps them in ``_source``; one that refuses the encoding gets
+    fp32; one without the k-NN plugin, or a serverless collection of the "search" type, gets the
+    index without them: keyword search only; each logged).
     """
     from opensearchpy.exceptions import RequestError
 
-    attempts = [(tier, vectors) for tier in ANALYSIS_TIERS]
-    if vectors is not None:
-        attempts = [pair for tier in ANALYSIS_TIERS for pair in ((tier, vectors), (tier, None))]
-    for tier, with_vectors in attempts:
-        body = index_body(tier=tier, vocabulary=vocabulary, vectors=with_vectors)
+    from docindex.text.variants import NORMALIZATION_VERSION
+
+    attempts = [(tier, variant) for tier in ANALYSIS_TIERS for variant in _vector_variants(vectors)]
+    for tier, (with_vectors, derived) in attempts:
+        body = index_body(tier=tier, vocabulary=vocabulary, vectors=with_vectors, derived_source=derived)
         docindex_meta: dict[str, Any] = {"analysis": tier, "variants": NORMALIZATION_VERSION, **(meta or {})}
         if with_vectors is not None:
-            docindex_meta["vectors"] = {"model": with_vectors.model_id, "dimension": with_vectors.dimension}
+            docindex_meta["vectors"] = {
+                "model": with_vectors.model_id,
+                "dimension": with_vectors.dimension,
+                "encoding": with_vectors.encoding,
+                "derived_source": derived,
+            }
         body["mappings"]["_meta"] = {"docindex": docindex_meta}
         if alias:
             body["aliases"] = {alias: {"is_write_index": True}}
@@ -277,10 +307,16 @@ def create_index(
             error_text = str(exc.info) if exc.info else str(exc)
             if "resource_already_exists" in error_text:
                 return None
-            if with_vectors is not None and any(word in error_text for word in ("knn", "k-NN", "vector")):
+            vector_words = ("knn", "k-NN", "vector", "derived_source", "encoder", "compression", "mode")
+            if with_vectors is not None and any(word in error_text for word in vector_words):
                 logger.warning(
-                    "k-NN not available on this cluster; the index is created without vectors (keyword search only)",
-                    extra={"index": concrete, "error": error_text[:300]},
+                    "the cluster refused this vector field; trying the next (fp32, vectors in _source, none)",
+                    extra={
+                        "index": concrete,
+                        "encoding": with_vectors.encoding,
+                        "derived_source": derived,
+                        "error": error_text[:300],
+                    },
                 )
                 continue
             if not any(word in error_text for word in ("icu", "kuromoji", "analyz", "char_filter", "tokenizer")):
@@ -292,7 +328,13 @@ def create_index(
             continue
         logger.info(
             "created index",
-            extra={"index": concrete, "alias": alias, "analysis": tier, "vectors": bool(with_vectors)},
+            extra={
+                "index": concrete,
+                "alias": alias,
+                "analysis": tier,
+                "vectors": with_vectors.encoding if with_vectors else None,
+                "derived_source": derived,
+            },
         )
         return tier
     raise RuntimeError(f"could not create index {concrete} with any analysis tier")
@@ -320,8 +362,32 @@ def index_vectors(client: OpenSearch, name: str) -> VectorSpec | None:
     for body in mappings.values():
         found = ((body.get("mappings") or {}).get("_meta") or {}).get("docindex", {}).get("vectors")
         if isinstance(found, dict) and found.get("model") and found.get("dimension"):
-            return VectorSpec(str(found["model"]), int(found["dimension"]))
+            return VectorSpec(str(found["model"]), int(found["dimension"]), encoding=str(found.get("encoding", "fp32")))
     return None
+
+
+def vector_storage(client: OpenSearch, name: str, doc_id: str, wanted: VectorSpec) -> dict[str, Any]:
+    """How ``name`` keeps its vectors, read back from the cluster: the encoding it accepted (against the
+    one ``wanted``), whether they are stored once (derived source), and whether a GET of ``doc_id``
+    gives its vector back (what reindex, the access re-stamp and the refresh of an unchanged file need)."""
+    mappings = client.indices.get_mapping(index=name)
+    meta: dict[str, Any] = {}
+    for body in mappings.values():
+        meta = ((body.get("mappings") or {}).get("_meta") or {}).get("docindex", {}).get("vectors") or {}
+    settings: dict[str, Any] = dict(client.indices.get_settings(index=name))
+    first: dict[str, Any] = next(iter(settings.values()), {})
+    index_settings: dict[str, Any] = first.get("settings", {}).get("index", {})
+    knn = index_settings.get("knn")
+    nested = knn.get("derived_source", {}).get("enabled") if isinstance(knn, dict) else None
+    derived = index_settings.get("knn.derived_source.enabled", nested)
+    passages = (client.get(index=name, id=doc_id).get("_source") or {}).get("passages") or [{}]
+    returned = isinstance(passages[0].get("vector"), list) and len(passages[0]["vector"]) == wanted.dimension
+    return {
+        "encoding": meta.get("encoding", "fp32"),
+        "encoding_wanted": wanted.encoding,
+        "derived_source": str(derived).lower() == "true" or bool(meta.get("derived_source")),
+        "vector_read_back": returned,
+    }
 
 
 # Fields added after INDEX_VERSION 1 was deployed: put on an existing index (adding fields is always allowed).

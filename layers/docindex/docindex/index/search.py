@@ -16,15 +16,11 @@ from typing import TYPE_CHECKING, Any
 from docindex.core.observability import logger
 from docindex.core.settings import EmbeddingSettings
 from docindex.embed import Embedder, EmbedderUnavailable
-from docindex.index.hybrid import Fused, final_body, in_order, matched_total, query_vector, rank
+from docindex.index.hybrid import Legs, MeaningRule, VectorHit, on_page, query_vector, search_hybrid, total_of
 from docindex.text.width import normalize
 
 if TYPE_CHECKING:
     from opensearchpy import OpenSearch
-
-# The vector leg keeps documents within this score of its best one (MEANING_SCORE_SPREAD's default).
-DEFAULT_SPREAD: float = EmbeddingSettings.model_fields["meaning_score_spread"].default
-DEFAULT_MIN_SCORE: float = EmbeddingSettings.model_fields["meaning_min_score"].default
 
 # The fields a query searches, with their boosts.
 TEXT_FIELDS = ["title^3", "filename^2", "content"]
@@ -165,10 +161,12 @@ def page_query_text(parsed: ParsedQuery) -> str:
 
 
 class SearchHits(list[dict[str, Any]]):
-    """The hits of one page (a list, as before), with the total number of matching documents."""
+    """The hits of one page (a list, as before), with the number of documents that contain the query
+    (``total``) and how many more were found by meaning alone (``by_meaning``)."""
 
     total: int = 0
     total_is_exact: bool = True
+    by_meaning: int = 0
 
 
 def search(
@@ -190,8 +188,7 @@ def search(
     page_hits: int = 3,
     hybrid: bool | None = None,
     embedder: Embedder | None = None,
-    meaning_score_spread: float | None = DEFAULT_SPREAD,
-    meaning_min_score: float = DEFAULT_MIN_SCORE,
+    meaning_rule: MeaningRule | None = None,
 ) -> SearchHits:
     """Full-text search over content, title and file name, with highlighted snippets.
 
@@ -213,8 +210,10 @@ def search(
 
     ``hybrid``: also find documents by meaning (``docindex.index.hybrid``): None (the default) does
     when the index has vectors of ``embedder``'s model (default: the configured embedder), False
-    never does. A query with operators is searched by its words only. A hit found by meaning
-    alone has its best passage as its snippet and ``found_by: "meaning"``.
+    never does. A query with operators is searched by its words only. Files found by meaning alone
+    (those ``meaning_rule`` offers; default: the ``MEANING_*`` settings) follow the files that
+    contain the query, with their best passage as the snippet and ``found_by: "meaning"``;
+    ``total`` counts the files that contain the query, ``by_meaning`` the others.
     """
     from docindex.index.pages import pages_clause
     from docindex.index.vocabulary import query_variants
@@ -265,33 +264,34 @@ def search(
     }
     if ocr_confidence_below is not None and not query.strip():
         body["sort"] = [{"ocr_confidence": "asc"}, {"key": "asc"}]
-    fused: Fused | None = None
-    page_ids: list[str] = []
+    legs: Legs | None = None
     if vector is not None:
-        keyword_query = {"bool": {"must": [must], "filter": filters}}
-        fused = rank(
+        legs = search_hybrid(
             client,
             index,
-            keyword_query=keyword_query,
+            keyword_body=body,
+            keyword_query=must,
             filters=filters,
             vector=vector,
-            spread=meaning_score_spread,
-            min_score=meaning_min_score,
+            query=query,
+            rule=meaning_rule if meaning_rule is not None else default_rule(),
+            source=body["_source"],
         )
-    if fused is not None:
-        hybrid_body, page_ids = final_body(fused, start=start, size=fetch, keyword_must=must, filters=filters)
-        if pages is not None:
-            hybrid_body["query"]["bool"]["filter"].append(pages)
-        body = {**body, **hybrid_body}
-        body.pop("track_total_hits", None)
-        if page_ids:
-            body.pop("from", None)
-    response = client.search(index=index, body=body)
-    hits = SearchHits(_hit(hit, fused) for hit in in_order(response["hits"]["hits"], page_ids))
-    hits.total, hits.total_is_exact = _total(response, fused)
+    response = legs.keyword if legs is not None else client.search(index=index, body=body)
+    hits = SearchHits(_hit(hit) for hit in response["hits"]["hits"])
+    hits.total, hits.total_is_exact = _total(response)
+    if legs is not None:
+        hits.by_meaning = len(legs.by_meaning)
+        hits.extend(
+            _meaning_hit(found) for found in on_page(len(hits), hits.total, legs.by_meaning, start=start, size=fetch)
+        )
     if collapse:
         collapsed = SearchHits(collapse_copies(client, index, hits, size=size))
-        collapsed.total, collapsed.total_is_exact = hits.total, hits.total_is_exact
+        collapsed.total, collapsed.total_is_exact, collapsed.by_meaning = (
+            hits.total,
+            hits.total_is_exact,
+            hits.by_meaning,
+        )
         return collapsed
     return hits
 
@@ -300,37 +300,49 @@ def search(
 SNIPPET_CHARS = 120
 
 
-def _hit(hit: dict[str, Any], fused: Fused | None) -> dict[str, Any]:
-    """One result as the CLI shows it: the highlighted snippet (or the best passage), its pages."""
+def _hit(hit: dict[str, Any]) -> dict[str, Any]:
+    """One result as the CLI shows it: the highlighted snippet, its pages."""
     from docindex.index.pages import page_hits
 
     highlight = hit.get("highlight", {})
     snippet = next(
         (highlight[f][0] for f in ("content", "content.bigram", "title", "filename") if highlight.get(f)), ""
     )
-    meaning = fused.by_meaning_alone(hit["_id"]) if fused is not None else None
     pages_found, matching = page_hits(hit, "[")
     found = [{"number": p.number, "kind": p.kind, "label": p.label, "snippet": p.fragment} for p in pages_found]
-    result = {
+    return {
         "id": hit["_id"],
         "score": hit.get("_score"),
-        "snippet": meaning.passage[:SNIPPET_CHARS] if meaning else snippet,
+        "snippet": snippet,
         **hit["_source"],
         "pages": found,
         "matching_pages": matching,
     }
-    if meaning is not None:
-        result.update({"found_by": "meaning", "passage_page": meaning.page})
-    return result
 
 
-def _total(response: dict[str, Any], fused: Fused | None) -> tuple[int, bool]:
-    """The number of matching documents, and whether it is exact."""
-    if fused is not None:
-        return matched_total(response), True
+def _meaning_hit(found: VectorHit) -> dict[str, Any]:
+    """A file found by meaning alone: its best passage is the snippet."""
+    return {
+        "id": found.doc_id,
+        "score": found.score,
+        "snippet": found.passage[:SNIPPET_CHARS],
+        **found.source,
+        "pages": [],
+        "matching_pages": 0,
+        "found_by": "meaning",
+        "passage_page": found.page,
+    }
+
+
+def _total(response: dict[str, Any]) -> tuple[int, bool]:
+    """The number of documents that contain the query, and whether it is exact."""
     total = response["hits"].get("total", 0)
-    value = int(total.get("value", 0) if isinstance(total, dict) else total or 0)
-    return value, not (isinstance(total, dict) and total.get("relation") == "gte")
+    return total_of(response), not (isinstance(total, dict) and total.get("relation") == "gte")
+
+
+def default_rule() -> MeaningRule:
+    """The acceptance rule of the ``MEANING_*`` settings (the environment, else the defaults)."""
+    return MeaningRule.from_settings(EmbeddingSettings.from_env())
 
 
 def default_embedder() -> Embedder | None:

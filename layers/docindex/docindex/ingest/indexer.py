@@ -34,8 +34,6 @@ from docindex.core.exceptions import ObjectArchivedError, PoisonMessageError, Tr
 from docindex.core.messages import Deferral, Received
 from docindex.core.observability import Metric, count, logger
 from docindex.core.storage import ByteBudget, FetchedObject, ObjectStore
-from docindex.embed.document import EmbeddedDocument
-from docindex.embed.settings import vector_spec
 from docindex.extract import ExtractedDocument, ExtractionLimits
 from docindex.extract.isolation import ExtractionPool
 from docindex.index.bulk import BulkWriter, WriteOutcome
@@ -80,6 +78,8 @@ class Indexer:
     ) -> None:
         self.settings = settings.for_indexer()
         self.opensearch = opensearch
+        from docindex.embed.settings import vector_spec  # the embedding settings, read once here
+
         # Meaning search: the vector field a new index gets; documents with text get an embed job.
         self.vectors = vector_spec(settings)
         self.documents = DocumentStore(
@@ -519,6 +519,8 @@ class Indexer:
         )
         if cached.ocr_status != OcrStatus.NONE:
             doc = doc.ocr_done_from_cache(OcrStatus(cached.ocr_status), cached.ocr_reason or "image", cached.ocr_pages)
+        from docindex.embed.document import EmbeddedDocument  # only a copy or a rename has cached vectors
+
         embedded = EmbeddedDocument.from_cache(cached.embeddings)
         if embedded is not None and self.vectors is not None and embedded.model_id == self.vectors.model_id:
             doc = doc.with_embeddings(embedded)  # a rename or a copy: its vectors too, nothing embedded

@@ -36,6 +36,7 @@ _STACK_OUTPUTS = {
     "IdempotencyTableName": "idempotency_table",
     "LedgerTableName": "ledger_table",
     "IndexerFunctionName": "function_name",
+    "RedriveFunctionName": "redrive_function",
     "WorkerClusterName": "ecs_cluster",
     "WorkerServiceName": "ecs_service",
     "NotificationMode": "notification_mode",
@@ -63,6 +64,7 @@ _STACK_RESOURCES = {
     "IdempotencyTable": "idempotency_table",
     "LedgerTable": "ledger_table",
     "IndexerFunction": "function_name",
+    "RedriveFunction": "redrive_function",
     "WorkerCluster": "ecs_cluster",
     "WorkerService": "ecs_service",
     "IngestRule": "eventbridge_rule",
@@ -79,6 +81,7 @@ _ENVIRONMENT = {
     "IDEMPOTENCY_TABLE": "idempotency_table",
     "LEDGER_TABLE": "ledger_table",
     "INDEXER_FUNCTION_NAME": "function_name",
+    "REDRIVE_FUNCTION_NAME": "redrive_function",
     "OPENSEARCH_ENDPOINT": "opensearch_endpoint",
     "OPENSEARCH_INDEX": "opensearch_index",
     "OPENSEARCH_AUTH": "opensearch_auth",
@@ -131,6 +134,8 @@ class Deployment:
     idempotency_table: str | None = None
     ledger_table: str | None = None
     function_name: str | None = None
+    # The stack's redrive function: `docindex redrive --stack` runs the redrive in it, with its role.
+    redrive_function: str | None = None
     # The local run simulates the function timeout (LOCAL_FUNCTION_TIMEOUT); on AWS
     # the function's own configuration is read instead.
     local_function_timeout: int | None = None

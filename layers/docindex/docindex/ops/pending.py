@@ -4,23 +4,32 @@ A pending document waits for its OCR job. When the job died in the OCR DLQ
 (or its message expired), nothing else would ever complete the document, and
 the bucket/index merge counts it as in sync (its etag is the object's). So
 reconcile also asks the index for documents pending longer than a threshold
-and, with ``--fix``, queues their OCR job again: an ``OcrJob`` at the
-generation the ledger holds for the pending write, exactly what the indexer
-would have sent. The worker's own guards then apply as for any job: a newer
-change or a delete makes it stale, and a job that already completed is not
-run again (idempotency keyed on bucket, key and generation).
+and, with ``--fix``, announces each object again on the **ingest** queue, as
+``docindex reprocess`` does (an observation "re-read whatever this object is
+now", ``reason: reconcile``): the indexer reads it, claims the next generation
+in the ordering ledger and hands the scan to the OCR worker itself (or writes
+it from the content cache when its text is there already).
+
+Why not send the OCR job straight to the OCR queue: the worker trusts a job's
+bucket, key and generation, so the OCR queue's policy admits only the stack's
+roles (the indexer, the worker, the redrive); an operator's credentials are
+denied there on a real stack (tests/integration/test_operator_policies.py).
+Through the ingest queue every guarantee of a real S3 event applies: a newer
+change wins, a deleted object's document is removed, nothing is OCR'd twice.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from docindex.core.changes import doc_id
 from docindex.index.documents import OcrStatus
-from docindex.ingest.handoff import OcrJob, OcrQueue
-from docindex.ingest.ledger import Ledger
+from docindex.ops.enqueue import BATCH_SIZE, ChangeSender, RateLimiter
+from docindex.ops.reprocess import reprocess_change
+
+REASON = "reconcile"
 
 # Default threshold: the OCR backlog alarm's (OcrMaxAgeSeconds) and more than the longest job (3 h).
 DEFAULT_PENDING_AFTER_SECONDS = 6 * 3600
@@ -42,8 +51,11 @@ class StuckDocument:
 class PendingReport:
     older_than_seconds: int
     stuck: list[StuckDocument] = field(default_factory=list)
+    # Announced again on the ingest queue (the indexer then hands each scan to the OCR worker).
     requeued: int = 0
-    skipped: int = 0  # a newer change or a delete holds the ledger: the job would be stale
+    # Kept in the JSON for scripts written before issue 36: the indexer's ledger now decides what is
+    # stale, so reconcile skips nothing itself.
+    skipped: int = 0
 
     def to_dict(self, samples: int = 10) -> dict[str, Any]:
         return {
@@ -88,34 +100,20 @@ def find_stuck_pending(
     return found[:MAX_LISTED]
 
 
-def requeue_ocr(report: PendingReport, *, bucket: str, ledger: Ledger, queue: OcrQueue) -> None:
-    """Queue the OCR job of every stuck document again, at the generation its pending write holds."""
-    for doc in report.stuck:
-        entry = ledger.get(doc_id(bucket, doc.key))
-        if entry is None or entry.state != "present":
-            report.skipped += 1
-            continue
-        # The worker committed this job (ledger at g+1, ocr_of g) but its write never landed: the
-        # job of generation g resumes. Otherwise the ledger must still hold the pending write's g.
-        generation = entry.ocr_of if entry.ocr_of == entry.generation - 1 else entry.generation
-        if generation != doc.version:
-            report.skipped += 1
-            continue
-        source = doc.source
-        queue.send(
-            OcrJob(
-                bucket=bucket,
-                key=doc.key,
-                reason=str(source.get("ocr_reason") or "image"),
-                generation=generation,
-                version_id=source.get("version_id"),
-                etag=source.get("etag"),
-                sequencer=source.get("sequencer"),
-                size=source.get("size"),
-                content_type=source.get("content_type"),
-            )
-        )
-        report.requeued += 1
+def reannounce(
+    report: PendingReport,
+    *,
+    bucket: str,
+    sender: ChangeSender,
+    rate: RateLimiter,
+    clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+) -> None:
+    """Announce every stuck document's object again on the ingest queue, ten to a batch, at ``rate``."""
+    stuck = [doc.key for doc in report.stuck]
+    for start in range(0, len(stuck), BATCH_SIZE):
+        batch = [reprocess_change(bucket, key, now=clock()) for key in stuck[start : start + BATCH_SIZE]]
+        rate.acquire(len(batch))
+        report.requeued += sender.send(batch, reason=REASON)
 
 
 def distinct_contents(client: Any, index: str, bucket: str, *, prefix: str = "") -> int:

@@ -88,13 +88,24 @@ def fetch_to_file(s3: Any, bucket: str, key: str, *, version_id: str | None, max
 Box = tuple[float, float, float, float]
 
 
-def render(path: Path, kind: str, number: int, max_edge: int, marks: list[Box] | None = None) -> PageImage:
+def render(
+    path: Path, kind: str, number: int, max_edge: int, marks: list[Box] | None = None, *, turn: int = 0
+) -> PageImage:
     """Page ``number`` (from 1) of a PDF or image file as a JPEG whose longest edge is at most ``max_edge``,
-    with ``marks`` (boxes as fractions of the page's width and height) tinted."""
+    with ``marks`` (boxes as fractions of the page as stored) tinted, then turned ``turn`` degrees
+    counter-clockwise (a quarter turn: how OCR read the page upright), the marks with it."""
     if kind == "pdf":
         with _RENDER_LOCK:
-            return _render_pdf(path, number - 1, max_edge, marks or [])
-    return _render_image(path, number - 1, max_edge, marks or [])
+            return _render_pdf(path, number - 1, max_edge, marks or [], turn)
+    return _render_image(path, number - 1, max_edge, marks or [], turn)
+
+
+def upright(image: Any, turn: int) -> Any:
+    """``image`` turned ``turn`` degrees counter-clockwise (0, 90, 180 or 270)."""
+    from PIL import Image
+
+    quarter = {90: Image.Transpose.ROTATE_90, 180: Image.Transpose.ROTATE_180, 270: Image.Transpose.ROTATE_270}
+    return image.transpose(quarter[turn]) if turn in quarter else image
 
 
 def mark(image: Any, marks: list[Box]) -> Any:
@@ -119,7 +130,7 @@ def mark(image: Any, marks: list[Box]) -> Any:
     return Image.composite(tint, image, mask)
 
 
-def _render_pdf(path: Path, index: int, max_edge: int, marks: list[Box]) -> PageImage:
+def _render_pdf(path: Path, index: int, max_edge: int, marks: list[Box], turn: int = 0) -> PageImage:
     import pypdfium2 as pdfium
     import pypdfium2.raw as pdfium_c
 
@@ -141,7 +152,7 @@ def _render_pdf(path: Path, index: int, max_edge: int, marks: list[Box]) -> Page
             bitmap = page.render(scale=scale, may_draw_forms=True)
             try:
                 image = bitmap.to_pil()
-                return _jpeg(mark(image.convert("RGB"), marks))
+                return _jpeg(upright(mark(image.convert("RGB"), marks), turn))
             finally:
                 bitmap.close()
         finally:
@@ -150,7 +161,7 @@ def _render_pdf(path: Path, index: int, max_edge: int, marks: list[Box]) -> Page
         pdf.close()
 
 
-def _render_image(path: Path, index: int, max_edge: int, marks: list[Box]) -> PageImage:
+def _render_image(path: Path, index: int, max_edge: int, marks: list[Box], turn: int = 0) -> PageImage:
     import warnings
 
     from PIL import Image, ImageOps
@@ -167,7 +178,7 @@ def _render_image(path: Path, index: int, max_edge: int, marks: list[Box]) -> Pa
                 image.draft("RGB", (max_edge, max_edge))
                 frame = ImageOps.exif_transpose(image)
                 frame.thumbnail((max_edge, max_edge))
-                return _jpeg(mark(frame.convert("RGB"), marks))
+                return _jpeg(upright(mark(frame.convert("RGB"), marks), turn))
     except (OSError, SyntaxError, ValueError, Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
         raise PreviewRefused(f"the image cannot be read: {type(exc).__name__}") from None
 

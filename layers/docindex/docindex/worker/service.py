@@ -95,7 +95,7 @@ class Worker:
     # -- lifecycle ---------------------------------------------------------
 
     def start(self) -> None:
-        """Check Tesseract and its models in a pool process, then start the heartbeat (idempotent)."""
+        """Check the OCR engines and their models in a pool process, then start the heartbeat (idempotent)."""
         if self._started:
             return
         report = self.pool.submit(check_setup, self.settings.ocr_options()).result(timeout=300)
@@ -103,6 +103,11 @@ class Worker:
             raise RuntimeError(
                 f"Tesseract models missing in {report.tessdata_dir}: {', '.join(report.missing)} "
                 "(install tesseract-ocr-<lang> or fix OCR_LANGUAGES / OCR_TESSDATA_DIR)"
+            )
+        if report.missing_models:
+            raise RuntimeError(
+                f"PP-OCR models missing in {report.models_dir}: {', '.join(report.missing_models)} "
+                "(install worker/models.txt, fix OCR_MODEL_DIR, or set OCR_ENGINE=tesseract)"
             )
         self.setup = report
         self._check_queue()

@@ -5,7 +5,8 @@
   const T = {
     ja: {title: "文書検索", lang: "English", signin: "サインイン", signout: "サインアウト", query: "キーワード",
       sort: "並び順", relevance: "関連度", date: "更新日", search: "検索", pleaseSignIn: "サインインしてください。",
-      results: (n) => `${n} 件`, none: "該当する文書はありません。", extension: "種類", folder: "フォルダ",
+      results: (n) => `${n} 件`, none: "該当する文書はありません。", noFile: "該当するファイルはありません。",
+      moreByMeaning: (n) => `ほかに意味の近いファイル ${n} 件`, onlyByMeaning: (n) => `キーワードを含むファイルはありません。意味の近いファイル ${n} 件`, extension: "種類", folder: "フォルダ",
       year: "年", ocr_status: "OCR", download: "ダウンロード", prev: "前へ", next: "次へ", clear: "絞り込みを解除",
       modified: "更新", error: "エラーが発生しました", within: "絞り込み:",
       openAt: (l) => `${l} を開く`, preview: "プレビュー", hidePreview: "プレビューを閉じる",
@@ -13,7 +14,8 @@
       meaning: "言葉の意味でも探す", byMeaning: "意味で一致"},
     en: {title: "Document search", lang: "日本語", signin: "Sign in", signout: "Sign out", query: "Keywords",
       sort: "Sort by", relevance: "Relevance", date: "Modified", search: "Search", pleaseSignIn: "Please sign in.",
-      results: (n) => `${n} results`, none: "No documents match.", extension: "Type", folder: "Folder",
+      results: (n) => `${n} results`, none: "No documents match.", noFile: "No file.",
+      moreByMeaning: (n) => `${n} more close in meaning`, onlyByMeaning: (n) => `No file contains the words; ${n} close in meaning`, extension: "Type", folder: "Folder",
       year: "Year", ocr_status: "OCR", download: "Download", prev: "Previous", next: "Next", clear: "Clear filters",
       modified: "Modified", error: "Something went wrong", within: "Filters:",
       openAt: (l) => `Open at ${l}`, preview: "Preview", hidePreview: "Hide preview",
@@ -169,7 +171,14 @@
   }
 
   function render(data) {
-    $("status").textContent = data.total ? t("results", data.total) : t("none");
+    // The files that contain the query, and apart from them those found by meaning alone.
+    const byMeaning = data.more_by_meaning || 0;
+    const status = $("status");
+    status.replaceChildren();
+    if (data.total) status.append(el("span", {id: "total", textContent: t("results", data.total)}));
+    if (data.total && byMeaning) status.append(" · ");
+    if (byMeaning) status.append(el("span", {id: "by-meaning", textContent: t(data.total ? "moreByMeaning" : "onlyByMeaning", byMeaning)}));
+    if (!data.total && !byMeaning) status.append(el("span", {id: "no-file", textContent: t(state.mode === "auto" ? "noFile" : "none")}));
     const list = $("results");
     list.replaceChildren();
     for (const hit of data.hits) {
@@ -226,7 +235,7 @@
   function renderPages(data) {
     const nav = $("pages");
     nav.replaceChildren();
-    const last = Math.max(1, Math.ceil(Math.min(data.total, 1000) / data.size));
+    const last = Math.max(1, Math.ceil(Math.min(data.total + (data.more_by_meaning || 0), 1000) / data.size));
     if (state.page > 1) nav.append(el("button", {type: "button", textContent: t("prev"), onclick: () => { state.page -= 1; run(); }}));
     if (state.page < last) nav.append(el("button", {type: "button", id: "next", textContent: t("next"), onclick: () => { state.page += 1; run(); }}));
   }

@@ -1,0 +1,280 @@
+"""The two OCR engines side by side on real Japanese pages: CER, words found, seconds per page, memory.
+
+    .venv/bin/python -m bench.ocr_engines [--repeat 2] [--corpus real,defects] [--classes old_print,fax]
+
+``make bench`` runs it. The pages: ``tests/fixtures/ocr_real`` (real Japanese pages nobody on the
+team made, their text written down: typewriting, old print, vertical writing, photos of paper, a
+form, handwriting, a sign, a page faxed) and the defect corpus ``tests/fixtures/ocr`` (sideways,
+skewed, fax resolution, vertical, lying text layers). Each engine (``OCR_ENGINE=tesseract``,
+today's pipeline before issue 34, and ``ppocr``) reads every page with
+``docindex.worker.ocr.process_page`` in a fresh interpreter of its own (its models loaded once, as
+a pool process does), the engines alternating for ``--repeat`` rounds; a page's seconds are its
+fastest round (wall and the process's CPU time: the machine is shared), its text the last round's;
+a process's peak memory is its VmHWM.
+
+Reported per class: pages, CER tesseract → ppocr (edit distance over the class's characters after
+NFKC, whitespace ignored), words found, seconds per page (CPU), and per engine the peak memory of
+its process. Writes ``bench/ocr_engines.json`` and a summary into ``bench/results.json``
+(``ocr_engines``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from bench.ocr_defects import _class_order, _normal, merge_rounds
+from bench.report import save_section
+
+BENCH = Path(__file__).resolve().parent
+REPO = BENCH.parent
+ENGINES = ("tesseract", "ppocr")
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def corpus(which: set[str], classes: set[str]) -> list[dict[str, Any]]:
+    """The pages to read: the real pages and the defect corpus (each file with its class and truth)."""
+    from devkit.ocr_defects import MANIFEST, REAL_PAGES, load_manifest
+
+    files = []
+    for name, manifest in (("real", REAL_PAGES), ("defects", MANIFEST)):
+        if name not in which:
+            continue
+        for entry in load_manifest(manifest):
+            if classes and entry.defect not in classes:
+                continue
+            files.append(
+                {
+                    "name": entry.name,
+                    "corpus": name,
+                    "class": entry.defect if name == "real" else f"defects/{entry.defect}",
+                    "kind": entry.kind,
+                    "path": str(entry.path),
+                    "pages": [{"truth": p.truth, "words": list(p.words), "read": p.read} for p in entry.pages],
+                }
+            )
+    return files
+
+
+# -- one engine's reading (child process) ------------------------------------------------
+
+
+def read_all(files: list[dict[str, Any]], engine: str) -> dict[str, Any]:
+    """Every page through ``process_page`` with ``engine``, in this process; its peak memory."""
+    from docindex.worker import ocr
+    from docindex.worker.options import OcrOptions
+
+    ocr.init_process()
+    options = OcrOptions(engine=engine)  # type: ignore[arg-type]
+    setup = ocr.check_setup(options)
+    if setup.missing or setup.missing_models:
+        raise SystemExit(f"models missing: {setup.missing} {setup.missing_models}")
+    out: dict[str, Any] = {"files": {}, "loaded_mib": _peak_mib()}
+    for item in files:
+        info = ocr.probe(item["path"], item["kind"], options)
+        pages = []
+        for index in range(min(info.page_count, len(item["pages"]))):
+            started, cpu = time.perf_counter(), time.process_time()
+            page = ocr.process_page(item["path"], item["kind"], index, options)
+            pages.append(
+                {
+                    "seconds": time.perf_counter() - started,
+                    "cpu": time.process_time() - cpu,
+                    "text": page.text,
+                    "source": page.source,
+                    "confidence": page.confidence,
+                    "rotation": page.rotation,
+                    "error": page.error,
+                }
+            )
+        out["files"][item["name"]] = {"error": info.error, "pages": pages}
+    out["peak_mib"] = _peak_mib()
+    return out
+
+
+def _peak_mib() -> int:
+    """The process's peak resident memory (VmHWM), MiB."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) // 1024
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+
+
+def child(spec_path: str, out_path: str) -> int:
+    spec = json.loads(Path(spec_path).read_text(encoding="utf-8"))
+    result = read_all(spec["files"], spec["engine"])
+    Path(out_path).write_text(json.dumps(result, ensure_ascii=False), encoding="utf-8")
+    return 0
+
+
+def run_engine(engine: str, files: list[dict[str, Any]], workdir: Path, name: str) -> dict[str, Any]:
+    spec = workdir / f"{name}-spec.json"
+    out = workdir / f"{name}-out.json"
+    spec.write_text(json.dumps({"files": files, "engine": engine}, ensure_ascii=False), encoding="utf-8")
+    env = {**os.environ, "OMP_THREAD_LIMIT": "1"}
+    started = time.perf_counter()
+    subprocess.run(  # noqa: S603 - our interpreter, our module
+        [sys.executable, "-m", "bench.ocr_engines", "--child", str(spec), str(out)], cwd=REPO, env=env, check=True
+    )
+    log(f"  {name:<14} {time.perf_counter() - started:6.1f} s")
+    result: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
+    return result
+
+
+# -- figures ----------------------------------------------------------------------------
+
+
+def figures(files: list[dict[str, Any]], reading: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Per class: pages, CER, words found, seconds per page (wall and CPU)."""
+    from devkit.samples.accuracy import char_errors
+
+    acc: dict[str, dict[str, Any]] = defaultdict(
+        lambda: {"pages": 0, "errors": 0, "chars": 0, "words": 0, "found": 0, "seconds": [], "cpu": []}
+    )
+    for item in files:
+        got = reading.get(item["name"], {"pages": []})
+        for index, page in enumerate(item["pages"]):
+            row = acc[item["class"]]
+            row["pages"] += 1
+            empty = {"text": "", "seconds": 0.0, "cpu": 0.0}
+            read = got["pages"][index] if index < len(got["pages"]) else empty
+            if page["truth"]:
+                errors, chars = char_errors(page["truth"], read["text"])
+                row["errors"] += errors
+                row["chars"] += chars
+            text = _normal(read["text"])
+            row["words"] += len(page["words"])
+            row["found"] += sum(_normal(word) in text for word in page["words"])
+            row["seconds"].append(read["seconds"])
+            row["cpu"].append(read["cpu"])
+    out = {}
+    for name, row in acc.items():
+        out[name] = {
+            "pages": row["pages"],
+            "errors": row["errors"],
+            "chars": row["chars"],
+            "cer": round(row["errors"] / row["chars"], 4) if row["chars"] else None,
+            "found": row["found"],
+            "words": row["words"],
+            "s_per_page": round(sum(row["seconds"]) / len(row["seconds"]), 3),
+            "cpu_per_page": round(sum(row["cpu"]) / len(row["cpu"]), 3),
+        }
+    return out
+
+
+def _total(rows: dict[str, dict[str, Any]], prefix: str) -> dict[str, Any]:
+    chosen = [row for name, row in rows.items() if name.startswith("defects/") == (prefix == "defects/")]
+    errors, chars = sum(r["errors"] for r in chosen), sum(r["chars"] for r in chosen)
+    pages = sum(r["pages"] for r in chosen)
+    return {
+        "pages": pages,
+        "cer": round(errors / chars, 4) if chars else None,
+        "found": sum(r["found"] for r in chosen),
+        "words": sum(r["words"] for r in chosen),
+        "cpu_per_page": round(sum(r["cpu_per_page"] * r["pages"] for r in chosen) / pages, 3) if pages else None,
+        "s_per_page": round(sum(r["s_per_page"] * r["pages"] for r in chosen) / pages, 3) if pages else None,
+    }
+
+
+def summary(files: list[dict[str, Any]], readings: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    per_engine = {engine: figures(files, readings[engine]["files"]) for engine in ENGINES}
+    out: dict[str, Any] = {"classes": {}, "totals": {}, "peak_mib": {}}
+    for name in sorted(per_engine["ppocr"], key=lambda n: (n.startswith("defects/"), _class_order(n.split("/")[-1]))):
+        out["classes"][name] = {engine: per_engine[engine][name] for engine in ENGINES}
+    for label, prefix in (("real pages", ""), ("defect corpus", "defects/")):
+        out["totals"][label] = {engine: _total(per_engine[engine], prefix) for engine in ENGINES}
+    for engine in ENGINES:
+        out["peak_mib"][engine] = {
+            "after_loading": readings[engine]["loaded_mib"],
+            "peak": readings[engine]["peak_mib"],
+        }
+    return out
+
+
+def render(result: dict[str, Any]) -> str:
+    def pair(row: dict[str, Any], key: str, fmt: str) -> str:
+        t, p = row["tesseract"][key], row["ppocr"][key]
+        return f"{'—' if t is None else format(t, fmt)} → {'—' if p is None else format(p, fmt)}"
+
+    def words(row: dict[str, Any]) -> str:
+        t, p = row["tesseract"], row["ppocr"]
+        return f"{t['found']}/{t['words']} → {p['found']}/{p['words']}" if p["words"] else "—"
+
+    lines = [
+        "OCR engines, OCR_ENGINE=tesseract → ppocr (tests/fixtures/ocr_real + tests/fixtures/ocr)",
+        f"{'class':<28}{'pages':>6}  {'CER':<18}{'words found':<16}{'CPU s/page':<16}{'wall s/page':<16}",
+    ]
+    for name, row in [*result["classes"].items(), *(("ALL " + k, v) for k, v in result["totals"].items())]:
+        lines.append(
+            f"{name:<28}{row['ppocr']['pages']:>6}  {pair(row, 'cer', '.3f'):<18}{words(row):<16}"
+            f"{pair(row, 'cpu_per_page', '.2f'):<16}{pair(row, 's_per_page', '.2f'):<16}"
+        )
+    for engine, peak in result["peak_mib"].items():
+        lines.append(
+            f"peak memory of the {engine} process: {peak['after_loading']} MiB loaded, {peak['peak']} MiB peak"
+        )
+    return "\n".join(lines)
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="bench.ocr_engines", description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
+    parser.add_argument("--repeat", type=int, default=1, help="rounds per engine, alternated (default 1)")
+    parser.add_argument("--corpus", default="real,defects", help="real, defects or both (default)")
+    parser.add_argument("--classes", default="", help="comma-separated classes (default: all)")
+    parser.add_argument("--out", type=Path, default=BENCH / "ocr_engines.json")
+    parser.add_argument("--results", type=Path, default=BENCH / "results.json")
+    parser.add_argument("--child", nargs=2, metavar=("SPEC", "OUT"), help=argparse.SUPPRESS)
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.child:
+        return child(*args.child)
+    files = corpus(set(args.corpus.split(",")), set(filter(None, args.classes.split(","))))
+    log(f"OCR engines: {len(files)} files, {sum(len(f['pages']) for f in files)} pages, {args.repeat} round(s)")
+    rounds: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    with tempfile.TemporaryDirectory(prefix="docindex-ocr-engines-") as tmp:
+        for number in range(args.repeat):
+            for engine in ENGINES:
+                rounds[engine].append(run_engine(engine, files, Path(tmp), f"{engine}-{number}"))
+    readings = {}
+    for engine, found in rounds.items():
+        merged = merge_rounds([r["files"] for r in found])
+        for name, item in merged.items():
+            for index, page in enumerate(item["pages"]):
+                page["cpu"] = min(r["files"][name]["pages"][index]["cpu"] for r in found)
+        readings[engine] = {
+            "files": merged,
+            "loaded_mib": max(r["loaded_mib"] for r in found),
+            "peak_mib": max(r["peak_mib"] for r in found),
+        }
+    result = summary(files, readings)
+    result["repeat"] = args.repeat
+    result["load_average"] = os.getloadavg()
+    args.out.write_text(
+        json.dumps({"summary": result, "files": files, "readings": readings}, ensure_ascii=False, indent=1) + "\n",
+        encoding="utf-8",
+    )
+    save_section(args.results, "ocr_engines", result)
+    print(render(result))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,173 @@
+"""Who may read a file, from the DACL that applies to it, in docindex's principals.
+
+Windows walks a DACL in order and the first ACE that decides ``FILE_READ_DATA`` for a SID in the
+caller's token wins ([MS-DTYP] 2.5.3.2). docindex's map says per key which principals are allowed
+and which denied, deny winning. The translation, always in the safe direction:
+
+- an allow ACE whose rights include reading the content (``FILE_READ_DATA``, after mapping generic
+  rights: ``GA``, ``GR``, ``FA``, ``FR``, modify, read & execute, ...) allows its trustee's
+  principals; rights without it (write, traverse, delete, change permissions, read attributes)
+  give nothing;
+- a deny ACE that covers ``FILE_READ_DATA`` denies its trustee's principals, wherever it stands:
+  an *explicit allow before an inherited deny*, which Windows honours, becomes a deny (reported);
+- an unmapped trustee's allow is dropped; its deny (and a deny for CREATOR OWNER, whose owner a
+  folder's ACL does not name) closes the file to all but the administrators: it applies to people
+  docindex cannot recognise (reported);
+- a conditional (callback) allow is dropped, a conditional deny applies unconditionally; an object
+  ACE with GUIDs, meaningless on files, likewise (reported);
+- a NULL DACL (``D:NO_ACCESS_CONTROL``) lets everyone read (reported).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from docindex.access.ntfs.principals import CREATOR, IGNORED, MAPPED, UNMAPPED, Mapping
+from docindex.access.ntfs.sddl import ALLOW, DENY, Ace, Dacl, reads_data
+from docindex.access.policy import EVERYONE
+
+# Finding kinds. RESTRICTIVE ones are places where the map gives less than the file server.
+UNMAPPED_ALLOW = "unmapped-allow"
+UNMAPPED_DENY = "unmapped-deny"
+CREATOR_OWNER = "creator-owner"
+CONDITIONAL = "conditional-ace"
+ALLOW_BEFORE_DENY = "allow-before-deny"
+FILE_LEVEL = "file-level"
+LIST_ONLY = "list-only"
+IGNORED_ACCOUNTS = "ignored-accounts"
+NULL_DACL = "null-dacl"
+SHARED_GROUP = "shared-group"
+RESTRICTIVE = frozenset(
+    {UNMAPPED_ALLOW, UNMAPPED_DENY, CREATOR_OWNER, CONDITIONAL, ALLOW_BEFORE_DENY, FILE_LEVEL, LIST_ONLY}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Readers:
+    """Who may read, as docindex principals. ``closed``: nobody but the administrators (a deny docindex
+    cannot attribute); ``allow`` and ``deny`` then say what the ACEs named, for the report."""
+
+    allow: frozenset[str] = frozenset()
+    deny: frozenset[str] = frozenset()
+    closed: bool = False
+
+    def normal(self) -> Readers:
+        """The same access in one form: denied principals out of allow, ``everyone`` alone, nobody as empty."""
+        if self.closed or EVERYONE in self.deny:
+            return Readers()
+        allow = self.allow - self.deny
+        if EVERYONE in allow:
+            allow = frozenset({EVERYONE})
+        if not allow:
+            return Readers()
+        return Readers(allow=allow, deny=self.deny)
+
+    def restrictive_with(self, other: Readers) -> Readers:
+        """Allowed by both, denied by either."""
+        a, b = self.normal(), other.normal()
+        allow = (
+            (a.allow & b.allow)
+            | ({p for p in a.allow if EVERYONE in b.allow})
+            | ({p for p in b.allow if EVERYONE in a.allow})
+        )
+        return Readers(allow=frozenset(allow), deny=a.deny | b.deny).normal()
+
+    def permits(self, principals: Iterable[str]) -> bool:
+        held = set(principals)
+        n = self.normal()
+        return bool(held & n.allow) and not (held & n.deny)
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    kind: str
+    trustee: str = ""
+    detail: str = ""
+
+
+def readers_of(aces: Iterable[Ace], mapping: Mapping, *, null: bool = False) -> tuple[Readers, list[Note]]:
+    """Who may read a file these ACEs apply to (in order), and what could not be represented exactly."""
+    if null:
+        return Readers(allow=frozenset({EVERYONE})), [Note(NULL_DACL, detail="no DACL: everyone may read")]
+    walk = _Walk(mapping)
+    for ace in aces:
+        if ace.kind in (ALLOW, DENY) and reads_data(ace.mask):
+            (walk.allow if ace.kind == ALLOW else walk.deny)(ace)
+    return Readers(allow=frozenset(walk.allowed), deny=frozenset(walk.denied), closed=walk.closed), walk.notes
+
+
+class _Walk:
+    def __init__(self, mapping: Mapping) -> None:
+        self.mapping = mapping
+        self.allowed: set[str] = set()
+        self.denied: set[str] = set()
+        self.closed = False
+        self.notes: list[Note] = []
+
+    def allow(self, ace: Ace) -> None:
+        who = self.mapping.who(ace.trustee)
+        if ace.conditional or ace.object_specific:
+            self.notes.append(Note(CONDITIONAL, who.label, f"{ace.type} ACE not evaluated: its allow is dropped"))
+        elif who.kind == MAPPED:
+            self.allowed |= who.principals
+        elif who.kind == UNMAPPED:
+            self.notes.append(Note(UNMAPPED_ALLOW, who.label, "allow dropped"))
+        elif who.kind == CREATOR:
+            self.notes.append(
+                Note(CREATOR_OWNER, who.label, "each file's owner may read it; the map cannot name owners")
+            )
+        else:
+            self.notes.append(Note(IGNORED_ACCOUNTS, who.label))
+
+    def deny(self, ace: Ace) -> None:
+        who = self.mapping.who(ace.trustee)
+        if ace.conditional or ace.object_specific:
+            self.notes.append(Note(CONDITIONAL, who.label, f"{ace.type} ACE applied without its condition"))
+        if who.kind == MAPPED:
+            if self.allowed & who.principals or (EVERYONE in self.allowed and who.principals):
+                self.notes.append(
+                    Note(ALLOW_BEFORE_DENY, who.label, "an allow stands before this deny; docindex denies")
+                )
+            self.denied |= who.principals
+        elif who.kind == IGNORED:
+            self.notes.append(Note(IGNORED_ACCOUNTS, who.label))
+        else:
+            self.closed = True
+            kind = CREATOR_OWNER if who.kind == CREATOR else UNMAPPED_DENY
+            self.notes.append(
+                Note(kind, who.label, "deny for people docindex cannot name: only the administrators read")
+            )
+
+
+def file_aces_of_folder(dacl: Dacl) -> list[Ace]:
+    """The ACEs a file created in this folder inherits: those marked object-inherit, in order."""
+    return [a for a in dacl.aces if a.object_inherit]
+
+
+def own_aces(dacl: Dacl) -> list[Ace]:
+    """The ACEs that apply to the object itself (not inherit-only)."""
+    return [a for a in dacl.aces if not a.inherit_only]
+
+
+def folder_listers(dacl: Dacl, mapping: Mapping) -> frozenset[str]:
+    """Principals the folder's own ACEs let list it (``FILE_LIST_DIRECTORY``): allowed, and not denied
+    by an ACE of the folder itself."""
+    if dacl.null:
+        return frozenset({EVERYONE})
+    listing, _ = readers_of(own_aces(dacl), mapping)
+    if EVERYONE in listing.deny:
+        return frozenset()
+    return listing.allow - listing.deny
+
+
+__all__ = [
+    "RESTRICTIVE",
+    "UNMAPPED",
+    "Note",
+    "Readers",
+    "file_aces_of_folder",
+    "folder_listers",
+    "own_aces",
+    "readers_of",
+]
