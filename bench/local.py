@@ -1,4 +1,8 @@
-"""moto server and osmem-server for one bench run, with the clients on them; stopped at the end."""
+"""The servers a bench run starts for itself, with the clients on them; stopped at the end.
+
+``local_services``: moto and osmem-server (a pipeline's worth); ``search_engine``: osmem-server
+alone, with the Japanese analysis plugins, for the search benches.
+"""
 
 from __future__ import annotations
 
@@ -29,15 +33,20 @@ def local_services(prefix: str, region: str = "us-east-1") -> Iterator[LocalServ
     from devkit.local import servers
 
     state = Path(tempfile.mkdtemp(prefix=prefix))
-    moto = servers.start_moto(state, exit_with_parent=True)
-    osmem = servers.start_osmem(state)
-    try:
+    with servers.running(state) as (moto, osmem):
         # moto accepts any credentials; these never leave the machine.
         os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
         os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
         session = boto3.Session(region_name=region)
         aws = {name: session.client(name, endpoint_url=moto.url) for name in ("s3", "sqs", "dynamodb")}
         yield LocalServices(state, aws, OpenSearch(hosts=[osmem.url], timeout=60), moto.url, osmem.url)
-    finally:
-        servers.stop(osmem)
-        servers.stop(moto)
+
+
+@contextmanager
+def search_engine(timeout: float = 120) -> Iterator[tuple[Any, Any]]:
+    """osmem-server with kuromoji and ICU (osmem_server.OsmemServer: its ``url``, ``pid``) and a client on it."""
+    from opensearchpy import OpenSearch
+    from osmem_server import OsmemServer
+
+    with OsmemServer.start(japanese=True) as server:
+        yield server, OpenSearch(hosts=[server.url], timeout=timeout)

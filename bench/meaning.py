@@ -248,6 +248,13 @@ def before_rule() -> Any:
     return MeaningRule(min_score=0.905, spread=0.01)
 
 
+def standout_rule() -> Any:
+    """Issue 35's first rule (a floor and a standout above the 20th nearest, with the shared characters)."""
+    from docindex.index.hybrid import MeaningRule
+
+    return MeaningRule(min_score=0.925, standout=0.0135, reference=20, overlap_weight=0.0125, single_words="unmatched")
+
+
 @dataclass(frozen=True)
 class Recorded:
     """One query's two legs as the search function got them: the keyword page's keys, how many
@@ -279,18 +286,35 @@ def record(client: Any, index: str, texts: list[str]) -> list[Recorded]:
     with mock.patch.object(search_module, "search_hybrid", observed):
         for text in texts:
             seen.clear()
-            search_module.search(client, index, text, size=10, meaning_rule=MeaningRule(max_files=0))
+            # crowding > 0: the vector leg returns each file's best passage's vector (what the rule weighs)
+            search_module.search(client, index, text, size=10, meaning_rule=MeaningRule(max_files=0, crowding=1.0))
             legs = seen[0]
             keys = [hit["_source"]["key"] for hit in legs.keyword["hits"]["hits"]]
             out.append(Recorded(text, keys, legs.keyword_total, legs.nearest))
     return out
 
 
+_CROWDS: dict[tuple[int, int], list[float]] = {}
+
+
+def _crowd(recorded: Recorded, neighbours: int) -> list[float] | None:
+    """``crowding`` of a recorded query's nearest files, computed once per query and neighbours."""
+    from docindex.index.hybrid import crowding
+
+    if not recorded.nearest:
+        return None
+    key = (id(recorded), neighbours)
+    if key not in _CROWDS:
+        _CROWDS[key] = crowding(recorded.nearest, neighbours)
+    return _CROWDS[key]
+
+
 def simulate(recorded: Recorded, rule: Any) -> tuple[list[str], int]:
     """The first ten keys the search function shows under ``rule``, and how many files it offers by meaning."""
     from docindex.index.hybrid import accept, on_page
 
-    chosen = accept(recorded.nearest, rule=rule, keyword_total=recorded.keyword_total, query=recorded.text)
+    crowd = _crowd(recorded, rule.neighbours) if rule.crowding else None
+    chosen = accept(recorded.nearest, rule=rule, keyword_total=recorded.keyword_total, query=recorded.text, crowd=crowd)
     shown = on_page(len(recorded.keyword_keys), recorded.keyword_total, chosen, start=0, size=10)
     return [*recorded.keyword_keys, *(hit.source.get("key", "") for hit in shown)][:10], len(chosen)
 
@@ -329,6 +353,28 @@ def candidate_rules() -> dict[str, list[Any]]:
         for c in cuts
         for m in (0.0, 0.01, None)
         for w in ("unmatched", "never")
+    ]
+    # issue 35, second rule: the crowding of each file's place weighed (CSLS among the query's own
+    # neighbourhood), a bar for the best file (lead) and one for each (standout), the shared characters
+    families["crowding + lead + standout + shared characters"] = [
+        MeaningRule(
+            min_score=floor,
+            standout=round(lead - offset, 4),
+            reference=20,
+            overlap_weight=w,
+            single_words="unmatched",
+            max_files=10,
+            crowding=alpha,
+            neighbours=k,
+            lead=lead,
+            sparse=standout_rule(),  # fewer than 20 readable files: no crowd (the twelve-file folder)
+        )
+        for alpha in (0.5, 0.75, 1.0)
+        for k in (5, 10)
+        for w in (0.02, 0.03, 0.04)
+        for lead in (0.035, 0.04, 0.045, 0.05, 0.055, 0.06, 0.065)
+        for offset in (0.01, 0.015, 0.02)
+        for floor in (0.0, 0.915)
     ]
     families["all"] = [
         MeaningRule(
@@ -374,13 +420,24 @@ def _unanswered() -> tuple[tuple[str, ...], tuple[str, ...]]:
     return UNANSWERED, OFFICE_UNANSWERED
 
 
+# The operating point is chosen on the first corpus and the twelve-file folder; the second corpus
+# (its 300 generated files, 12 answerable and 20 unanswerable questions) is held out.
+FOLDER_TARGET = 0.85
+
+
 def rule_curve(sets: dict[str, Any], *, target: float = 0.9) -> dict[str, Any]:
-    """Every candidate rule scored; per family the points and its best at ``target``; the operating point."""
+    """Every candidate rule scored; per family the curve, its best at ``target`` over all 52 unanswerable
+    questions, and its best chosen on the first corpus alone (its 32 unanswerable questions at ``target``,
+    the twelve-file folder at ``FOLDER_TARGET``) with the held-out second corpus's figures beside it;
+    the operating point is the best rule so chosen."""
 
     def key(f: dict[str, Any]) -> tuple[float, ...]:
         return (f["answerable"]["recall_at_3"], f["answerable"]["mrr"], f["office"]["recall_at_3"], f["no_file"])
 
-    out: dict[str, Any] = {"target_no_file": target, "families": {}}
+    def tuned(f: dict[str, Any]) -> bool:
+        return bool(f["unanswered"] >= target and f["folder_unanswered"] >= FOLDER_TARGET)
+
+    out: dict[str, Any] = {"target_no_file": target, "target_folder": FOLDER_TARGET, "families": {}}
     best_overall: dict[str, Any] | None = None
     for family, rules in candidate_rules().items():
         points = []
@@ -390,6 +447,7 @@ def rule_curve(sets: dict[str, Any], *, target: float = 0.9) -> dict[str, Any]:
             points.append(figures)
         meeting = [p for p in points if p["no_file"] >= target]
         best = max(meeting, key=key) if meeting else max(points, key=lambda p: (p["no_file"], *key(p)))
+        chosen = [p for p in points if tuned(p)]
         # the curve: for each share of unanswerable questions with no file, the best R@3 reached
         frontier: dict[float, dict[str, Any]] = {}
         for p in sorted(points, key=lambda p: (-p["no_file"], *(-x for x in key(p)))):
@@ -398,10 +456,11 @@ def rule_curve(sets: dict[str, Any], *, target: float = 0.9) -> dict[str, Any]:
         out["families"][family] = {
             "rules": len(rules),
             "best_at_target": best,
+            "chosen_on_first_corpus": max(chosen, key=key) if chosen else None,
             "curve": [frontier[share] for share in sorted(frontier)],
         }
-        if meeting and (best_overall is None or key(best) > key(best_overall)):
-            best_overall = best
+        if chosen and (best_overall is None or key(max(chosen, key=key)) > key(best_overall)):
+            best_overall = max(chosen, key=key)
     out["operating_point"] = best_overall
     return out
 
@@ -474,7 +533,12 @@ def measure(docs: int, office_docs: int = 300, encoding: str = "fp32") -> dict[s
             "folder_unanswered": (record(client, "folder", [*OFFICE_UNANSWERED, *UNANSWERED]), None),
         }
         curve = rule_curve(sets)
-        checked = {name: score_rule(rule, sets) for name, rule in (("before", before_rule()), ("after", after_rule))}
+        checked = {
+            name: {**score_rule(rule, sets), "rule": rule.describe()}
+            for name, rule in (("before", before_rule()), ("standout", standout_rule()), ("after", after_rule))
+        }
+        for figures in checked.values():
+            figures["no_file"] = unanswered_share(figures)
         existing = _existing_sets(client, search, {"before": before_rule(), "after": after_rule})
     for name in ("before", "after"):
         refused[name]["no_file"] = unanswered_share(refused[name])
@@ -619,16 +683,33 @@ def main(argv: list[str] | None = None) -> int:
             f"the twelve-file folder alone: {u['folder_unanswered']:.0%} of 52 unanswerable with no file, "
             f"R@3 {u['folder']['recall_at_3']:.2f}"
         )
-    print("  the curve (best rule per family at >= 90 % unanswerable with no file):")
-    for family, data in figures["curve"]["families"].items():
-        best = data["best_at_target"]
-        print(
-            f"    {family:<36} {best['no_file']:>5.0%}  R@3 {best['answerable']['recall_at_3']:.2f} "
-            f"MRR {best['answerable']['mrr']:.3f}  office R@3 {best['office']['recall_at_3']:.2f}  "
-            f"folder {best['folder_unanswered']:.0%}/{best['folder']['recall_at_3']:.2f}  {best['rule']}"
-        )
-    point = figures["curve"]["operating_point"]
+    curve = figures["curve"]
+    print(
+        f"  the curve: per family, the best rule at >= {curve['target_no_file']:.0%} of the 52 unanswerable with no"
+        f" file; then the one chosen on the first corpus alone (its 32 at >= {curve['target_no_file']:.0%}, the"
+        f" folder at >= {curve['target_folder']:.0%}), the second corpus held out:"
+    )
+    for family, data in curve["families"].items():
+        for label, best in (("all 52", data["best_at_target"]), ("chosen", data["chosen_on_first_corpus"])):
+            if best is None:
+                print(f"    {family:<48} {label:<7} none reaches the target")
+                continue
+            print(
+                f"    {family:<48} {label:<7} {best['no_file']:>5.0%} (first {best['unanswered']:.0%}, held-out"
+                f" {best['office_unanswered']:.0%})  R@3 {best['answerable']['recall_at_3']:.3f}"
+                f" MRR {best['answerable']['mrr']:.3f}  held-out R@3 {best['office']['recall_at_3']:.2f}"
+                f"  folder {best['folder_unanswered']:.0%}/{best['folder']['recall_at_3']:.2f}  ({data['rules']})"
+            )
+    point = curve["operating_point"]
     print(f"  operating point: {point['rule'] if point else 'none reaches the target'}")
+    print("  the rules on the same recorded legs (simulated), before -> issue 35's first rule -> after:")
+    for name, f in figures["simulated"].items():
+        print(
+            f"    {name:<9} no file {f['no_file']:>4.0%} (first corpus {f['unanswered']:.0%}, held-out"
+            f" {f['office_unanswered']:.0%}, folder {f['folder_unanswered']:.0%})  R@3/MRR"
+            f" {f['answerable']['recall_at_3']:.3f}/{f['answerable']['mrr']:.3f}  held-out R@3"
+            f" {f['office']['recall_at_3']:.2f}  names {f['office_names']:.0%}  {f['rule']}"
+        )
     print(f"  latency ms (the vector leg on the HNSW stand-in): {figures['latency_ms']}")
     how = (
         "the stand-in scores as the field keeps the vectors"

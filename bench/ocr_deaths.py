@@ -107,7 +107,7 @@ def scenario(  # noqa: PLR0915  # one scenario, told in order
     from devkit import samples
     from devkit.local.context import LocalLambdaContext
     from devkit.local.stack import StackNames, StackOptions, provision
-    from devkit.messages import s3_notification
+    from devkit.messages import s3_notification, sqs_event
     from docindex.core.changes import doc_id
     from docindex.core.observability import metrics
     from docindex.core.settings import Settings
@@ -142,19 +142,9 @@ def scenario(  # noqa: PLR0915  # one scenario, told in order
     for n, (key, body) in enumerate(files.items()):
         etag = aws["s3"].put_object(Bucket=bucket, Key=key, Body=body)["ETag"].strip('"')
         message = s3_notification(bucket, key, sequencer=f"0062A1B2C3D4{n + 1:06X}", etag=etag)
-        records.append(
-            {
-                "messageId": str(uuid.uuid4()),
-                "receiptHandle": "rh",
-                "body": json.dumps(message, ensure_ascii=False),
-                "attributes": {"ApproximateReceiveCount": "1"},
-                "messageAttributes": {},
-                "eventSource": "aws:sqs",
-                "eventSourceARN": env["INGEST_QUEUE_ARN"],
-                "awsRegion": REGION,
-            }
-        )
-    if indexer.handle({"Records": records}, LocalLambdaContext(timeout_seconds=120))["batchItemFailures"]:
+        records.append(message)
+    event = sqs_event(*records, queue_arn=env["INGEST_QUEUE_ARN"])
+    if indexer.handle(event, LocalLambdaContext(timeout_seconds=120))["batchItemFailures"]:
         raise RuntimeError("the indexer failed a record")
 
     tallied: Counter[str] = Counter()

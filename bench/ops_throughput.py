@@ -34,7 +34,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "layers" / "docindex"))
 
-from devkit.local.servers import ServerInfo, start_moto, start_osmem, stop  # noqa: E402
+from devkit.local.servers import running  # noqa: E402
 from devkit.local.session import EMBEDDED_CREDENTIALS  # noqa: E402
 from docindex.core.changes import doc_id  # noqa: E402
 from docindex.core.clients import boto_config  # noqa: E402
@@ -182,10 +182,7 @@ def main() -> int:
     from opensearchpy import OpenSearch
 
     state = Path(tempfile.mkdtemp(prefix="docindex-bench-"))
-    servers: list[ServerInfo] = []
-    try:
-        servers += [start_moto(state, exit_with_parent=True), start_osmem(state)]
-        moto, osmem = servers
+    with running(state) as (moto, osmem):
         session = boto3.Session(
             aws_access_key_id=EMBEDDED_CREDENTIALS["AWS_ACCESS_KEY_ID"],
             aws_secret_access_key=EMBEDDED_CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
@@ -195,9 +192,6 @@ def main() -> int:
         sqs = session.client("sqs", endpoint_url=moto.url, config=boto_config(pool=32))
         opensearch = OpenSearch(hosts=[osmem.url], timeout=120)
         results = measure(s3, sqs, opensearch, state=state, count=args.objects, concurrency=args.concurrency)
-    finally:
-        for server in servers:
-            stop(server)
     text = json.dumps(results, indent=2, ensure_ascii=False)
     print(text)
     if args.out:

@@ -79,14 +79,11 @@ def _long_document(n: int, pages: int, with_pages: bool) -> dict[str, Any]:
 
 def measure_index(long_docs: int, pages: int) -> dict[str, Any]:
     """Index size and _bulk time of the same long PDFs without and with their pages."""
-    from opensearchpy import OpenSearch
-    from osmem_server import OsmemServer
-
+    from bench.local import search_engine
     from docindex.index.mapping import ensure_index
 
     figures: dict[str, Any] = {"documents": long_docs, "pages_per_document": pages}
-    with OsmemServer.start(japanese=True) as server:
-        client = OpenSearch(hosts=[server.url], timeout=300)
+    with search_engine(timeout=300) as (_, client):
         for mode in ("before", "after"):
             index = f"bench-{mode}"
             ensure_index(client, index)
@@ -138,9 +135,9 @@ def _function_environment(url: str, extra: dict[str, str]) -> dict[str, str]:
 
 def measure_search(docs: int, long_docs: int, pages: int, repeat: int) -> dict[str, Any]:
     """Search latency through the function with and without page hits, on ``docs`` documents."""
-    from opensearchpy import OpenSearch, helpers
-    from osmem_server import OsmemServer
+    from opensearchpy import helpers
 
+    from bench.local import search_engine
     from devkit.local.context import LocalLambdaContext
     from devkit.local.handlers import load_handler
     from docindex.core.observability import logger
@@ -162,8 +159,7 @@ def measure_search(docs: int, long_docs: int, pages: int, repeat: int) -> dict[s
 
     queries = (*QUERIES, WORD)
     results: dict[str, Any] = {"documents": docs, "long_pdfs": long_docs, "pages_per_long_pdf": pages}
-    with OsmemServer.start(japanese=True) as server:
-        client = OpenSearch(hosts=[server.url], timeout=300)
+    with search_engine(timeout=300) as (server, client):
         ensure_index(client, "documents")
 
         def actions() -> Any:
@@ -222,9 +218,8 @@ def measure_preview(samples: int) -> dict[str, Any]:  # noqa: PLR0915 - one meas
     import tempfile
 
     import boto3
-    from opensearchpy import OpenSearch
-    from osmem_server import OsmemServer
 
+    from bench.local import search_engine
     from devkit.local.context import LocalLambdaContext
     from devkit.local.gateway import http_api_event
     from devkit.local.handlers import load_handler
@@ -255,8 +250,7 @@ def measure_preview(samples: int) -> dict[str, Any]:  # noqa: PLR0915 - one meas
         scan_sha = hashlib.sha256(scan).hexdigest()
         stored = _ocr_and_store(scan, samples, WordBoxStore(s3, "cache"), scan_sha)
         results["scan_word_boxes_bytes_p50"] = int(statistics.median(stored))
-        with OsmemServer.start(japanese=True) as server:
-            client = OpenSearch(hosts=[server.url], timeout=60)
+        with search_engine(timeout=60) as (server, client):
             ensure_index(client, "documents")
             for name, (key, body, page_count) in files.items():
                 s3.put_object(Bucket="docs", Key=key, Body=body)

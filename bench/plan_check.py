@@ -122,6 +122,7 @@ def run_pipeline(local: Any, objects: list[tuple[str, bytes]]) -> dict[str, Any]
     """Upload, index and OCR ``objects`` on a fresh local stack; what the index then holds."""
     from devkit.local.context import LocalLambdaContext
     from devkit.local.stack import StackNames, StackOptions, provision
+    from devkit.messages import sqs_event
     from docindex.core.settings import Settings
     from docindex.ingest.indexer import Indexer
     from docindex.worker.config import WorkerSettings
@@ -154,7 +155,8 @@ def run_pipeline(local: Any, objects: list[tuple[str, bytes]]) -> dict[str, Any]
     records: list[dict[str, Any]] = []
 
     def flush() -> None:
-        response = indexer.handle({"Records": records}, LocalLambdaContext(timeout_seconds=900))
+        event = sqs_event(*records, queue_arn=env["INGEST_QUEUE_ARN"])
+        response = indexer.handle(event, LocalLambdaContext(timeout_seconds=900))
         if response["batchItemFailures"]:
             raise RuntimeError(f"indexer failures: {response['batchItemFailures'][:3]}")
         records.clear()
@@ -163,19 +165,7 @@ def run_pipeline(local: Any, objects: list[tuple[str, bytes]]) -> dict[str, Any]
         etag = s3.put_object(Bucket=bucket, Key=key, Body=body)["ETag"].strip('"')
         message = {"docindex": "change", "bucket": bucket, "key": key, "action": "created"}
         message |= {"etag": etag, "size": len(body), "event_time": "2026-11-27T00:00:00.000Z"}
-        records.append(
-            {
-                "messageId": str(uuid.uuid4()),
-                "receiptHandle": "rh",
-                "body": json.dumps(message, ensure_ascii=False),
-                "attributes": {"ApproximateReceiveCount": "1"},
-                "messageAttributes": {},
-                "md5OfBody": "",
-                "eventSource": "aws:sqs",
-                "eventSourceARN": env["INGEST_QUEUE_ARN"],
-                "awsRegion": REGION,
-            }
-        )
+        records.append(message)
         if len(records) == 100:
             flush()
             print(f"  indexed {number + 1:,} of {len(objects):,}", file=sys.stderr, flush=True)

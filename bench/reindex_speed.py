@@ -37,7 +37,7 @@ def measure(docs: int, chars: int) -> dict[str, Any]:
     import boto3
     from opensearchpy import OpenSearch, helpers
 
-    from devkit.local.servers import start_moto, start_osmem, stop
+    from devkit.local.servers import running
     from devkit.local.session import local_up
     from docindex.ingest.ledger import Ledger
     from docindex.ops.reindex import reindex
@@ -45,8 +45,7 @@ def measure(docs: int, chars: int) -> dict[str, Any]:
     for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
         os.environ.setdefault(name, "local")  # moto's, never AWS's
     state = Path(tempfile.mkdtemp(prefix="docindex-reindex-bench-"))
-    moto, osmem = start_moto(state, exit_with_parent=True), start_osmem(state)
-    try:
+    with running(state) as (moto, osmem):
         env = local_up(state_dir=state, aws_endpoint=moto.url, opensearch_endpoint=osmem.url, prefix="rxbench")
         client = OpenSearch(hosts=[osmem.url], timeout=300)
         alias = env["OPENSEARCH_INDEX"]
@@ -93,9 +92,6 @@ def measure(docs: int, chars: int) -> dict[str, Any]:
             "whole_run_seconds": round(total, 2),
             "bulk_load_docs_per_s": round(docs / load_seconds, 1),
         }
-    finally:
-        stop(osmem)
-        stop(moto)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -25,13 +25,10 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def measure(repeat: int) -> dict[str, Any]:
-    from opensearchpy import OpenSearch
-    from osmem_server import OsmemServer
-
+    from bench.local import search_engine
     from tests.support import relevance
 
-    with OsmemServer.start(japanese=True) as server:
-        client = OpenSearch(hosts=[server.url], timeout=120)
+    with search_engine() as (_, client):
         relevance.load(client, "documents")
         relevance.run(client, "documents")  # warm-up
         rounds = [relevance.run(client, "documents") for _ in range(repeat)]

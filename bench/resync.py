@@ -156,7 +156,7 @@ class Pipeline:
     def announce(self, changes: list[tuple[str, str, bytes | None]]) -> None:
         """Send ``(event, key, body)`` notifications to the indexer in batches of 10, as SQS would."""
         from devkit.local.context import LocalLambdaContext
-        from devkit.messages import s3_notification
+        from devkit.messages import s3_notification, sqs_event
 
         records = []
         for event, key, body in changes:
@@ -168,23 +168,10 @@ class Pipeline:
             message = s3_notification(
                 self.bucket, key, event=event, sequencer=f"0062A1B2C3D4{self.sequence:06X}", **extra
             )
-            records.append(
-                {
-                    "messageId": str(uuid.uuid4()),
-                    "receiptHandle": "rh",
-                    "body": json.dumps(message, ensure_ascii=False),
-                    "attributes": {"ApproximateReceiveCount": "1"},
-                    "messageAttributes": {},
-                    "md5OfBody": "",
-                    "eventSource": "aws:sqs",
-                    "eventSourceARN": self.env["INGEST_QUEUE_ARN"],
-                    "awsRegion": REGION,
-                }
-            )
+            records.append(message)
         for start in range(0, len(records), 10):
-            response = self.indexer.handle(
-                {"Records": records[start : start + 10]}, LocalLambdaContext(timeout_seconds=120)
-            )
+            event = sqs_event(*records[start : start + 10], queue_arn=self.env["INGEST_QUEUE_ARN"])
+            response = self.indexer.handle(event, LocalLambdaContext(timeout_seconds=120))
             if response["batchItemFailures"]:
                 raise RuntimeError(f"indexer failures: {response['batchItemFailures']}")
 

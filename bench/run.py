@@ -32,6 +32,7 @@ from urllib.parse import unquote_plus
 
 from bench import corpus as corpus_module
 from bench import report
+from devkit.local.servers import running
 
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
@@ -56,7 +57,7 @@ def proc_cpu_seconds(pid: int) -> float:
 
 
 @contextmanager
-def latency_proxies(servers: dict[str, Any], wanted: bool) -> Iterator[dict[str, Any] | None]:
+def latency_proxies(moto_url: str, osmem_url: str, wanted: bool) -> Iterator[dict[str, Any] | None]:
     """The latency-faithful mode's proxies in front of moto and osmem (in this process, off the measured one)."""
     if not wanted:
         yield None
@@ -65,28 +66,13 @@ def latency_proxies(servers: dict[str, Any], wanted: bool) -> Iterator[dict[str,
     from devkit.faults.latency import AWS_REGION_LATENCY, ServiceLatency
 
     aws, search = ServiceLatency(seed=1), ServiceLatency(seed=2)
-    with Proxy(servers["moto"].url, aws) as aws_proxy, Proxy(servers["osmem"].url, search) as search_proxy:
+    with Proxy(moto_url, aws) as aws_proxy, Proxy(osmem_url, search) as search_proxy:
         yield {
             "moto_url": aws_proxy.url,
             "osmem_url": search_proxy.url,
             "model": asdict(AWS_REGION_LATENCY),
             "logs": (aws.log, search.log),
         }
-
-
-@contextmanager
-def local_servers(state: Path) -> Iterator[dict[str, Any]]:
-    from devkit.local import servers
-
-    moto = servers.start_moto(state, exit_with_parent=True)
-    try:
-        osmem = servers.start_osmem(state)
-        try:
-            yield {"moto": moto, "osmem": osmem}
-        finally:
-            servers.stop(osmem)
-    finally:
-        servers.stop(moto)
 
 
 def clients(moto_url: str, osmem_url: str) -> tuple[Any, Any, Any, Any]:
@@ -375,14 +361,14 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="docindex-bench-") as tmp:
         work = Path(tmp)
         modes = set(filter(None, args.modes.split(",")))
-        with local_servers(work) as servers, latency_proxies(servers, "latency" in modes) as latency:
-            log(f"servers: moto {servers['moto'].url} (pid {servers['moto'].pid}), osmem {servers['osmem'].url}")
+        with running(work) as (moto, osmem), latency_proxies(moto.url, osmem.url, "latency" in modes) as latency:
+            log(f"servers: moto {moto.url} (pid {moto.pid}), osmem {osmem.url}")
             t0 = time.perf_counter()
-            bucket, bodies = upload(corpus, servers["moto"].url, servers["osmem"].url)
+            bucket, bodies = upload(corpus, moto.url, osmem.url)
             log(f"  uploaded {len(bodies)} objects in {time.perf_counter() - t0:.0f} s")
             base = {
-                "moto_url": servers["moto"].url,
-                "osmem_url": servers["osmem"].url,
+                "moto_url": moto.url,
+                "osmem_url": osmem.url,
                 "corpus_root": str(corpus.root),
                 "bucket": bucket,
                 "docs": [_doc_entry(d) for d in corpus.docs],
@@ -391,7 +377,7 @@ def main(argv: list[str] | None = None) -> int:
                 "warmup_bodies": [bodies[d.key] for d in corpus.warmup],
                 "env": overrides,
                 "function_timeout": 180,
-                "server_pids": {name: info.pid for name, info in servers.items()},
+                "server_pids": {"moto": moto.pid, "osmem": osmem.pid},
                 "light_index": args.light_index,
             }
             if latency:
@@ -404,7 +390,7 @@ def main(argv: list[str] | None = None) -> int:
                 t0 = time.perf_counter()
                 file_name = name.replace("#", "-").replace(":", "-")
                 try:
-                    results["runs"][name] = run_measurement(file_name, spec, servers, work, code)
+                    results["runs"][name] = run_measurement(file_name, spec, {"moto": moto, "osmem": osmem}, work, code)
                 except RuntimeError as exc:
                     # One measurement failing (an emulator timing out on a loaded machine) keeps the others.
                     results.setdefault("failed", {})[name] = str(exc)[-2000:]

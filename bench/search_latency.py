@@ -86,11 +86,11 @@ def code_at(ref: str, into: Path) -> Path:
 class Worker:
     """A search function in its own process (``bench/search_latency_worker.py``)."""
 
-    def __init__(self, root: Path, environment: dict[str, str], *, unfiltered: bool = False) -> None:
+    def __init__(self, root: Path, environment: dict[str, str], *, flags: tuple[str, ...] = ()) -> None:
         import os
         import subprocess  # nosec B404
 
-        argv = [sys.executable, "-P", str(WORKER), str(root), *(["--unfiltered"] if unfiltered else [])]
+        argv = [sys.executable, "-P", str(WORKER), str(root), *flags]
         self.process = subprocess.Popen(  # noqa: S603  # nosec B603
             argv,
             env={**os.environ, **environment, "PYTHONPATH": ""},
@@ -261,10 +261,10 @@ def measure(docs: int, repeat: int, *, hybrid: bool = True, before: str = BEFORE
         old = code_at(before, Path(scratch) / "before")
         with Proxy(server.url, ExactKnn()) as exact, Proxy(server.url, HnswKnn()) as hnsw:
             vectors = {"OPENSEARCH_INDEX": "documents-vectors", "EMBEDDINGS": "local"}
-            rows: dict[str, tuple[Path, dict[str, str], bool]] = {
-                "keyword before": (old, environment, False),
-                "keyword after": (REPO, environment, False),
-                "keyword after, no permission filter": (REPO, environment, True),
+            rows: dict[str, tuple[Path, dict[str, str], tuple[str, ...]]] = {
+                "keyword before": (old, environment, ()),
+                "keyword after": (REPO, environment, ()),
+                "keyword after, no permission filter": (REPO, environment, ("--unfiltered",)),
             }
             if hybrid:
                 rows.update(
@@ -272,21 +272,26 @@ def measure(docs: int, repeat: int, *, hybrid: bool = True, before: str = BEFORE
                         "hybrid before, exact stand-in": (
                             old,
                             {**environment, **vectors, "OPENSEARCH_ENDPOINT": exact.url},
-                            False,
+                            (),
                         ),
                         "hybrid before, HNSW stand-in": (
                             old,
                             {**environment, **vectors, "OPENSEARCH_ENDPOINT": hnsw.url},
-                            False,
+                            (),
                         ),
                         "hybrid after, HNSW stand-in": (
                             REPO,
                             {**environment, **vectors, "OPENSEARCH_ENDPOINT": hnsw.url},
-                            False,
+                            (),
+                        ),
+                        "hybrid after, every query embedded": (
+                            REPO,
+                            {**environment, **vectors, "OPENSEARCH_ENDPOINT": hnsw.url},
+                            ("--no-query-cache",),
                         ),
                     }
                 )
-            workers = {name: Worker(root, env, unfiltered=flag) for name, (root, env, flag) in rows.items()}
+            workers = {name: Worker(root, env, flags=flags) for name, (root, env, flags) in rows.items()}
             try:
                 results: dict[str, Any] = interleaved({name: (w, {}) for name, w in workers.items()}, repeat)
             finally:
@@ -310,6 +315,7 @@ ROWS_PRINTED = (
     "hybrid before, exact stand-in",
     "hybrid before, HNSW stand-in",
     "hybrid after, HNSW stand-in",
+    "hybrid after, every query embedded",
 )
 
 

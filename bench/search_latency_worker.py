@@ -1,6 +1,6 @@
 """One search function in a process of its own, for ``bench.search_latency`` (run by path, not imported).
 
-    python -P bench/search_latency_worker.py CODE_ROOT [--unfiltered]
+    python -P bench/search_latency_worker.py CODE_ROOT [--unfiltered] [--no-query-cache]
 
 Loads ``functions/search/app.py`` and the ``docindex`` package of ``CODE_ROOT`` (this checkout, or
 an older commit read from git), configured by the environment, and answers one search per line
@@ -30,6 +30,7 @@ from typing import Any
 def main() -> int:
     root = Path(sys.argv[1]).resolve()
     unfiltered = "--unfiltered" in sys.argv[2:]
+    uncached = "--no-query-cache" in sys.argv[2:]
     sys.path[:0] = [str(root / "layers" / "docindex"), str(root)]
     import warnings
 
@@ -71,6 +72,10 @@ def main() -> int:
         from docindex.search_api import query
 
         query.permission_filter = lambda principals: {"match_all": {}}  # type: ignore[assignment]
+    if uncached:  # every query embedded, as if each were new (the warm process's query vectors not kept)
+        from docindex.index import hybrid
+
+        hybrid.QUERY_VECTORS_KEPT = 0
     handler = load_handler("search")
     context = LocalLambdaContext(function_name="docindex-search-bench")
     print(json.dumps({"ready": str(root)}), flush=True)

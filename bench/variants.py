@@ -252,11 +252,9 @@ def _process_cpu(pid: int) -> float:
 
 
 def measure(docs: int) -> dict[str, Any]:
-    from opensearchpy import OpenSearch
-    from osmem_server import OsmemServer
+    from bench.local import search_engine
 
-    with OsmemServer.start(japanese=True) as server:
-        client = OpenSearch(hosts=[server.url], timeout=120)
+    with search_engine() as (server, client):
         before, after = _ranks(client, variants=False), _ranks(client, variants=True)
         cost = _cost(client, server.pid, docs)
     return {

@@ -13,7 +13,8 @@ Two ways in, one shape out:
   shapes with fresh request and message ids and the change's own time, as a
   stream of real notifications would carry them (the soak uses these).
 
-Also here: the S3 test event and the bodies no consumer can process (poison).
+Also here: the SQS event Lambda hands the indexer for a batch of bodies, the S3 test event and the
+bodies no consumer can process (poison).
 """
 
 from __future__ import annotations
@@ -80,6 +81,27 @@ def s3_record(
 def s3_notification(bucket: str, key: str, **record: Any) -> dict[str, Any]:
     """An S3 event notification with one record (keywords: those of ``s3_record``)."""
     return {"Records": [s3_record(bucket, key, **record)]}
+
+
+def sqs_event(*bodies: Any, queue_arn: str = f"arn:aws:sqs:{REGION}:{ACCOUNT}:docindex-ingest") -> dict[str, Any]:
+    """A Lambda SQS event with one record per body (dicts are JSON-encoded), each received once."""
+    records = []
+    for body in bodies:
+        text = body if isinstance(body, str) else json.dumps(body, ensure_ascii=False)
+        records.append(
+            {
+                "messageId": str(uuid.uuid4()),
+                "receiptHandle": "rh-" + uuid.uuid4().hex,
+                "body": text,
+                "attributes": {"ApproximateReceiveCount": "1"},
+                "messageAttributes": {},
+                "md5OfBody": "",
+                "eventSource": "aws:sqs",
+                "eventSourceARN": queue_arn,
+                "awsRegion": REGION,
+            }
+        )
+    return {"Records": records}
 
 
 def eventbridge(

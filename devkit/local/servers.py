@@ -17,6 +17,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -157,6 +158,24 @@ def stop(info: ServerInfo, grace: float = 5.0) -> None:
     if pid_alive(info.pid):
         with contextlib.suppress(OSError):
             os.kill(info.pid, signal.SIGKILL)
+
+
+@contextlib.contextmanager
+def running(state_dir: Path) -> Iterator[tuple[ServerInfo, ServerInfo]]:
+    """moto (exiting with this process) and osmem-server for one run: ``(moto, osmem)``, both stopped after.
+
+    What a benchmark, a test or the soak starts when it needs the two servers only for itself
+    (``docindex local up`` keeps them running instead: devkit.local.session).
+    """
+    moto = start_moto(state_dir, exit_with_parent=True)
+    try:
+        osmem = start_osmem(state_dir)
+        try:
+            yield moto, osmem
+        finally:
+            stop(osmem)
+    finally:
+        stop(moto)
 
 
 def load_servers(state_dir: Path) -> dict[str, ServerInfo]:

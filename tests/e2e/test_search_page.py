@@ -46,9 +46,10 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     from devkit.local.servers import start_knn, start_moto, start_osmem, stop
     from devkit.local.session import local_down, local_up
     from devkit.local.signin import ensure_user
+    from devkit.messages import sqs_event
     from docindex.core.settings import Settings
     from docindex.ingest.indexer import Indexer
-    from tests.integration.conftest import invoke, sqs_event
+    from tests.integration.conftest import invoke
 
     state = tmp_path_factory.mktemp("search-page")
     moto, osmem = start_moto(state, exit_with_parent=True), start_osmem(state)

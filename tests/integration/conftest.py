@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import uuid
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -12,7 +10,7 @@ import pytest
 from devkit.local.context import LocalLambdaContext
 from docindex.core.settings import Settings
 from docindex.ingest.indexer import Indexer
-from tests.conftest import REGION, Stack
+from tests.conftest import Stack
 
 if TYPE_CHECKING:
     from docindex.worker.pool import OcrPool
@@ -33,27 +31,6 @@ def build_indexer(stack: Stack, opensearch: Any = None, **overrides: str) -> Ind
 @pytest.fixture
 def indexer(stack: Stack) -> Indexer:
     return build_indexer(stack)
-
-
-def sqs_event(*bodies: Any, queue_arn: str = f"arn:aws:sqs:{REGION}:123456789012:docindex-ingest") -> dict[str, Any]:
-    """A Lambda SQS event with one record per body (dicts are JSON-encoded)."""
-    records = []
-    for body in bodies:
-        text = body if isinstance(body, str) else json.dumps(body, ensure_ascii=False)
-        records.append(
-            {
-                "messageId": str(uuid.uuid4()),
-                "receiptHandle": "rh-" + uuid.uuid4().hex,
-                "body": text,
-                "attributes": {"ApproximateReceiveCount": "1"},
-                "messageAttributes": {},
-                "md5OfBody": "",
-                "eventSource": "aws:sqs",
-                "eventSourceARN": queue_arn,
-                "awsRegion": REGION,
-            }
-        )
-    return {"Records": records}
 
 
 def invoke(indexer: Indexer, event: dict[str, Any], timeout: float = 30.0) -> set[str]:

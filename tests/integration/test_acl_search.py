@@ -59,7 +59,8 @@ def world(stack: Stack, tmp_path: Path) -> tuple[SearchWorld, Any]:
     world.index_files(files)
     for pdf in PDFS:  # a paged file in a folder each, for the previews
         world.stack.aws.s3.put_object(Bucket=stack.bucket, Key=pdf, Body=make_pdf([f"売上の資料 {pdf}"]))
-    from tests.integration.conftest import build_indexer, invoke, sqs_event
+    from devkit.messages import sqs_event
+    from tests.integration.conftest import build_indexer, invoke
 
     bodies = [{"docindex": "change", "bucket": stack.bucket, "key": k, "action": "created"} for k in PDFS]
     indexer = build_indexer(stack, ACCESS_MAP_URI=str(world.map_path), ACCESS_MAP_TTL_SECONDS="0")

@@ -36,11 +36,10 @@ import pytest
 
 from devkit import samples
 from devkit.faults import GiantObjects, Proxy
-from devkit.messages import s3_notification
+from devkit.messages import s3_notification, sqs_event
 from docindex.core.changes import doc_id
 from docindex.index.search import search
 from tests.conftest import REPO_ROOT, Stack
-from tests.integration.conftest import sqs_event
 from tests.support.template_model import load_template
 
 MiB = 1024 * 1024

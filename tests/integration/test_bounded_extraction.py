@@ -18,11 +18,10 @@ from typing import Any
 import pytest
 
 from devkit import samples
-from devkit.messages import s3_notification
+from devkit.messages import s3_notification, sqs_event
 from devkit.samples import bombs
 from docindex.index.search import search
 from tests.conftest import REPO_ROOT, Stack
-from tests.integration.conftest import sqs_event
 from tests.support.template_model import load_template
 
 GOOD: list[tuple[str, str, bytes]] = [

@@ -9,11 +9,11 @@ import pytest
 from opensearchpy import OpenSearch
 
 from devkit.faults import OpenSearchFaults, Proxy
-from devkit.messages import s3_notification
+from devkit.messages import s3_notification, sqs_event
 from docindex.core.changes import doc_id
 from docindex.core.observability import metrics
 from tests.conftest import Stack
-from tests.integration.conftest import build_indexer, invoke, sqs_event
+from tests.integration.conftest import build_indexer, invoke
 
 
 @pytest.fixture

@@ -6,9 +6,9 @@ from opensearchpy import OpenSearch
 
 from devkit.faults import OpenSearchFaults, Proxy
 from devkit.local.context import LocalLambdaContext
-from devkit.messages import s3_notification
+from devkit.messages import s3_notification, sqs_event
 from tests.conftest import Stack
-from tests.integration.conftest import build_indexer, invoke, sqs_event
+from tests.integration.conftest import build_indexer, invoke
 
 
 def test_one_bulk_request_carries_every_record_of_the_batch(stack: Stack) -> None:

@@ -12,12 +12,12 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from devkit.messages import s3_notification
+from devkit.messages import s3_notification, sqs_event
 from devkit.samples import make_scan_png
 from docindex.core.changes import doc_id
 from docindex.ingest.ledger import Ledger
 from tests.conftest import Stack
-from tests.integration.conftest import build_indexer, invoke, sqs_event
+from tests.integration.conftest import build_indexer, invoke
 
 
 def crash_before_completion(stack: Stack) -> int:

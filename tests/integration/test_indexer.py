@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from devkit.messages import eventbridge, s3_notification, sns
+from devkit.messages import eventbridge, s3_notification, sns, sqs_event
 from docindex.ingest.handoff import OcrJob
 from tests.conftest import Stack, load_event
-from tests.integration.conftest import build_indexer, invoke, sqs_event
+from tests.integration.conftest import build_indexer, invoke
 
 SEQ1, SEQ2, SEQ3 = "0062A1B2C3D4E5F601", "0062A1B2C3D4E5F701", "0062A1B2C3D4E5F80100"
 

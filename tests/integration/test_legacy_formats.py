@@ -7,14 +7,14 @@ import json
 import pytest
 
 from devkit.legacy_samples import make_mail_shift_jis_html, real
-from devkit.messages import s3_notification
+from devkit.messages import s3_notification, sqs_event
 from docindex.core.observability import metrics
 from docindex.extract import dispatch
 from docindex.ingest.indexer import Indexer
 from docindex.ops.enqueue import ChangeSender, RateLimiter
 from docindex.ops.reprocess import ReprocessFilter, matching, reprocess
 from tests.conftest import Stack
-from tests.integration.conftest import invoke, sqs_event
+from tests.integration.conftest import invoke
 
 pytestmark = pytest.mark.integration
 

@@ -203,8 +203,8 @@ def test_the_vector_leg_never_shows_or_counts_what_the_caller_may_not_read(
 
 
 def test_a_copy_and_a_resync_embed_nothing(world: tuple[SearchWorld, Stack, Proxy]) -> None:
-    from devkit.messages import s3_notification
-    from tests.integration.conftest import build_indexer, invoke, sqs_event
+    from devkit.messages import s3_notification, sqs_event
+    from tests.integration.conftest import build_indexer, invoke
 
     found, stack, _ = world
     original = "総務部/規程/旅費精算規程.txt"
@@ -250,8 +250,9 @@ def test_a_model_failure_degrades_to_keyword_search(
         settings, SearchService(settings, opensearch=stack.opensearch, s3=stack.aws.s3, embedder=Broken())
     )
     before = metric_total(Metric.HYBRID_SEARCH_DEGRADED)
-    # A word search still answers, by its words
-    result = found.search("eigyo", q="食堂")
+    # A search of two words (a single word is a keyword search: the model is not asked while files hold it)
+    # still answers, by its words
+    result = found.search("eigyo", q="食堂 平日")
     assert _keys(result) == ["総務部/案内/社員食堂のご案内.txt"]
     assert metric_total(Metric.HYBRID_SEARCH_DEGRADED) == before + 1
     assert "query not embedded" in caplog.text
@@ -267,8 +268,8 @@ def test_a_cluster_that_refuses_the_vector_query_answers_by_words(
     _, stack, proxy = world
     direct = OpenSearch(hosts=[proxy._server.upstream], timeout=60)  # type: ignore[attr-defined]
     before = metric_total(Metric.HYBRID_SEARCH_DEGRADED)
-    # When someone searches by words
-    hits = search(direct, stack.index, "食堂", size=5)
+    # When someone searches by words (two: a single word's vector leg is asked only when no file holds it)
+    hits = search(direct, stack.index, "食堂 平日", size=5)
     # Then the words answer, the refusal is logged and counted, and nothing fails
     assert [hit["key"] for hit in hits] == ["総務部/案内/社員食堂のご案内.txt"]
     assert "found_by" not in hits[0]
@@ -290,6 +291,34 @@ def test_the_cli_search_fuses_the_same_way(world: tuple[SearchWorld, Stack, Prox
     assert search(client, stack.index, "出張のお金を返してもらう手続き", size=5, hybrid=False) == []
 
 
+def test_a_single_word_that_files_hold_is_answered_by_them_without_embedding_it(
+    world: tuple[SearchWorld, Stack, Proxy],
+) -> None:
+    from docindex.embed.local import LocalE5
+    from docindex.index import hybrid
+    from docindex.index.search import search
+
+    class Counting(LocalE5):
+        asked = 0
+
+        def query(self, text: str) -> list[float]:
+            Counting.asked += 1
+            return super().query(text)
+
+    _, stack, proxy = world
+    client = OpenSearch(hosts=[proxy.url], timeout=60)
+    embedder = Counting()
+    hybrid._query_vectors.clear()  # queries earlier tests of this process embedded
+    # A word files hold: those files, and the query is not embedded (no vector leg, nothing by meaning)
+    hits = search(client, stack.index, "食堂", size=5, embedder=embedder)
+    assert [hit["key"] for hit in hits] == ["総務部/案内/社員食堂のご案内.txt"]
+    assert hits.by_meaning == 0
+    assert Counting.asked == 0
+    # A word no file holds: then it is embedded, and the vector leg asked
+    search(client, stack.index, "ブロックチェーン", size=5, embedder=embedder)
+    assert Counting.asked == 1
+
+
 def test_an_unknown_mode_is_refused(world: tuple[SearchWorld, Stack, Proxy]) -> None:
     found, _, _ = world
     status, _ = found.call("/search", found.tokens["eigyo"]["access_token"], q="出張", mode="nonsense")
@@ -301,10 +330,11 @@ def test_an_index_from_before_meaning_search_gets_vectors_by_reindex_and_reproce
 ) -> None:
     import json
 
+    from devkit.messages import sqs_event
     from docindex.cli import main
     from docindex.index.mapping import index_vectors
     from docindex.index.search import search
-    from tests.integration.conftest import build_indexer, invoke, sqs_event
+    from tests.integration.conftest import build_indexer, invoke
 
     # Given an index built before meaning search (no vector fields), its files indexed by their words
     stack = make_stack(embeddings="off")

@@ -11,9 +11,10 @@ import json
 import time
 from typing import Any
 
+from devkit.messages import sqs_event
 from docindex.core.messages import DEFERRED_SINCE_ATTRIBUTE, SCHEMA_ATTRIBUTE, SCHEMAS, MessageKind
 from tests.conftest import Stack
-from tests.integration.conftest import build_indexer, invoke, sqs_event
+from tests.integration.conftest import build_indexer, invoke
 from tests.support.worker import WorkerFactory, metric_total
 
 NEWER = str(max(SCHEMAS.values()) + 1)

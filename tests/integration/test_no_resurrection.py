@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
-from devkit.messages import s3_notification
+from devkit.messages import s3_notification, sqs_event
 from docindex.index.store import DocumentStore
 from tests.conftest import Stack
-from tests.integration.conftest import build_indexer, invoke, sqs_event
+from tests.integration.conftest import build_indexer, invoke
 
 GC_DELETES_SECONDS = 1
 

@@ -137,12 +137,13 @@ def test_low_confidence_documents_are_found_and_outdated_ocr_is_read_again(
 ) -> None:
     import json
 
+    from devkit.messages import sqs_event
     from docindex.cli import main
     from docindex.core.changes import doc_id
     from docindex.extract.version import OCR_VERSION
     from docindex.ops.enqueue import ChangeSender, RateLimiter
     from docindex.ops.reprocess import ReprocessFilter, matching, reprocess
-    from tests.integration.conftest import build_indexer, invoke, sqs_event
+    from tests.integration.conftest import build_indexer, invoke
     from tests.support.worker import metric_total
 
     # Given two OCR'd files, one read with clearly less confidence than the other

@@ -23,12 +23,12 @@ from typing import Any
 import pytest
 
 from devkit import samples
-from devkit.messages import s3_notification
+from devkit.messages import s3_notification, sqs_event
 from docindex.cli import main
 from docindex.core.clients import AwsClients
 from docindex.ops.envfile import write_env_file
 from tests.conftest import Stack
-from tests.integration.conftest import build_indexer, invoke, sqs_event
+from tests.integration.conftest import build_indexer, invoke
 from tests.support.operator_policy import Operator, ResourcePolicies, documented_permissions, refusals
 from tests.support.scans import CARD_INCHES, LAYOUT, REPORT_LINES
 

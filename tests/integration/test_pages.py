@@ -18,9 +18,10 @@ from typing import Any
 import pytest
 
 from devkit import samples
+from devkit.messages import sqs_event
 from docindex.index.search import search
 from tests.conftest import REGION, Stack
-from tests.integration.conftest import build_indexer, invoke, sqs_event
+from tests.integration.conftest import build_indexer, invoke
 from tests.support.scans import LAYOUT
 from tests.support.search_api import SearchWorld, build_world
 from tests.support.worker import WorkerFactory

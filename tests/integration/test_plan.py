@@ -17,10 +17,11 @@ import pytest
 
 from bench.corpus import make_doc
 from devkit import samples
+from devkit.messages import sqs_event
 from docindex.cli import main
 from docindex.ops.envfile import write_env_file
 from tests.conftest import Stack
-from tests.integration.conftest import build_indexer, invoke, sqs_event
+from tests.integration.conftest import build_indexer, invoke
 from tests.support.scans import CARD_INCHES, LAYOUT, REPORT_LINES
 
 pytestmark = pytest.mark.integration

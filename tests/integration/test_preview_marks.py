@@ -16,11 +16,12 @@ from typing import Any
 
 import pytest
 
+from devkit.messages import sqs_event
 from devkit.ocr_defects import FIXTURES
 from docindex.ingest.wordboxes import PageWords, WordBoxStore
 from docindex.search_api.marks import marked_boxes
 from tests.conftest import REGION, Stack
-from tests.integration.conftest import build_indexer, invoke, sqs_event
+from tests.integration.conftest import build_indexer, invoke
 from tests.support.search_api import SearchWorld, build_world
 from tests.support.worker import WorkerFactory
 

@@ -15,13 +15,13 @@ from typing import Any
 
 import pytest
 
-from devkit.messages import s3_notification
+from devkit.messages import s3_notification, sqs_event
 from docindex.core.changes import Action, ObjectChange, normalize_sequencer, normalize_time
 from docindex.core.observability import metrics
 from docindex.index.search import search
 from docindex.ingest.ledger import Ledger
 from tests.conftest import Stack
-from tests.integration.conftest import build_indexer, invoke, sqs_event
+from tests.integration.conftest import build_indexer, invoke
 
 
 class InvocationKilled(BaseException):

@@ -17,12 +17,12 @@ from typing import Any
 
 import pytest
 
-from devkit.messages import s3_notification
+from devkit.messages import s3_notification, sqs_event
 from docindex.ingest.ledger import Ledger
 from docindex.ops import reindex as reindex_module
 from docindex.ops.reindex import cleanup, reindex, rollback, versions, write_index
 from tests.conftest import Stack
-from tests.integration.conftest import build_indexer, invoke, sqs_event
+from tests.integration.conftest import build_indexer, invoke
 
 _sequencers = itertools.count(0x10)
 

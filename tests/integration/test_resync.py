@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 from devkit import samples
-from devkit.messages import eventbridge, s3_notification
+from devkit.messages import eventbridge, s3_notification, sqs_event
 from docindex.index.search import search
 from tests.conftest import Stack
-from tests.integration.conftest import build_indexer, invoke, sqs_event
+from tests.integration.conftest import build_indexer, invoke
 from tests.support.scans import CARD_INCHES, LAYOUT, REPORT_LINES
 from tests.support.worker import WorkerFactory, metric_total, ocr_queue_depth
 

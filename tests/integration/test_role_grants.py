@@ -22,7 +22,7 @@ import pytest
 from opensearchpy import OpenSearch
 
 from devkit import samples
-from devkit.messages import s3_notification
+from devkit.messages import s3_notification, sqs_event
 from docindex.core.messages import SCHEMA_ATTRIBUTE
 from docindex.core.settings import Settings
 from docindex.index.mapping import INDEX_VERSION, ensure_index
@@ -32,7 +32,7 @@ from docindex.worker.config import WorkerSettings
 from docindex.worker.pool import OcrPool
 from docindex.worker.service import Worker
 from tests.conftest import Stack
-from tests.integration.conftest import invoke, sqs_event
+from tests.integration.conftest import invoke
 from tests.support.roles import Grant, Role
 from tests.support.scans import LAYOUT, REPORT_LINES
 from tests.support.template_model import REQUIRED_PARAMETERS

@@ -8,12 +8,12 @@ from typing import Any
 import pytest
 
 from devkit.faults import AwsFaults, FaultCounts, FaultSwitch, Proxy, SendLog
-from devkit.messages import s3_notification
+from devkit.messages import s3_notification, sqs_event
 from docindex.core.clients import boto_config
 from docindex.core.settings import Settings
 from docindex.ingest.indexer import Indexer
 from tests.conftest import REGION, Stack
-from tests.integration.conftest import invoke, sqs_event
+from tests.integration.conftest import invoke
 
 TEXT = ("四半期売上報告 quarterly revenue " * 400 + "末尾の管理番号 TAIL-7781").encode()
 

@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 
 import docindex.ingest.indexer as indexer_module
-from devkit.messages import s3_notification
+from devkit.messages import s3_notification, sqs_event
 from docindex.core.storage import ByteBudget, ObjectStore
 from tests.conftest import Stack
-from tests.integration.conftest import build_indexer, invoke, sqs_event
+from tests.integration.conftest import build_indexer, invoke
 
 
 def test_reading_holds_the_body_size_until_the_block_ends(stack: Stack) -> None:

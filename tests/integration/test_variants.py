@@ -13,13 +13,13 @@ from typing import Any
 import pytest
 from opensearchpy import OpenSearch
 
-from devkit.messages import s3_notification
+from devkit.messages import s3_notification, sqs_event
 from docindex.core.changes import doc_id
 from docindex.index.search import search
 from docindex.search_api.query import text_query
 from docindex.text.variants import document_variants, tokens, variant_text
 from tests.conftest import REGION, Aws, Stack
-from tests.integration.conftest import build_indexer, invoke, sqs_event
+from tests.integration.conftest import build_indexer, invoke
 
 # (class, the word as one file writes it, the same word as another file writes it)
 CASES = [

@@ -265,8 +265,8 @@ def test_job_for_an_object_replaced_while_it_ran_does_not_overwrite_the_new_cont
 
 
 def test_job_for_a_deleted_object_is_dropped_and_resurrects_nothing(stack: Stack, make_worker: WorkerFactory) -> None:
-    from devkit.messages import s3_notification
-    from tests.integration.conftest import build_indexer, invoke, sqs_event
+    from devkit.messages import s3_notification, sqs_event
+    from tests.integration.conftest import build_indexer, invoke
 
     # Given a queued job whose object is then deleted (and the delete indexed)
     key = "scans/削除済み.pdf"

@@ -19,10 +19,10 @@ import sys
 import time
 from pathlib import Path
 
-from devkit.messages import s3_notification
+from devkit.messages import s3_notification, sqs_event
 from devkit.samples import make_scan_png
 from tests.conftest import Stack
-from tests.integration.conftest import build_indexer, invoke, sqs_event
+from tests.integration.conftest import build_indexer, invoke
 
 READ_ONLY_ROOT = (
     'mount -o remount,bind,ro / && mount -t tmpfs -o size=256m docindex-scratch "$WORKER_TMP_DIR" && exec "$@"'

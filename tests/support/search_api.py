@@ -17,9 +17,10 @@ from urllib.parse import urlencode
 
 from devkit.local.gateway import http_api_event
 from devkit.local.signin import JwtVerifier, ensure_user, provision_user_pool, sign_in
+from devkit.messages import sqs_event
 from docindex.core.changes import doc_id
 from tests.conftest import REGION, Stack
-from tests.integration.conftest import build_indexer, invoke, sqs_event
+from tests.integration.conftest import build_indexer, invoke
 
 PASSWORD = "Passw0rd!local"  # nosec B105  # a moto user, never a real secret
 

@@ -6,13 +6,13 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from devkit.messages import s3_notification
+from devkit.messages import s3_notification, sqs_event
 from docindex.core.observability import metrics
 from docindex.worker.config import WorkerSettings
 from docindex.worker.pool import OcrPool
 from docindex.worker.service import Worker
 from tests.conftest import Stack
-from tests.integration.conftest import build_indexer, invoke, sqs_event
+from tests.integration.conftest import build_indexer, invoke
 
 SEQ = ["0062A1B2C3D4E5F6%02d" % i for i in range(10)]  # noqa: UP031 - sequencer-shaped
 

@@ -109,3 +109,112 @@ def test_vector_hits_read_each_documents_best_passage_and_whether_it_holds_the_w
     assert first == VectorHit("d1", 0.91, "旅費の精算", 3, keyword=True)
     assert first.source == {"key": "a/b.txt"}
     assert second == VectorHit("d2", 0.80, "", None, keyword=False)
+
+
+def _unit_vector(*weights: float) -> tuple[float, ...]:
+    norm = sum(w * w for w in weights) ** 0.5
+    return tuple(w / norm for w in weights)
+
+
+def _placed(scores: tuple[float, ...], vectors: list[tuple[float, ...]]) -> list[VectorHit]:
+    return [VectorHit(doc_id=f"d{n}", score=s, vector=v) for n, (s, v) in enumerate(zip(scores, vectors, strict=True))]
+
+
+# Six minutes of one series (each near the others) and an answer on its own, in a 4-dimensional toy space.
+SERIES = [_unit_vector(1.0, 0.1 * n, 0.05, 0.0) for n in range(6)]
+ALONE = _unit_vector(0.1, 0.0, 1.0, 0.3)
+
+
+def test_crowding_is_how_near_a_file_is_to_the_other_nearest_files_copies_left_out() -> None:
+    from docindex.index.hybrid import crowding
+
+    near = _placed((0.93,) * 8, [*SERIES, ALONE, SERIES[0]])
+    crowd = crowding(near, neighbours=3)
+    # each of the series is crowded; the answer on its own is not
+    assert min(crowd[:6]) > crowd[6] + 0.1
+    # d7 is a copy of d0 (cosine 1.0): it does not crowd d0 more than d0's other fellows do
+    assert crowd[7] == pytest.approx(crowd[0])
+    # a hit the cluster returned without a vector gets the others' mean: no discount, no bonus
+    bare = [*near[:7], VectorHit("d8", 0.93)]
+    assert crowding(bare, neighbours=3)[7] == pytest.approx(sum(crowding(bare, 3)[:7]) / 7)
+
+
+def test_a_crowded_nearest_file_is_discounted_and_an_answer_on_its_own_is_offered_first() -> None:
+    # Given the nearest files: the series scoring a little higher than the answer on its own
+    near = _placed((0.935, 0.934, 0.933, 0.932, 0.931, 0.930, 0.929), [*SERIES, ALONE])
+    query = "出張のお金を返してもらう手続き"
+    plain = MeaningRule(standout=0.002, reference=7)
+    weighed = MeaningRule(standout=0.02, reference=7, crowding=0.75, neighbours=3, lead=0.05)
+    # Without crowding the series leads and the answer is last; weighed, the answer stands out alone
+    assert accept(near, rule=plain, keyword_total=0, query=query)[0].doc_id == "d0"
+    assert [h.doc_id for h in accept(near, rule=weighed, keyword_total=0, query=query)] == ["d6"]
+    # A crowd with nothing on its own: the best does not lead by enough, so nothing is offered
+    crowd = _placed((0.935, 0.934, 0.933, 0.932, 0.931, 0.930), SERIES)
+    assert accept(crowd, rule=weighed, keyword_total=0, query=query) == []
+
+
+def test_a_name_is_a_keyword_search_only_when_the_rule_says_so() -> None:
+    assert MeaningRule(single_words="unmatched").keyword_search("福岡県")
+    assert MeaningRule(single_words="never").keyword_search("AB-1234")
+    assert not MeaningRule(single_words="always").keyword_search("福岡県")
+    assert not MeaningRule(single_words="unmatched").keyword_search("出張のお金を返してもらう手続き")
+
+
+def test_the_vector_leg_asks_for_the_best_passages_vector_only_when_crowding_is_weighed() -> None:
+    from docindex.index.hybrid import vector_body
+
+    def fields(body: dict[str, object]) -> list[str]:
+        return body["query"]["nested"]["inner_hits"]["_source"]["includes"]  # type: ignore[index]
+
+    assert "passages.vector" not in fields(vector_body([0.1] * 4, k=10, filters=[]))
+    assert "passages.vector" in fields(vector_body([0.1] * 4, k=10, filters=[], vectors=True))
+    response = {
+        "hits": {
+            "hits": [
+                {
+                    "_id": "d1",
+                    "_score": 0.9,
+                    "inner_hits": {"passages": {"hits": {"hits": [{"_source": {"text": "t", "vector": [0.5, 0.5]}}]}}},
+                }
+            ]
+        }
+    }
+    assert vector_hits(response)[0].vector == (0.5, 0.5)
+
+
+def test_a_warm_process_embeds_a_query_once_and_keeps_only_the_last_ones() -> None:
+    import time
+
+    from docindex.embed import VectorSpec
+    from docindex.embed.local import LocalE5
+    from docindex.index import hybrid
+
+    class Counting:
+        """The real model, counting what it is asked to embed."""
+
+        def __init__(self) -> None:
+            self.model = LocalE5()
+            self.model_id, self.dimension, self.asked = self.model.model_id, self.model.dimension, 0
+
+        def query(self, text: str) -> list[float]:
+            self.asked += 1
+            return self.model.query(text)
+
+    client, embedder = object(), Counting()
+    hybrid._query_vectors.clear()  # what earlier tests in this process asked
+    hybrid._index_vectors[(id(client), "docs")] = (time.monotonic(), VectorSpec(embedder.model_id, 384))
+    first = hybrid.query_vector(client, "docs", "出張のお金を返してもらう手続き", embedder)  # type: ignore[arg-type]
+    again = hybrid.query_vector(client, "docs", "出張のお金を返してもらう手続き ", embedder)  # type: ignore[arg-type]
+    # the same query again (the next page, another facet): the same vector, not embedded again
+    assert embedder.asked == 1
+    assert again == pytest.approx(first, abs=1e-6)
+    # the cache is bounded: the oldest query falls out first
+    kept = hybrid.QUERY_VECTORS_KEPT
+    try:
+        hybrid.QUERY_VECTORS_KEPT = 2
+        for text in ("有休は何日もらえる", "給料日はいつ"):
+            hybrid.query_vector(client, "docs", text, embedder)  # type: ignore[arg-type]
+        hybrid.query_vector(client, "docs", "出張のお金を返してもらう手続き", embedder)  # type: ignore[arg-type]
+    finally:
+        hybrid.QUERY_VECTORS_KEPT = kept
+    assert embedder.asked == 4

@@ -119,16 +119,30 @@ class EmbeddingSettings(EnvSettings):
     # When the vector leg offers a file that does not contain the query (docindex.index.hybrid.MeaningRule;
     # chosen from bench.meaning's curve: docs/meaning-search.md). Scores are OpenSearch's cosine
     # score, (1 + cos) / 2; the figures are multilingual-e5-small's: another model needs its own.
-    # Never below this score:
-    meaning_min_score: float = Field(0.925, alias="MEANING_MIN_SCORE", ge=0, le=1)
+    # Never below this score (0: the standout decides; a fixed floor was needed before crowding was weighed):
+    meaning_min_score: float = Field(0.0, alias="MEANING_MIN_SCORE", ge=0, le=1)
     # Within this much of the nearest file's score (unset: however far).
     meaning_score_spread: float | None = Field(None, alias="MEANING_SCORE_SPREAD", ge=0, le=1)
     # At least this much above the MEANING_REFERENCE_RANK-th nearest file: an answer stands out from
     # the files that merely share its subject (whose scores rise with the index). The share of the
     # query's characters its passage holds counts MEANING_OVERLAP_WEIGHT towards it.
-    meaning_min_standout: float = Field(0.0135, alias="MEANING_MIN_STANDOUT", ge=0, le=1)
+    meaning_min_standout: float = Field(0.025, alias="MEANING_MIN_STANDOUT", ge=0, le=1)
     meaning_reference_rank: int = Field(20, alias="MEANING_REFERENCE_RANK", ge=2, le=20)
-    meaning_overlap_weight: float = Field(0.0125, alias="MEANING_OVERLAP_WEIGHT", ge=0, le=1)
+    meaning_overlap_weight: float = Field(0.03, alias="MEANING_OVERLAP_WEIGHT", ge=0, le=1)
+    # And nothing by meaning unless the best such file stands out at least this much (unset: no such bar).
+    meaning_min_lead: float | None = Field(0.04, alias="MEANING_MIN_LEAD", ge=0, le=1)
+    # A file near many of the other nearest files (a template, a series) is near every question on its
+    # subject: its score counts this times how much nearer it is to its MEANING_CROWDING_NEIGHBOURS
+    # nearest fellow candidates than they are on average (0: not weighed; the vector leg then returns
+    # no vectors).
+    meaning_crowding_weight: float = Field(0.5, alias="MEANING_CROWDING_WEIGHT", ge=0, le=5)
+    meaning_crowding_neighbours: int = Field(10, alias="MEANING_CROWDING_NEIGHBOURS", ge=1, le=19)
+    # With fewer than MEANING_REFERENCE_RANK readable files (a small folder, a narrow filter) there is no
+    # crowd: a file is offered at this score or above, standing out this much above the last one
+    # (the share of shared characters counting MEANING_SPARSE_OVERLAP_WEIGHT), crowding not weighed.
+    meaning_sparse_min_score: float = Field(0.925, alias="MEANING_SPARSE_MIN_SCORE", ge=0, le=1)
+    meaning_sparse_min_standout: float = Field(0.0135, alias="MEANING_SPARSE_MIN_STANDOUT", ge=0, le=1)
+    meaning_sparse_overlap_weight: float = Field(0.0125, alias="MEANING_SPARSE_OVERLAP_WEIGHT", ge=0, le=1)
     # When files contain the query, a file by meaning must score this much more (unset: none then).
     meaning_keyword_margin: float | None = Field(0.0, alias="MEANING_KEYWORD_MARGIN", ge=0, le=1)
     # A name, a code or a single word is a keyword search: files by meaning never, only when no file

@@ -22,9 +22,13 @@ near. Those files follow the keyword matches, nearest first, and are counted apa
 
 from __future__ import annotations
 
+import math
+import operator
 import re
 import threading
 import time
+from array import array
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -62,6 +66,8 @@ class VectorHit:
     page: int | None = None
     keyword: bool = False
     source: dict[str, Any] = field(default_factory=dict, compare=False)
+    # the best passage's vector, when the rule weighs how crowded the neighbourhood is (else empty)
+    vector: tuple[float, ...] = field(default=(), compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -74,7 +80,15 @@ class MeaningRule:
     files that merely share the subject, and that crowd's score rises with the index, so the bar
     rises with it. Of the query's characters (kanji, kana words, letters, digits), the share its
     best passage also holds counts ``overlap_weight`` towards the standout: a passage that says
-    part of what was asked needs to stand out less. When the keyword leg
+    part of what was asked needs to stand out less.
+
+    ``crowding``: a file near many of the other nearest files (a template, a series, one of many
+    minutes on the subject) is near to every question on that subject, and is discounted: its score
+    counts ``crowding`` times how much nearer it is to its ``neighbours`` nearest fellow candidates
+    than the candidates are on average (CSLS, the hubness correction of cross-lingual retrieval,
+    computed among the query's own neighbourhood; copies of one file do not crowd each other). The
+    files are ranked, and stand out, by that score. ``lead``: nothing by meaning unless the best of
+    them stands out at least this much (each then needs ``standout``). When the keyword leg
     found files, the bar is ``keyword_margin`` higher (None: nothing by meaning then). A query
     that is a name, a code or a single word (``query_kind``) is a keyword search: nothing by
     meaning (``single_words``: "never"), or only when no file holds it ("unmatched"), or as any
@@ -89,6 +103,12 @@ class MeaningRule:
     keyword_margin: float | None = 0.0
     single_words: Literal["never", "unmatched", "always"] = "always"
     max_files: int = RETURNED
+    crowding: float = 0.0
+    neighbours: int = 10
+    lead: float | None = None
+    # With fewer than ``reference`` readable files there is no crowd to stand out from (a small folder,
+    # a narrow filter): this rule decides instead (None: this one, against the last file).
+    sparse: MeaningRule | None = None
 
     @classmethod
     def from_settings(cls, settings: EmbeddingSettings) -> MeaningRule:
@@ -102,12 +122,33 @@ class MeaningRule:
             keyword_margin=settings.meaning_keyword_margin,
             single_words=settings.meaning_single_words,
             max_files=settings.meaning_max_files,
+            crowding=settings.meaning_crowding_weight,
+            neighbours=settings.meaning_crowding_neighbours,
+            lead=settings.meaning_min_lead,
+            sparse=cls(
+                min_score=settings.meaning_sparse_min_score,
+                standout=settings.meaning_sparse_min_standout,
+                reference=settings.meaning_reference_rank,
+                overlap_weight=settings.meaning_sparse_overlap_weight,
+                keyword_margin=settings.meaning_keyword_margin,
+                single_words=settings.meaning_single_words,
+                max_files=settings.meaning_max_files,
+            ),
         )
+
+    def keyword_search(self, query: str) -> bool:
+        """Whether ``query`` is a keyword search that gets files by meaning only when no file holds it
+        (or never): the keyword leg can then run first, and the query is embedded only when needed."""
+        return self.single_words != "always" and query_kind(query) == "keyword"
 
     def describe(self) -> str:
         parts = [f"score>={self.min_score:g}"]
         if self.spread is not None:
             parts.append(f"spread<={self.spread:g}")
+        if self.crowding:
+            parts.append(f"crowding*{self.crowding:g}@{self.neighbours}")
+        if self.lead is not None:
+            parts.append(f"lead>={self.lead:g}")
         if self.standout:
             overlap = f"+{self.overlap_weight:g}*overlap" if self.overlap_weight else ""
             parts.append(f"standout{overlap}>={self.standout:g}@{self.reference}")
@@ -117,6 +158,8 @@ class MeaningRule:
             parts.append(f"+{self.keyword_margin:g}-when-words-match")
         if self.single_words != "always":
             parts.append(f"single-words:{self.single_words}")
+        if self.sparse is not None:
+            parts.append(f"[fewer than {self.reference}: {self.sparse.describe()}]")
         return " ".join(parts)
 
 
@@ -136,14 +179,24 @@ def query_kind(text: str) -> QueryKind:
     return "keyword"
 
 
-def accept(nearest: Sequence[VectorHit], *, rule: MeaningRule, keyword_total: int, query: str) -> list[VectorHit]:
-    """The files found by meaning alone that ``rule`` offers for ``query``, nearest first.
+def accept(
+    nearest: Sequence[VectorHit],
+    *,
+    rule: MeaningRule,
+    keyword_total: int,
+    query: str,
+    crowd: Sequence[float] | None = None,
+) -> list[VectorHit]:
+    """The files found by meaning alone that ``rule`` offers for ``query``, best first.
 
     ``nearest``: the vector leg's hits, nearest first, keyword matches among them (they set the
-    scale: the nearest score and the reference are over every readable file).
+    scale: the nearest score, the crowd and the reference are over every readable file). ``crowd``:
+    ``crowding(nearest, rule.neighbours)`` when the caller has it already.
     """
     if not nearest or rule.max_files <= 0:
         return []
+    if rule.sparse is not None and len(nearest) < rule.reference:
+        return accept(nearest, rule=rule.sparse, keyword_total=keyword_total, query=query)
     kind = query_kind(query)
     if kind == "keyword" and (rule.single_words == "never" or (rule.single_words == "unmatched" and keyword_total)):
         return []
@@ -154,18 +207,70 @@ def accept(nearest: Sequence[VectorHit], *, rule: MeaningRule, keyword_total: in
         floor = max(floor, nearest[0].score - rule.spread)
     if keyword_total and rule.keyword_margin:
         floor += rule.keyword_margin
-    reference = nearest[min(rule.reference, len(nearest)) - 1].score
+    scores = [hit.score for hit in nearest]
+    if rule.crowding:
+        crowd = crowding(nearest, rule.neighbours) if crowd is None else crowd
+        mean = sum(crowd) / len(crowd)
+        scores = [score - rule.crowding * (near - mean) for score, near in zip(scores, crowd, strict=True)]
+    order = sorted(range(len(nearest)), key=lambda i: -scores[i])  # stable: nearest first without crowding
+    reference = scores[order[min(rule.reference, len(order)) - 1]]
     asked = _characters(query) if rule.overlap_weight else frozenset()
-    chosen = []
-    for hit in nearest:
+    candidates: list[tuple[VectorHit, float]] = []
+    for i in order:
+        hit = nearest[i]
         if hit.keyword or hit.score < floor:
             continue
-        if rule.standout:
-            overlap = len(asked & _characters(hit.passage)) / len(asked) if asked else 0.0
-            if hit.score - reference + rule.overlap_weight * overlap < rule.standout:
-                continue
-        chosen.append(hit)
+        overlap = len(asked & _characters(hit.passage)) / len(asked) if asked else 0.0
+        candidates.append((hit, scores[i] - reference + rule.overlap_weight * overlap))
+    if rule.lead is not None and (not candidates or max(standout for _, standout in candidates) < rule.lead):
+        return []
+    chosen = [hit for hit, standout in candidates if not rule.standout or standout >= rule.standout]
     return chosen[: rule.max_files]
+
+
+# Two passages this near (cosine) are copies of one text: they do not crowd each other.
+NEAR_COPY = 0.995
+
+
+def crowding(nearest: Sequence[VectorHit], neighbours: int) -> list[float]:
+    """How crowded each hit's place is: the mean score (``(1 + cos) / 2``, as the cluster's) of its
+    best passage against the ``neighbours`` nearest of the other hits' best passages, copies left out.
+    A hit without a vector (the cluster did not return it) gets the others' mean: no discount."""
+    units = [_unit(hit.vector) for hit in nearest]
+    n = len(units)
+    near: list[list[float]] = [[] for _ in range(n)]
+    for i in range(n):
+        a = units[i]
+        if a is None:
+            continue
+        for j in range(i + 1, n):
+            b = units[j]
+            if b is None:
+                continue
+            cos = _dot(a, b)
+            if cos < NEAR_COPY:
+                near[i].append(cos)
+                near[j].append(cos)
+    crowd: list[float | None] = []
+    for cosines in near:
+        top = sorted(cosines, reverse=True)[:neighbours]
+        crowd.append((1 + sum(top) / len(top)) / 2 if top else None)
+    known = [c for c in crowd if c is not None]
+    fallback = sum(known) / len(known) if known else 0.0
+    return [fallback if c is None else c for c in crowd]
+
+
+def _dot_py(a: Sequence[float], b: Sequence[float]) -> float:
+    return sum(map(operator.mul, a, b))
+
+
+# math.sumprod (Python 3.12+, the Lambda runtime's) is a C loop: 190 products of 384 numbers in ~0.3 ms.
+_dot = cast("Any", getattr(math, "sumprod", _dot_py))
+
+
+def _unit(vector: Sequence[float]) -> Sequence[float] | None:
+    norm = math.sqrt(sum(x * x for x in vector)) if vector else 0.0
+    return [x / norm for x in vector] if norm else None
 
 
 # What a query's characters are compared on: kanji, kana words, letters and digits (not particles).
@@ -187,10 +292,13 @@ def vector_body(
     size: int | None = None,
     source: Any = False,
     keyword_query: dict[str, Any] | None = None,
+    vectors: bool = False,
 ) -> dict[str, Any]:
     """The vector leg: the ``k`` documents whose best passage is nearest, among those ``filters`` let
-    through; ``size`` of them returned with ``source``. With ``keyword_query``, each hit that also
-    matches it is flagged (a named clause in the should list, worth no score)."""
+    through; ``size`` of them returned with ``source`` (and, with ``vectors``, their best passage's
+    vector). With ``keyword_query``, each hit that also matches it is flagged (a named clause in the
+    should list, worth no score)."""
+    passage_fields = [f"{PASSAGES}.text", f"{PASSAGES}.page", *([f"{PASSAGES}.vector"] if vectors else [])]
     knn: dict[str, Any] = {"vector": list(vector), "k": k}
     if filters:
         knn["filter"] = {"bool": {"filter": list(filters)}}
@@ -199,7 +307,7 @@ def vector_body(
             "path": PASSAGES,
             "score_mode": "max",
             "query": {"knn": {f"{PASSAGES}.vector": knn}},
-            "inner_hits": {"size": 1, "_source": {"includes": [f"{PASSAGES}.text", f"{PASSAGES}.page"]}},
+            "inner_hits": {"size": 1, "_source": {"includes": passage_fields}},
         }
     }
     if keyword_query is not None:
@@ -215,6 +323,7 @@ def vector_hits(response: dict[str, Any]) -> list[VectorHit]:
         inner = hit.get("inner_hits", {}).get(PASSAGES, {}).get("hits", {}).get("hits", [])
         source = (inner[0].get("_source") or {}) if inner else {}
         page = source.get("page")
+        vector = source.get("vector")
         found.append(
             VectorHit(
                 doc_id=hit["_id"],
@@ -223,6 +332,7 @@ def vector_hits(response: dict[str, Any]) -> list[VectorHit]:
                 page=int(page) if isinstance(page, int) else None,
                 keyword=KEYWORD_MATCH in (hit.get("matched_queries") or []),
                 source=dict(hit.get("_source") or {}),
+                vector=tuple(vector) if isinstance(vector, list) else (),
             )
         )
     return found
@@ -264,12 +374,32 @@ def query_vector(client: Any, index: str, text: str, embedder: Embedder | None) 
             extra={"index_model": spec.model_id, "embedder": embedder.model_id},
         )
         return None
+    key = (embedder.model_id, text.strip())
+    with _query_vectors_lock:
+        cached = _query_vectors.get(key)
+        if cached is not None:
+            _query_vectors.move_to_end(key)
+            return list(cached)
     try:
-        return embedder.query(text)
+        vector = embedder.query(text)
     except EmbedderUnavailable as exc:
         count(Metric.HYBRID_SEARCH_DEGRADED)
         logger.warning("query not embedded; keyword search only", extra={"error": str(exc)[:300]})
         return None
+    with _query_vectors_lock:
+        _query_vectors[key] = array("f", vector)
+        while len(_query_vectors) > QUERY_VECTORS_KEPT:
+            _query_vectors.popitem(last=False)
+    return vector
+
+
+# Query vectors a warm process keeps, most recently used first (a query's vector depends on the model
+# and the text alone: no caller, no permission, no result is in it). 384 float32 = 1.5 KB each, so
+# about 1.6 MB: the same query again (the next page, another filter or facet, a colleague's search)
+# is not embedded again (~17 ms of CPU).
+QUERY_VECTORS_KEPT = 1024
+_query_vectors: OrderedDict[tuple[str, str], array[float]] = OrderedDict()
+_query_vectors_lock = threading.Lock()
 
 
 def _vectors_of(client: Any, index: str) -> VectorSpec | None:
@@ -355,6 +485,7 @@ def search_hybrid(
     source: Any,
     window: int = WINDOW,
     resolve: bool = False,
+    keyword: dict[str, Any] | None = None,
 ) -> Legs:
     """Both legs in one round trip, and the files the rule offers by meaning alone (none when the
     cluster refused the vector leg: the search is keyword-only, as ``search_both`` says).
@@ -362,23 +493,41 @@ def search_hybrid(
     Which of the nearest files hold the query is known from the keyword page when it holds every
     match; otherwise, and only when the rule would offer a file whose membership is unknown, one
     more small request asks (the query, limited to those ids). ``resolve``: ask for every nearest
-    file (the bench's recording).
+    file (the bench's recording). ``keyword``: the keyword leg's response when it was asked
+    already (a keyword search no file matched): only the vector leg is asked.
     """
-    vector_leg = vector_body(vector, k=window, filters=filters, size=min(window, RETURNED), source=source)
-    keyword, nearest = search_both(client, index, keyword_body, vector_leg)
+    vector_leg = vector_body(
+        vector, k=window, filters=filters, size=min(window, RETURNED), source=source, vectors=rule.crowding > 0
+    )
+    if keyword is None:
+        keyword, nearest = search_both(client, index, keyword_body, vector_leg)
+    else:
+        nearest = _vector_leg(client, index, vector_leg)
     if nearest is None:
         return Legs(keyword, [], [])
     total = total_of(keyword)
     seen = {hit["_id"] for hit in keyword["hits"]["hits"]}
     every_match_seen = int(keyword_body.get("from", 0)) == 0 and total <= len(seen)
     nearest = [replace(hit, keyword=hit.doc_id in seen) for hit in nearest]
-    chosen = accept(nearest, rule=rule, keyword_total=total, query=query)
+    crowd = crowding(nearest, rule.neighbours) if rule.crowding and nearest else None
+    chosen = accept(nearest, rule=rule, keyword_total=total, query=query, crowd=crowd)
     asking = [hit.doc_id for hit in (nearest if resolve else chosen) if hit.doc_id not in seen]
     if total and not every_match_seen and asking:
         matched = _matching(client, index, keyword_query, asking)
         nearest = [replace(hit, keyword=hit.keyword or hit.doc_id in matched) for hit in nearest]
-        chosen = accept(nearest, rule=rule, keyword_total=total, query=query)
+        chosen = accept(nearest, rule=rule, keyword_total=total, query=query, crowd=crowd)
     return Legs(keyword, nearest, chosen)
+
+
+def _vector_leg(client: Any, index: str, vector_leg: dict[str, Any]) -> list[VectorHit] | None:
+    """The vector leg alone; None when the cluster refused it (logged, counted, keyword-only)."""
+    from opensearchpy.exceptions import RequestError
+
+    try:
+        return vector_hits(client.search(index=index, body=vector_leg))
+    except RequestError as exc:
+        _degraded(str(exc))
+        return None
 
 
 def _matching(client: Any, index: str, keyword_query: dict[str, Any], doc_ids: list[str]) -> set[str]:

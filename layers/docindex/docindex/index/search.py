@@ -234,9 +234,7 @@ def search(
     if modified_after or modified_before:
         bounds = {"gte": modified_after, "lt": modified_before}
         filters.append({"range": {"last_modified": {k: v for k, v in bounds.items() if v}}})
-    vector = None
-    if hybrid is not False and query.strip() and not (operators and parse_query(query).has_operators):
-        vector = query_vector(client, index, query, embedder if embedder is not None else default_embedder())
+    meaning = hybrid is not False and bool(query.strip()) and not (operators and parse_query(query).has_operators)
     # The page clause is a simple_query_string: the CLI's OR is its |, never a word to find.
     page_query = page_query_text(with_operators) if with_operators is not None else query
     pages = pages_clause(list(query_variants(page_query)), size=page_hits, pre_tag="[", post_tag="]")
@@ -264,20 +262,12 @@ def search(
     }
     if ocr_confidence_below is not None and not query.strip():
         body["sort"] = [{"ocr_confidence": "asc"}, {"key": "asc"}]
-    legs: Legs | None = None
-    if vector is not None:
-        legs = search_hybrid(
-            client,
-            index,
-            keyword_body=body,
-            keyword_query=must,
-            filters=filters,
-            vector=vector,
-            query=query,
-            rule=meaning_rule if meaning_rule is not None else default_rule(),
-            source=body["_source"],
-        )
-    response = legs.keyword if legs is not None else client.search(index=index, body=body)
+    rule = meaning_rule if meaning_rule is not None else default_rule()
+    if meaning and embedder is None:
+        embedder = default_embedder()
+    response, legs = _ask(
+        client, index, body, query, must=must, filters=filters, rule=rule, embedder=embedder if meaning else None
+    )
     hits = SearchHits(_hit(hit) for hit in response["hits"]["hits"])
     hits.total, hits.total_is_exact = _total(response)
     if legs is not None:
@@ -338,6 +328,49 @@ def _total(response: dict[str, Any]) -> tuple[int, bool]:
     """The number of documents that contain the query, and whether it is exact."""
     total = response["hits"].get("total", 0)
     return total_of(response), not (isinstance(total, dict) and total.get("relation") == "gte")
+
+
+def _ask(
+    client: OpenSearch,
+    index: str,
+    body: dict[str, Any],
+    query: str,
+    *,
+    must: dict[str, Any],
+    filters: list[dict[str, Any]],
+    rule: MeaningRule,
+    embedder: Embedder | None,
+) -> tuple[dict[str, Any], Legs | None]:
+    """The keyword leg's response, and both legs when meaning search runs (``embedder``: None for
+    keyword-only; the configured one is used when the index has vectors of its model).
+
+    A name, a code or a single word is a keyword search (``MeaningRule.keyword_search``): the keyword
+    leg runs alone first, and the query is embedded and the vector leg asked only when no file holds
+    it and the rule allows — the files that hold it are the answer, with no embedding paid.
+    """
+    if embedder is None:
+        return client.search(index=index, body=body), None
+    asked: dict[str, Any] | None = None
+    if rule.keyword_search(query):
+        asked = client.search(index=index, body=body)
+        if total_of(asked) or rule.single_words != "unmatched":
+            return asked, None
+    vector = query_vector(client, index, query, embedder)
+    if vector is None:
+        return (asked if asked is not None else client.search(index=index, body=body)), None
+    legs = search_hybrid(
+        client,
+        index,
+        keyword_body=body,
+        keyword_query=must,
+        filters=filters,
+        vector=vector,
+        query=query,
+        rule=rule,
+        source=body["_source"],
+        keyword=asked,
+    )
+    return legs.keyword, legs
 
 
 def default_rule() -> MeaningRule:
