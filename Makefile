@@ -40,22 +40,33 @@ system-deps: ## Install Tesseract (jpn, jpn_vert, osd) and a Japanese font if mi
 # PYTHONDONTWRITEBYTECODE, and each xdist process would rewrite every test module's asserts again.
 # So the run writes bytecode caches (__pycache__, git-ignored; the layer build leaves them out),
 # compiled once before it starts.
+# loadgroup: tests in one xdist_group run in one process, after one shared run (the demo, a soak);
+# every other test is its own unit, handed to whichever process is free (tests/support/scheduling.py).
 PY_SOURCES := layers/docindex/docindex devkit functions worker soak bench tests
 .PHONY: test
 test: $(STAMP) system-deps ## Run unit, integration and end-to-end tests
 	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m compileall -q -j 0 $(PY_SOURCES) >/dev/null
-	env -u PYTHONDONTWRITEBYTECODE $(BIN)/pytest -n auto --dist worksteal $(PYTEST_ARGS)
+	env -u PYTHONDONTWRITEBYTECODE $(BIN)/pytest -n auto --dist loadgroup $(PYTEST_ARGS)
 
 .PHONY: test-unit
 test-unit: $(STAMP) ## Run only the unit tests (no servers)
 	$(BIN)/pytest tests/unit $(PYTEST_ARGS)
 
-.PHONY: lint
-lint: $(STAMP) ## ruff, mypy and cfn-lint on the template
+# Each check is a target of its own: `make lint` runs them one after another, `make -j4 lint` side by
+# side (.ci/run: mypy and cfn-lint use the CPU while the SAM CLI's install and check-wheels wait on PyPI).
+TEMPLATE_CHECKS := $(if $(wildcard template.yaml),lint-template sam-validate check-wheels)
+
+.PHONY: lint lint-ruff lint-mypy lint-template
+lint: lint-ruff lint-mypy $(TEMPLATE_CHECKS) ## ruff, mypy, cfn-lint and sam validate on the template, layer wheels
+lint-ruff: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+
+lint-mypy: $(STAMP)
 	$(BIN)/mypy
-	@if [ -f template.yaml ]; then $(BIN)/cfn-lint template.yaml && $(MAKE) --no-print-directory sam-validate check-wheels; fi
+
+lint-template: $(STAMP)
+	$(BIN)/cfn-lint template.yaml
 
 .PHONY: format
 format: $(STAMP) ## Format and auto-fix with ruff
@@ -110,10 +121,19 @@ $(AUDIT_VENV)/bin/checkov:
 	$(AUDIT_VENV)/bin/pip install --quiet --upgrade pip
 	$(AUDIT_VENV)/bin/pip install --quiet checkov==3.3.30 pip-audit==2.10.1 bandit==1.9.4
 
-.PHONY: audit
-audit: $(AUDIT_VENV)/bin/checkov ## Security review: bandit (code), checkov (template), pip-audit (pinned deps)
+.PHONY: audit-venv
+audit-venv: $(AUDIT_VENV)/bin/checkov ## Create .venv-audit (checkov, pip-audit, bandit)
+
+# As lint: one target per check, `make -j3 audit` runs them side by side.
+.PHONY: audit audit-bandit audit-checkov audit-deps
+audit: audit-bandit audit-checkov audit-deps ## Security review: bandit (code), checkov (template), pip-audit (pinned deps)
+audit-bandit: $(AUDIT_VENV)/bin/checkov
 	$(AUDIT_VENV)/bin/bandit -q -r layers/docindex/docindex functions worker
+
+audit-checkov: $(AUDIT_VENV)/bin/checkov
 	$(AUDIT_VENV)/bin/checkov -f template.yaml --config-file .checkov.yaml --skip-download
+
+audit-deps: $(AUDIT_VENV)/bin/checkov
 	scripts/audit_dependencies.sh $(AUDIT_VENV)/bin/pip-audit
 
 # ---- benchmark (not part of `make test`: it times things; see docs/performance.md)

@@ -98,10 +98,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--sabotage",
+        action="append",
         choices=["duplicates", "rereads", "resurrection"],
         help="prove the judge (the run must fail): `duplicates` runs an indexer without its duplicate guards; "
         "`rereads` one that reads and extracts unchanged re-uploads, copies and renames again; "
-        "`resurrection` one whose writes skip the ledger check (a delayed create lands after its delete)",
+        "`resurrection` one whose writes skip the ledger check (a delayed create lands after its delete). "
+        "Give it more than once to break several guards in one run (each judge rule reports its own failure)",
     )
     parser.add_argument("--state-dir", type=Path, default=Path(".docindex/soak"), help="servers, logs (per seed)")
     parser.add_argument("--out", type=Path, default=Path("bench/soak.json"), help="figures (default bench/soak.json)")
@@ -158,7 +160,7 @@ def config_from(args: argparse.Namespace, seed: int) -> SoakConfig:
         gc_deletes_seconds=args.gc_deletes,
         storm_weights=args.storm_weights,
         kind_weights=args.kind_weights,
-        sabotage=args.sabotage,
+        sabotage=tuple(args.sabotage or ()),
         poison=not args.no_poison,
         resync=not args.no_resync,
         previous_release=None if args.no_rolling_upgrade else args.previous_release,

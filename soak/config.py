@@ -46,7 +46,8 @@ class SoakConfig:
     worker_range_pages: int | None = None  # WORKER_RANGE_PAGES of every worker (None: its default)
     drills: bool = True  # the four disaster drills after the other phases (soak/drills.py)
     drill_share: float = 0.025  # of the documents changed during a drill, and re-announced in the first
-    sabotage: str | None = None  # "duplicates": prove the judge catches duplicate writes
+    # ("duplicates",): prove the judge catches duplicate writes; several break several guards in one run.
+    sabotage: tuple[str, ...] = ()
     state_dir: Path = Path(".docindex/soak")
     drain_timeout: float = 1200.0
     # OpenSearch forgets a delete's version after index.gc_deletes (60 s on a domain); short here, and
@@ -92,7 +93,7 @@ class SoakConfig:
             "backfill": self.backfill,
             "reconcile_fix": self.reconcile_fix,
             "poison": self.poison,
-            "sabotage": self.sabotage,
+            "sabotage": list(self.sabotage),
             "resync_objects": self.resync_objects,
             "previous_release": self.previous_release,
             "worker_range_pages": self.worker_range_pages,

@@ -296,7 +296,7 @@ class Soak:
             "AWS_ENDPOINT_URL": stack.moto,
         }
         if config.sabotage:
-            env[SABOTAGE_ENV] = config.sabotage
+            env[SABOTAGE_ENV] = ",".join(config.sabotage)
         if config.write_delay_probability > 0:
             low, high = config.write_delay_seconds
             env[WRITE_DELAY_ENV] = (

@@ -21,6 +21,7 @@ from typing import Any
 
 # The checkout of an older release whose indexer this sandbox runs (unset: the current code).
 RELEASE_ENV = "DOCINDEX_SOAK_RELEASE"
+# Comma-separated: the guards broken on purpose, to prove the judge ("duplicates", "rereads", "resurrection").
 SABOTAGE_ENV = "DOCINDEX_SOAK_SABOTAGE"
 # "PROBABILITY:LOW:HIGH:SEED:GC:MARKER": hold that share of the indexer's document writes between their
 # claim and their write for LOW..HIGH seconds, or, when the change is overtaken meanwhile (a delete or a
@@ -89,7 +90,8 @@ def serve(conn: Connection, env: dict[str, str], log_path: str) -> None:
     from devkit.local.handlers import load_handler
 
     handler = load_handler("indexer")
-    if env.get(SABOTAGE_ENV) == "duplicates":
+    sabotage = set(filter(None, env.get(SABOTAGE_ENV, "").split(",")))
+    if "duplicates" in sabotage:
         # Only to prove the judge: an indexer without its duplicate guards (no idempotency,
         # no check of the index before re-applying a retried change) applies every delivery.
         from docindex.ingest.indexer import get_indexer
@@ -101,14 +103,14 @@ def serve(conn: Connection, env: dict[str, str], log_path: str) -> None:
         from docindex.ingest.indexer import get_indexer
 
         _delay_writes(get_indexer(), env[WRITE_DELAY_ENV])
-    if env.get(SABOTAGE_ENV) == "resurrection":
+    if "resurrection" in sabotage:
         # Only to prove the judge: writes no longer ask the ledger whether a delete or a newer
         # change came after their claim, so a delayed create lands on a forgotten tombstone.
         from docindex.ingest.indexer import get_indexer
 
         indexer = get_indexer()
         indexer.ledger.still_current = set  # type: ignore[method-assign,assignment]
-    if env.get(SABOTAGE_ENV) == "rereads":
+    if "rereads" in sabotage:
         # Only to prove the judge: an indexer that neither recognises unchanged content nor asks
         # the content cache reads, extracts and queues OCR for every re-upload, copy and rename.
         from docindex.ingest.indexer import get_indexer

@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from tests.support.scheduling import SharedRunScheduling, write_groups
+
 # Fake credentials for moto; set before any boto3 client exists.
 os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
 os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
@@ -171,3 +173,40 @@ def _fresh_metrics() -> Iterator[None]:
     metrics.clear_metrics()
     yield
     metrics.clear_metrics()
+
+
+# ---- The order tests start in, and which share a process under xdist (tests/support/scheduling.py)
+
+# Started first, in this order, so that none of them starts late and makes a tail: the longest
+# modules of `make test` (a soak, the demo and the commands run against it, the long OCR jobs).
+FIRST = (
+    "tests/e2e/test_soak_short.py",
+    "tests/e2e/test_demo.py",
+    "tests/e2e/test_doc_examples.py",
+    "tests/e2e/test_operations_cli.py",
+    "tests/integration/test_worker_lifecycle.py",
+    "tests/e2e/test_cli_long_runs.py",
+    "tests/integration/test_bad_input.py",
+    "tests/integration/test_ocr_defects.py",
+    "tests/e2e/test_local_run.py",
+    "tests/integration/test_backfill.py",
+    "tests/integration/test_bounded_extraction.py",
+    "tests/e2e/test_search_page.py",
+    "tests/integration/test_worker_bombs.py",
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    rank = {path: n for n, path in enumerate(FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(FIRST)))  # stable: modules stay whole
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        write_groups(config, items)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> SharedRunScheduling | None:
+    """`--dist loadgroup` (make test): xdist groups, module fixtures set up once, long tests first."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    config.option.loadscopereorder = False  # collection order: FIRST above
+    return SharedRunScheduling(config, log)

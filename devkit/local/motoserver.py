@@ -1,11 +1,14 @@
-"""moto server as the dev kit runs it: the same server, two SQS look-ups made cheap.
+"""moto server as the dev kit runs it: the same server, three look-ups made cheap.
 
 moto's SQS computes every attribute of a queue (each one a scan of all its
 messages) once per message it *returns* (to read the retention period) and
-three times per attribute asked for in ``GetQueueAttributes``. With a few
+three times per attribute asked for in ``GetQueueAttributes``, and reads the
+clock through datetime arithmetic for every message of each scan. With a few
 thousand messages in a queue that is seconds per ``ReceiveMessage``, and the
-soak (or a benchmark) would measure moto, not docindex. These replacements
-return the same values; nothing else is touched.
+soak (or a benchmark) would measure moto, not docindex. And to route each
+request, moto lists the directories of its own package (about 170 stat calls)
+twice: a quarter of its time per request. These replacements return the same
+values; nothing else is touched.
 
 ``python -m devkit.local.motoserver -H 127.0.0.1 -p PORT`` (moto's own
 arguments); ``devkit.local.servers.start_moto`` runs it. With
@@ -25,8 +28,19 @@ EXIT_WITH_PARENT_ENV = "DEVKIT_EXIT_WITH_PARENT"
 
 
 def patch_sqs() -> None:
-    from moto.core.utils import unix_time
     from moto.sqs import models
+
+    # The clock, read for each message a queue scans (is it visible? delayed?): moto computes it with
+    # datetime arithmetic and an import per call (moto.core.utils.utcnow); time.time() is the same number.
+    moto_unix_time, moto_unix_time_millis = models.unix_time, models.unix_time_millis
+
+    def unix_time(dt: Any = None) -> float:
+        return time.time() if dt is None else float(moto_unix_time(dt))
+
+    def unix_time_millis(dt: Any = None) -> float:
+        return time.time() * 1000.0 if dt is None else float(moto_unix_time_millis(dt))
+
+    models.unix_time, models.unix_time_millis = unix_time, unix_time_millis
 
     def is_message_valid_based_on_retention_period(self: Any, queue_name: str, message: Any) -> bool:
         queue = self.get_queue(queue_name)
@@ -51,6 +65,40 @@ def patch_sqs() -> None:
     models.SQSBackend.get_queue_attributes = get_queue_attributes  # type: ignore[method-assign]
 
 
+def patch_dispatch() -> None:
+    """What moto works out again for every request, from things that do not change while it runs.
+
+    It lists its own package directory (a stat per entry) twice per request to route it, lists the
+    methods of the response class to find the action's, and turns each attribute and action name
+    into snake case character by character.
+    """
+    import functools
+    import types
+
+    from moto import backends
+    from moto.core import utils
+
+    modules = tuple(backends.list_of_moto_modules())
+    backends.list_of_moto_modules = lambda: modules
+
+    snake = functools.lru_cache(maxsize=4096)(utils.camelcase_to_underscores)
+    methods = functools.cache(utils.method_names_from_class)
+
+    def method_names_from_class(clazz: object) -> list[str]:
+        return list(methods(clazz))
+
+    replacements = {
+        utils.camelcase_to_underscores: snake,
+        utils.method_names_from_class: method_names_from_class,
+    }
+    # Modules already imported hold the originals under their own names; later ones import these.
+    for name, module in list(sys.modules.items()):
+        if name == "moto" or name.startswith("moto."):
+            for attribute, value in list(vars(module).items()):
+                if isinstance(value, types.FunctionType) and value in replacements:
+                    setattr(module, attribute, replacements[value])
+
+
 def exit_with_parent(pid: int, interval: float = 1.0) -> None:
     """Exit this process (from a daemon thread) once process ``pid``, its parent, is gone."""
 
@@ -69,6 +117,7 @@ def main(argv: list[str] | None = None) -> None:
     parent = os.environ.get(EXIT_WITH_PARENT_ENV)
     if parent:
         exit_with_parent(int(parent))
+    patch_dispatch()
     patch_sqs()
     # One log line per request would cost the server more than some requests do.
     logging.getLogger("werkzeug").setLevel(logging.WARNING)

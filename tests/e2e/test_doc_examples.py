@@ -2,24 +2,27 @@
 
 Commands are the lines of ``bash``/``sh`` code blocks that start with ``docindex`` (or
 ``.venv/bin/docindex``) and the ``$ docindex ...`` lines of ``console`` blocks (their other lines
-are output). They run in the order the documents show them, in one directory where ``docindex
-demo`` has indexed the sample documents. The few that need a real AWS account (``--stack``),
-a placeholder (``ARN``), or would not return (a continuous ``local run``) are only parsed, with
-the CLI's own parser, so a renamed flag still fails here; ``local down`` runs last.
+are output). They run in the order the documents show them, in the directory where ``docindex
+demo`` has indexed the sample documents (the demo test_demo.py checks: tests/e2e/conftest.py). The
+few that need a real AWS account (``--stack``), a placeholder (``ARN``), or would not return (a
+continuous ``local run``) are only parsed, with the CLI's own parser, so a renamed flag still fails
+here. Then ``demo --stop`` runs again on the indexed samples and stops the servers; ``local down``
+runs last.
 """
 
 from __future__ import annotations
 
 import re
 import shlex
-import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.e2e
+from tests.e2e.conftest import DemoRun, docindex
+
+# One demo for this module and test_demo.py (tests/e2e/conftest.py): one process runs both.
+pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("demo")]
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -116,17 +119,6 @@ def expected(example: Example) -> set[int]:
     raise AssertionError(f"{example}: no documented exit code in EXPECTED: add it")
 
 
-def docindex(*args: str, cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "docindex.cli", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
-
-
 def test_the_documents_show_commands_and_each_has_a_documented_exit_code() -> None:
     found = examples()
     assert len(found) >= 20, [str(e) for e in found]
@@ -145,21 +137,32 @@ def test_commands_that_need_aws_parse() -> None:
             raise AssertionError(f"{example}: does not parse (exit {exc.code})") from None
 
 
-def test_every_documented_command_runs_against_the_demo(tmp_path: Path) -> None:
+def test_every_documented_command_runs_against_the_demo(demo_run: DemoRun) -> None:
     # Given the demo's local run (the sample documents indexed)
-    demo = docindex("demo", "--max-seconds", "900", cwd=tmp_path, timeout=1200)
+    demo, directory = demo_run.result, demo_run.directory
     assert demo.returncode == 0, demo.stdout[-3000:] + demo.stderr[-3000:]
     runnable = [e for e in examples() if not e.parse_only]
     last = [e for e in runnable if e.argv[:2] == ("local", "down")]
     try:
         # When each documented command runs, in the documents' order
         failures = []
-        for example in [e for e in runnable if e not in last] + last[:1]:
-            result = docindex(*example.argv, cwd=tmp_path)
+        for example in [e for e in runnable if e not in last]:
+            result = docindex(*example.argv, cwd=directory)
             # Then it exits as documented, and never with a traceback
             if result.returncode not in expected(example) or "Traceback" in result.stderr:
                 output = result.stdout[-1500:] + result.stderr[-1500:]
                 failures.append(f"{example} exited {result.returncode}:\n{output}")
         assert not failures, "\n\n".join(failures)
+        # When the demo runs again with --stop (the samples are indexed: nothing new to read)
+        again = docindex("demo", "--stop", cwd=directory)
+        # Then it drains and stops the local servers at the end (test_demo.py's run leaves them running)
+        assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+        assert "stopped moto" in again.stdout
+        # And the documents' `local down` runs last, as documented
+        for example in last[:1]:
+            result = docindex(*example.argv, cwd=directory)
+            output = result.stdout[-1500:] + result.stderr[-1500:]
+            assert result.returncode in expected(example), f"{example} exited {result.returncode}:\n{output}"
+            assert "Traceback" not in result.stderr, f"{example}:\n{output}"
     finally:
-        docindex("local", "down", cwd=tmp_path)
+        docindex("local", "down", cwd=directory)

@@ -17,29 +17,47 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 # The rolling upgrade from the previous release has its own test below; the others run the current code only.
 QUICK = ["--function-timeout", "3", "--visibility-timeout", "6", "--max-receive-count", "2", "--no-rolling-upgrade"]
 # The disaster drills (80 s here) run in the fault soak below, and each on its own in
 # tests/integration/test_drills.py; the focused soaks skip them.
 FOCUSED = ["--no-drills"]
+# Each soak wants a CPU or more (indexer sandboxes, the OCR worker and its pool, moto, osmem-server):
+# `make test` runs them in two chains, one after another in each (xdist groups: tests/support/scheduling.py),
+# not all at once beside everything else. About the same length: the fault soak and the rolling upgrade,
+# then the sabotaged runs and the race.
+FAULTS_AND_UPGRADE = pytest.mark.xdist_group("soak-faults-and-upgrade")
+SABOTAGE_AND_RACE = pytest.mark.xdist_group("soak-sabotage-and-race")
 
 
 def soak(tmp_path: Path, *args: str, timeout: float = 240) -> tuple[int, dict[str, Any]]:
     # ``timeout`` only stops a hung run: the soak's phases wait on the pipeline, which a loaded
     # machine slows down (the fault soak with its drills took 140-180 s beside other test runs).
-    out = tmp_path / "soak.json"
-    completed = subprocess.run(
-        [sys.executable, "-m", "soak", "--state-dir", str(tmp_path / "state"), "--out", str(out), *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
-    assert out.exists(), completed.stderr[-3000:]
+    out, log = tmp_path / "soak.json", tmp_path / "soak.log"
+    argv = [sys.executable, "-m", "soak", "--state-dir", str(tmp_path / "state"), "--out", str(out), *args]
+    with log.open("w+", encoding="utf-8") as output:
+        process = subprocess.Popen(argv, stdout=output, stderr=subprocess.STDOUT, text=True)
+        try:
+            code = process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            # SIGTERM: the soak stops through its teardown (servers, worker, sandboxes); a SIGKILL
+            # would leave its OCR worker and osmem-server running after the test.
+            process.terminate()
+            try:
+                process.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+            raise AssertionError(f"the soak did not finish within {timeout:.0f} s; see {log}") from None
+        output.seek(0)
+        assert out.exists(), output.read()[-3000:]
     report = json.loads(out.read_text())
-    return completed.returncode, report["runs"][0]
+    return code, report["runs"][0]
 
 
+@FAULTS_AND_UPGRADE
 def test_short_soak_ends_in_step_under_every_fault(tmp_path: Path) -> None:
     # When the soak runs with every fault on (20 % of invocations and 30 % of OCR jobs killed: more than `make soak`)
     code, run = soak(
@@ -76,13 +94,25 @@ def test_short_soak_ends_in_step_under_every_fault(tmp_path: Path) -> None:
     assert run["changes"]["operations"]["final_flash"] == 2
 
 
-def test_the_judge_catches_an_indexer_that_writes_duplicates(tmp_path: Path) -> None:
-    # When the indexer runs without its duplicate guards (idempotency, the re-apply check)
-    code, run = soak(
-        tmp_path, "--seeds", "3", "--documents", "20", "--storm-ratio", "0.5", *QUICK,
+@pytest.fixture(scope="module")
+def sabotaged(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, dict[str, Any]]:
+    """One run whose indexer lacks its duplicate guards and its unchanged-content checks, for the two tests below.
+
+    The two sabotages break different judge rules, each on its own evidence: alone, ``--sabotage
+    rereads`` writes no change twice and ``--sabotage duplicates`` reads no unchanged body. Both
+    tests are in one xdist group: one process runs the soak, once.
+    """
+    return soak(
+        tmp_path_factory.mktemp("sabotaged"), "--seeds", "3", "--documents", "20", "--storm-ratio", "0.5", *QUICK,
         "--no-poison", "--kill-probability", "0", "--worker-kill-probability", "0",
-        "--sabotage", "duplicates", *FOCUSED,
+        "--sabotage", "duplicates", "--sabotage", "rereads", *FOCUSED,
     )  # fmt: skip
+
+
+@SABOTAGE_AND_RACE
+def test_the_judge_catches_an_indexer_that_writes_duplicates(sabotaged: tuple[int, dict[str, Any]]) -> None:
+    # When the indexer runs without its duplicate guards (idempotency, the re-apply check)
+    code, run = sabotaged
     # Then reconcile alone cannot tell (the index is in step), but the write count can
     assert run["reconcile"]["coverage_percent"] == 100.0
     assert run["writes"]["duplicate_writes"] > 0
@@ -90,13 +120,10 @@ def test_the_judge_catches_an_indexer_that_writes_duplicates(tmp_path: Path) -> 
     assert any(failure.startswith("writes:") for failure in run["failures"])
 
 
-def test_the_judge_catches_an_indexer_that_reads_unchanged_content_again(tmp_path: Path) -> None:
+@SABOTAGE_AND_RACE
+def test_the_judge_catches_an_indexer_that_reads_unchanged_content_again(sabotaged: tuple[int, dict[str, Any]]) -> None:
     # When the indexer neither recognises an unchanged re-upload nor asks the content cache
-    code, run = soak(
-        tmp_path, "--seeds", "3", "--documents", "20", "--storm-ratio", "0.5", *QUICK,
-        "--no-poison", "--kill-probability", "0", "--worker-kill-probability", "0",
-        "--sabotage", "rereads", *FOCUSED,
-    )  # fmt: skip
+    code, run = sabotaged
     # Then the index is in step (reconcile cannot tell), but the re-sync phase's reads and extractions show
     assert run["reconcile"]["coverage_percent"] == 100.0
     assert run["resync"]["unchanged_body_reads"] > 0
@@ -116,6 +143,7 @@ RACE = [
 ]  # fmt: skip
 
 
+@SABOTAGE_AND_RACE
 def test_writes_overtaken_past_gc_deletes_never_resurrect_a_deleted_file(tmp_path: Path) -> None:
     # When writes are held until a delete overtakes them and its tombstone is forgotten
     code, run = soak(tmp_path, "--seeds", "5", *RACE)
@@ -127,6 +155,7 @@ def test_writes_overtaken_past_gc_deletes_never_resurrect_a_deleted_file(tmp_pat
     assert code == 0
 
 
+@SABOTAGE_AND_RACE
 def test_the_judge_catches_a_deleted_file_that_comes_back(tmp_path: Path) -> None:
     # When the same run's writes skip the ledger check
     code, run = soak(tmp_path, "--seeds", "5", *RACE, "--sabotage", "resurrection")
@@ -148,6 +177,7 @@ ROLLING = [
 ]  # fmt: skip
 
 
+@FAULTS_AND_UPGRADE
 def test_a_rolling_upgrade_from_the_previous_release_loses_and_dead_letters_nothing(tmp_path: Path) -> None:
     from soak.releases import PREVIOUS_RELEASE
 
