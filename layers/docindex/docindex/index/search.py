@@ -487,7 +487,8 @@ def variant_clause(query: str) -> dict[str, Any] | None:
             others = [query_text(other_script(word)), query_text(stem(word)), query_text(without_okurigana(word))]
             spelled = [{"match_phrase": {"variants": text}} for text in dict.fromkeys([folded, *others]) if text]
             if kana := two_kana_other_script(word):
-                spelled.append({"multi_match": {"query": kana, "fields": _KANA_WORD_FIELDS, "minimum_should_match": "100%"}})
+                as_word: dict[str, Any] = {"query": kana, "fields": _KANA_WORD_FIELDS, "minimum_should_match": "100%"}
+                spelled.append({"multi_match": as_word})
             clauses.append({"bool": {"should": [*spelled, as_typed], "minimum_should_match": 1}})
         elif len(word) > 1 and len(single := variant_text(word)) == 1:
             # a word that folds to one kanji (タマゴ → 卵): the bigrams that start with it

@@ -93,7 +93,9 @@ _ERA_INITIAL_YEAR = re.compile("([shr])(?<![0-9a-z].)([0-9]{1,2})年")
 _OKURIGANA = re.compile(f"(?<=[{_IDEOGRAPHS}])[りしきちみけげせえれびぎじひ](?=[{_IDEOGRAPHS}])")
 # Two kana of a verb stem between kanji (見積もり書, 預かり証): the query also searches the word without
 # them, the form fold() gives the one-kana spelling (見積り書, 預り証 -> 見積書, 預証).
-_TWO_KANA_OKURIGANA = re.compile(f"(?<=[{_IDEOGRAPHS}])([\u3041-\u3096][りしきちみけげせえれびぎじひ])(?=[{_IDEOGRAPHS}])")
+_TWO_KANA_OKURIGANA = re.compile(
+    f"(?<=[{_IDEOGRAPHS}])([\u3041-\u3096][りしきちみけげせえれびぎじひ])(?=[{_IDEOGRAPHS}])"
+)
 _ENDING_OKURIGANA = re.compile(f"(.*[{_IDEOGRAPHS}]{{2}})[りしきちみけげせえれびぎじひ]")
 _LONG_VOWEL_END = re.compile(f"([{_KATAKANA}]{{3}})ー+(?![{_KATAKANA}])")
 
