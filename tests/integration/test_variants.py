@@ -36,6 +36,8 @@ CASES = [
     ("kanji numerals", "二〇二二年", "2022年"),
     ("dash", "ﾌﾟﾘﾝﾀ-", "プリンター"),
     ("iteration mark", "佐々木", "佐佐木"),
+    ("two kana of okurigana", "見積もり書", "見積書"),
+    ("two kana", "ねじ", "ネジ"),
 ]
 # Around each word, a sentence of its own, so that no case finds another's files.
 CONTEXT = [
@@ -52,9 +54,18 @@ CONTEXT = [
     "統計",
     "交換",
     "面談",
+    "送付",
+    "点検",
 ]
 # Files sharing characters with 申込書 that are other words: never found by it.
 NEAR_MISSES = {"near/申告書.txt": "申告書の提出期限", "near/振込.txt": "振込手数料と込み合う窓口"}
+# Files a two-kana word in the other script must not reach: ネジ inside a longer katakana word, から
+# and ます (a particle, an ending) in running hiragana.
+KANA_NEAR_MISSES = {
+    "near/マネジメント.txt": "マネジメント研修の案内",
+    "near/から.txt": "東京から大阪へ移動しました",
+    "near/ます.txt": "会議を開催します",
+}
 
 
 def _key(case: int, side: str) -> str:
@@ -77,7 +88,7 @@ def indexed(aws: Aws, osmem_server: Any) -> Iterator[Stack]:
             region=REGION,
         )
         stack = Stack(aws, client, clone.url, env)
-        files = dict(NEAR_MISSES)
+        files = {**NEAR_MISSES, **KANA_NEAR_MISSES}
         for number, (_, one, other) in enumerate(CASES):
             files[_key(number, "one")] = f"{one}の{CONTEXT[number]}について"
             files[_key(number, "other")] = f"{other}の{CONTEXT[number]}について"
@@ -120,6 +131,16 @@ def test_a_variant_never_reaches_a_word_that_only_shares_characters(indexed: Sta
     keys = [hit["key"] for hit in search(indexed.opensearch, indexed.index, "申込書")]
     assert keys == [_key(0, "other"), _key(0, "one")]
     assert not set(keys) & set(NEAR_MISSES)
+
+
+def test_a_two_kana_word_in_the_other_script_is_a_word_not_a_substring(indexed: Stack) -> None:
+    """ねじ finds a file's ネジ as a word, never マネジメント; カラ and マス are no から or ます.
+    (ネジ as typed is a substring search of the bigram fields, as before: it does reach マネジメント.)"""
+    assert _ranked(indexed, "ねじ") == [_key(14, "one"), _key(14, "other")]
+    assert _ranked(indexed, "ネジ") == [_key(14, "other"), _key(14, "one")]
+    for query in ("ねじ", "カラ", "マス"):
+        keys = [hit["key"] for hit in search(indexed.opensearch, indexed.index, query)]
+        assert not set(keys) & set(KANA_NEAR_MISSES), query
 
 
 def test_snippets_show_what_the_file_says(indexed: Stack) -> None:

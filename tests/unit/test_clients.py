@@ -1,10 +1,12 @@
-"""The OpenSearch client's request compression."""
+"""The OpenSearch client's request compression and how it reads answers."""
 
 from __future__ import annotations
 
 import gzip
+import json
+import random
 
-from docindex.core.clients import GZIP_LEVEL, fast_gzip_connection, opensearch_client
+from docindex.core.clients import GZIP_LEVEL, fast_gzip_connection, fast_json_serializer, opensearch_client
 from docindex.core.settings import Settings
 
 
@@ -27,3 +29,25 @@ def test_the_client_uses_the_fast_gzip_connection() -> None:
     connection = client.transport.get_connection()
     assert isinstance(connection, fast_gzip_connection())
     assert connection.http_compress
+
+
+def test_answers_read_as_json_loads_reads_them() -> None:
+    """The client reads answers with pydantic-core's parser: the same values as ``json.loads`` —
+    floats to the last bit, big integers, Japanese text, duplicate keys — and what it refuses (a lone
+    surrogate escape) still reads."""
+    settings = Settings.from_env(
+        {"OPENSEARCH_ENDPOINT": "http://127.0.0.1:9200", "OPENSEARCH_AUTH": "none", "IDEMPOTENCY_TABLE": "t"}
+    )
+    deserializer = opensearch_client(settings).transport.deserializer
+    assert deserializer.serializers["application/json"] is fast_json_serializer()
+    rng = random.Random(7)
+    vectors = [[rng.uniform(-1, 1) * 10 ** rng.randint(-9, 2) for _ in range(384)] for _ in range(20)]
+    answers = [
+        json.dumps({"hits": {"hits": [{"_source": {"vector": v}} for v in vectors]}}),
+        json.dumps({"total": 123456789012345678901234567890, "text": "東京都の売上 é", "x": -0.0}, ensure_ascii=False),
+        '{"a": 1, "a": 2}',
+        '{"text": "broken \\ud800 surrogate"}',
+    ]
+    for answer in answers:
+        assert deserializer.loads(answer, "application/json") == json.loads(answer)
+    assert deserializer.loads('{"text": "\\ud800"}', "application/json") == {"text": "\ud800"}

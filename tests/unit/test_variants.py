@@ -96,6 +96,20 @@ def test_the_query_also_searches_the_other_kana_and_the_noun_without_its_ending(
     assert variants.stem("高い") == ""
 
 
+def test_two_kana_words_and_two_kana_of_okurigana_have_query_spellings() -> None:
+    # a two-kana word in the other script, searched as a word of the morphological fields
+    assert variants.two_kana_other_script("ネジ") == "ねじ"
+    assert variants.two_kana_other_script("ねじ") == "ネジ"
+    assert variants.two_kana_other_script("メガネ") == ""  # three kana: other_script's
+    assert variants.two_kana_other_script("渡辺") == ""
+    # two kana of a verb stem between kanji go, as fold() takes one (見積り書 -> 見積書)
+    assert variants.without_okurigana("見積もり書") == "見積書" == variants.fold("見積り書")
+    assert variants.without_okurigana("預かり証") == "預証" == variants.fold("預り証")
+    assert variants.without_okurigana("東京より大阪") == ""  # a particle, not okurigana
+    assert variants.without_okurigana("資料の件") == ""
+    assert variants.without_okurigana("見積書") == ""
+
+
 def test_katakana_words_keep_their_end() -> None:
     # The long vowel goes at a word's end; the word-end mark keeps the shorter word from
     # matching inside a longer one (メモリ is not in メモリアル, パーティ not in パーティション)

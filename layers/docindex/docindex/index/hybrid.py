@@ -23,7 +23,6 @@ near. Those files follow the keyword matches, nearest first, and are counted apa
 from __future__ import annotations
 
 import math
-import operator
 import re
 import threading
 import time
@@ -236,18 +235,18 @@ def crowding(nearest: Sequence[VectorHit], neighbours: int) -> list[float]:
     """How crowded each hit's place is: the mean score (``(1 + cos) / 2``, as the cluster's) of its
     best passage against the ``neighbours`` nearest of the other hits' best passages, copies left out.
     A hit without a vector (the cluster did not return it) gets the others' mean: no discount."""
-    units = [_unit(hit.vector) for hit in nearest]
-    n = len(units)
+    vectors = [(hit.vector, _norm(hit.vector)) for hit in nearest]
+    n = len(vectors)
     near: list[list[float]] = [[] for _ in range(n)]
     for i in range(n):
-        a = units[i]
-        if a is None:
+        a, norm_a = vectors[i]
+        if not norm_a:
             continue
         for j in range(i + 1, n):
-            b = units[j]
-            if b is None:
+            b, norm_b = vectors[j]
+            if not norm_b:
                 continue
-            cos = _dot(a, b)
+            cos = _cosine(a, norm_a, b, norm_b)
             if cos < NEAR_COPY:
                 near[i].append(cos)
                 near[j].append(cos)
@@ -260,17 +259,16 @@ def crowding(nearest: Sequence[VectorHit], neighbours: int) -> list[float]:
     return [fallback if c is None else c for c in crowd]
 
 
-def _dot_py(a: Sequence[float], b: Sequence[float]) -> float:
-    return sum(map(operator.mul, a, b))
+def _norm(vector: Sequence[float]) -> float:
+    return math.hypot(*vector) if vector else 0.0
 
 
-# math.sumprod (Python 3.12+, the Lambda runtime's) is a C loop: 190 products of 384 numbers in ~0.3 ms.
-_dot = cast("Any", getattr(math, "sumprod", _dot_py))
-
-
-def _unit(vector: Sequence[float]) -> Sequence[float] | None:
-    norm = math.sqrt(sum(x * x for x in vector)) if vector else 0.0
-    return [x / norm for x in vector] if norm else None
+def _cosine(a: Sequence[float], norm_a: float, b: Sequence[float], norm_b: float) -> float:
+    """The cosine of two vectors from their distance and lengths (|a-b|^2 = |a|^2 + |b|^2 - 2 a.b):
+    ``math.dist`` is one C loop on every Python (no NumPy in the search function's layers): 190 pairs
+    of 384 numbers in ~0.7 ms, against ~2.6 ms for a Python loop of products (docs/performance.md)."""
+    distance = math.dist(a, b)
+    return (norm_a * norm_a + norm_b * norm_b - distance * distance) / (2 * norm_a * norm_b)
 
 
 # What a query's characters are compared on: kanji, kana words, letters and digits (not particles).

@@ -397,6 +397,9 @@ WORD_MATCH_TIER = 1000.0
 # (``variants``): below every word match, so the spelling typed ranks first, above the rest.
 VARIANT_MATCH_TIER = 100.0
 # A query word without Japanese still has to be in the document, in one of these fields.
+# A two-kana word in the other script is searched as a word of the morphological fields (kuromoji
+# drops particles and endings: から, ます) and never in their bigram subfields.
+_KANA_WORD_FIELDS = ["title", "filename", "content"]
 _PLAIN_WORD_FIELDS = ["title", "filename", "content", "title.bigram", "content.bigram", "filename.ngram"]
 
 
@@ -456,12 +459,20 @@ def scaled_variant_score(variants: dict[str, Any]) -> dict[str, Any]:
 
 def variant_clause(query: str) -> dict[str, Any] | None:
     """Every word of ``query`` in one of its spellings: its folded form as a phrase of the
-    ``variants`` field (``docindex.text.variants``; a kana word in the other kana script and a
-    noun without its ending okurigana too), or, for a word without Japanese, as typed.
+    ``variants`` field (``docindex.text.variants``; a kana word in the other kana script — two kana
+    as a word of the morphological fields —, a noun without its ending okurigana and a word without
+    two kana of okurigana between kanji too), or, for a word without Japanese, as typed.
 
     None when no word has Japanese (the other clauses answer such a query alone).
     """
-    from docindex.text.variants import other_script, query_text, stem, variant_text
+    from docindex.text.variants import (
+        other_script,
+        query_text,
+        stem,
+        two_kana_other_script,
+        variant_text,
+        without_okurigana,
+    )
 
     clauses: list[dict[str, Any]] = []
     folded_any = False
@@ -473,8 +484,11 @@ def variant_clause(query: str) -> dict[str, Any] | None:
         folded = query_text(word)
         if folded:
             folded_any = True
-            others = [query_text(other_script(word)), query_text(stem(word))]
+            others = [query_text(other_script(word)), query_text(stem(word)), query_text(without_okurigana(word))]
             spelled = [{"match_phrase": {"variants": text}} for text in dict.fromkeys([folded, *others]) if text]
+            if kana := two_kana_other_script(word):
+                as_word: dict[str, Any] = {"query": kana, "fields": _KANA_WORD_FIELDS, "minimum_should_match": "100%"}
+                spelled.append({"multi_match": as_word})
             clauses.append({"bool": {"should": [*spelled, as_typed], "minimum_should_match": 1}})
         elif len(word) > 1 and len(single := variant_text(word)) == 1:
             # a word that folds to one kanji (タマゴ → 卵): the bigrams that start with it

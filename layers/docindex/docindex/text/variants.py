@@ -91,6 +91,11 @@ _ERA_INITIAL_YEAR = re.compile("([shr])(?<![0-9a-z].)([0-9]{1,2})年")
 # One kana of a verb stem between two kanji is okurigana a compound noun may drop (売り上げ → 売上げ,
 # 引き渡し日 → 引渡日); not particles (東京の会社), not る/た/て (見る物 is not 見物), not い (高い山).
 _OKURIGANA = re.compile(f"(?<=[{_IDEOGRAPHS}])[りしきちみけげせえれびぎじひ](?=[{_IDEOGRAPHS}])")
+# Two kana of a verb stem between kanji (見積もり書, 預かり証): the query also searches the word without
+# them, the form fold() gives the one-kana spelling (見積り書, 預り証 -> 見積書, 預証).
+_TWO_KANA_OKURIGANA = re.compile(
+    f"(?<=[{_IDEOGRAPHS}])([\u3041-\u3096][りしきちみけげせえれびぎじひ])(?=[{_IDEOGRAPHS}])"
+)
 _ENDING_OKURIGANA = re.compile(f"(.*[{_IDEOGRAPHS}]{{2}})[りしきちみけげせえれびぎじひ]")
 _LONG_VOWEL_END = re.compile(f"([{_KATAKANA}]{{3}})ー+(?![{_KATAKANA}])")
 
@@ -322,6 +327,34 @@ def stem(word: str) -> str:
     or "": a file that writes the noun without them still has it."""
     match = _ENDING_OKURIGANA.fullmatch(fold(word))
     return match.group(1) if match else ""
+
+
+def without_okurigana(word: str) -> str:
+    """A query word's folded form without two kana of a verb stem between kanji (見積もり書 → 見積書,
+    預かり証 → 預証: what fold() makes of 見積り書 and 預り証), or "". For the query only; a particle
+    between two words (東京より大阪, 資料の件) is no okurigana."""
+    folded = fold(word)
+
+    def drop(match: re.Match[str]) -> str:
+        kana = match.group(1)
+        return match.group(0) if kana in _LONG_PARTICLES or kana[0] in _PARTICLES - {"か", "も"} else ""
+
+    shorter = _TWO_KANA_OKURIGANA.sub(drop, folded)
+    return shorter if shorter != folded else ""
+
+
+def two_kana_other_script(word: str) -> str:
+    """A word of two kana in the other kana script (ネジ ↔ ねじ), or "": searched as a word of the
+    morphological fields (``content``, ``title``, ``filename``), never as a substring — ねじ inside
+    running hiragana, or から and ます, which those fields' analysis drops as particles and endings."""
+    folded = fold(word)
+    if len(folded) != 2:
+        return ""
+    if _HIRAGANA_RUN.fullmatch(folded):
+        return folded.translate(_HIRAGANA_TO_KATAKANA)
+    if re.fullmatch("[\u30a1-\u30f6]+", folded):
+        return folded.translate(_KATAKANA_TO_HIRAGANA)
+    return ""
 
 
 def other_script(word: str) -> str:
