@@ -1,16 +1,22 @@
 """The two OCR engines side by side on real Japanese pages: CER, words found, seconds per page, memory.
 
-    .venv/bin/python -m bench.ocr_engines [--repeat 2] [--corpus real,defects] [--classes old_print,fax]
+    .venv/bin/python -m bench.ocr_engines [--repeat 2] [--corpus real,defects,dense] [--classes old_print,fax]
+                                          [--before REF]
 
 ``make bench`` runs it. The pages: ``tests/fixtures/ocr_real`` (real Japanese pages nobody on the
 team made, their text written down: typewriting, old print, vertical writing, photos of paper, a
 form, handwriting, a sign, a page faxed) and the defect corpus ``tests/fixtures/ocr`` (sideways,
-skewed, fax resolution, vertical, lying text layers). Each engine (``OCR_ENGINE=tesseract``,
-today's pipeline before issue 34, and ``ppocr``) reads every page with
-``docindex.worker.ocr.process_page`` in a fresh interpreter of its own (its models loaded once, as
-a pool process does), the engines alternating for ``--repeat`` rounds; a page's seconds are its
-fastest round (wall and the process's CPU time: the machine is shared), its text the last round's;
-a process's peak memory is its VmHWM.
+skewed, fax resolution, vertical, lying text layers), and ``--dense`` generated A4 business letters
+at 300 dpi (class ``upright_dense``: the ordinary upright page whose cost the engine's budget is
+about). Each engine (``OCR_ENGINE=tesseract``, today's pipeline before issue 34, and ``ppocr``)
+reads every page with ``docindex.worker.ocr.process_page`` in a fresh interpreter of its own (its
+models loaded once, as a pool process does), the engines alternating for ``--repeat`` rounds; a
+page's seconds are its fastest round (wall and the process's CPU time: the machine is shared), its
+text the last round's; a process's peak memory is its VmHWM.
+
+``--before REF`` adds a third reader in the same rounds: ``ppocr`` on the OCR code of a git ref
+(its ``layers/docindex`` extracted with ``git archive``) or a checkout's path, so a change to the
+engine is reported before → after next to Tesseract.
 
 Reported per class: pages, CER tesseract → ppocr (edit distance over the class's characters after
 NFKC, whitespace ignored), words found, seconds per page (CPU), and per engine the peak memory of
@@ -31,20 +37,23 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from bench.ocr_defects import _class_order, _normal, merge_rounds
+from bench.ocr_defects import DENSE_CLASS, _class_order, _normal, layer_of, merge_rounds
 from bench.report import save_section
 
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
 ENGINES = ("tesseract", "ppocr")
+# The reader of --before: PP-OCR on another version of the code.
+BEFORE = "ppocr_before"
 
 
 def log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def corpus(which: set[str], classes: set[str]) -> list[dict[str, Any]]:
-    """The pages to read: the real pages and the defect corpus (each file with its class and truth)."""
+def corpus(which: set[str], classes: set[str], dense: int = 0, workdir: Path | None = None) -> list[dict[str, Any]]:
+    """The pages to read: the real pages, the defect corpus (each file with its class and truth)
+    and ``dense`` generated A4 letters written into ``workdir``."""
     from devkit.ocr_defects import MANIFEST, REAL_PAGES, load_manifest
 
     files = []
@@ -62,6 +71,23 @@ def corpus(which: set[str], classes: set[str]) -> list[dict[str, Any]]:
                     "kind": entry.kind,
                     "path": str(entry.path),
                     "pages": [{"truth": p.truth, "words": list(p.words), "read": p.read} for p in entry.pages],
+                }
+            )
+    if "dense" in which and dense and workdir is not None and (not classes or DENSE_CLASS in classes):
+        from bench.corpus import scan_pages
+        from devkit.samples import make_scan_png
+
+        for number, lines in enumerate(scan_pages(7, dense)):
+            path = workdir / f"dense-{number}.png"
+            path.write_bytes(make_scan_png(lines, dpi=300))
+            files.append(
+                {
+                    "name": path.name,
+                    "corpus": "dense",
+                    "class": DENSE_CLASS,
+                    "kind": "image",
+                    "path": str(path),
+                    "pages": [{"truth": "\n".join(lines), "words": [], "read": "ocr"}],
                 }
             )
     return files
@@ -120,11 +146,16 @@ def child(spec_path: str, out_path: str) -> int:
     return 0
 
 
-def run_engine(engine: str, files: list[dict[str, Any]], workdir: Path, name: str) -> dict[str, Any]:
+def run_engine(
+    engine: str, files: list[dict[str, Any]], workdir: Path, name: str, layer: Path | None = None
+) -> dict[str, Any]:
+    """``engine`` reading ``files`` in a child process; on the code of ``layer`` (a ``layers/docindex``) if given."""
     spec = workdir / f"{name}-spec.json"
     out = workdir / f"{name}-out.json"
     spec.write_text(json.dumps({"files": files, "engine": engine}, ensure_ascii=False), encoding="utf-8")
     env = {**os.environ, "OMP_THREAD_LIMIT": "1"}
+    if layer is not None:
+        env["PYTHONPATH"] = os.pathsep.join([str(layer), str(REPO)])
     started = time.perf_counter()
     subprocess.run(  # noqa: S603 - our interpreter, our module
         [sys.executable, "-m", "bench.ocr_engines", "--child", str(spec), str(out)], cwd=REPO, env=env, check=True
@@ -176,7 +207,14 @@ def figures(files: list[dict[str, Any]], reading: dict[str, Any]) -> dict[str, d
 
 
 def _total(rows: dict[str, dict[str, Any]], prefix: str) -> dict[str, Any]:
-    chosen = [row for name, row in rows.items() if name.startswith("defects/") == (prefix == "defects/")]
+    if prefix == DENSE_CLASS:
+        chosen = [rows[DENSE_CLASS]] if DENSE_CLASS in rows else []
+    else:
+        chosen = [
+            row
+            for name, row in rows.items()
+            if name != DENSE_CLASS and name.startswith("defects/") == (prefix == "defects/")
+        ]
     errors, chars = sum(r["errors"] for r in chosen), sum(r["chars"] for r in chosen)
     pages = sum(r["pages"] for r in chosen)
     return {
@@ -189,42 +227,68 @@ def _total(rows: dict[str, dict[str, Any]], prefix: str) -> dict[str, Any]:
     }
 
 
+def _order(name: str) -> tuple[int, tuple[int, str]]:
+    group = 0 if name == DENSE_CLASS else 2 if name.startswith("defects/") else 1
+    return (group, _class_order(name.rsplit("/", maxsplit=1)[-1]))
+
+
 def summary(files: list[dict[str, Any]], readings: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    per_engine = {engine: figures(files, readings[engine]["files"]) for engine in ENGINES}
-    out: dict[str, Any] = {"classes": {}, "totals": {}, "peak_mib": {}}
-    for name in sorted(per_engine["ppocr"], key=lambda n: (n.startswith("defects/"), _class_order(n.split("/")[-1]))):
-        out["classes"][name] = {engine: per_engine[engine][name] for engine in ENGINES}
-    for label, prefix in (("real pages", ""), ("defect corpus", "defects/")):
-        out["totals"][label] = {engine: _total(per_engine[engine], prefix) for engine in ENGINES}
-    for engine in ENGINES:
-        out["peak_mib"][engine] = {
-            "after_loading": readings[engine]["loaded_mib"],
-            "peak": readings[engine]["peak_mib"],
+    readers = [reader for reader in (ENGINES[0], BEFORE, ENGINES[1]) if reader in readings]
+    per_reader = {reader: figures(files, readings[reader]["files"]) for reader in readers}
+    out: dict[str, Any] = {"readers": readers, "classes": {}, "totals": {}, "peak_mib": {}}
+    for name in sorted(per_reader["ppocr"], key=_order):
+        out["classes"][name] = {reader: per_reader[reader][name] for reader in readers}
+    for label, prefix in (("real pages", ""), ("defect corpus", "defects/"), ("dense A4", DENSE_CLASS)):
+        if label == "dense A4" and DENSE_CLASS not in per_reader["ppocr"]:
+            continue
+        out["totals"][label] = {reader: _total(per_reader[reader], prefix) for reader in readers}
+    for reader in readers:
+        out["peak_mib"][reader] = {
+            "after_loading": readings[reader]["loaded_mib"],
+            "peak": readings[reader]["peak_mib"],
         }
+    # The budget (issue 34): PP-OCR's CPU seconds on ordinary upright pages over Tesseract's.
+    upright = [n for n in (DENSE_CLASS, "modern_print", "defects/upright") if n in out["classes"]]
+    if upright:
+        out["upright_ratio"] = {}
+        for reader in readers[1:]:
+            ppocr_cpu = sum(
+                out["classes"][n][reader]["cpu_per_page"] * out["classes"][n][reader]["pages"] for n in upright
+            )
+            tess_cpu = sum(
+                out["classes"][n][ENGINES[0]]["cpu_per_page"] * out["classes"][n][ENGINES[0]]["pages"] for n in upright
+            )
+            out["upright_ratio"][reader] = round(ppocr_cpu / tess_cpu, 2) if tess_cpu else None
+        out["upright_classes"] = upright
     return out
 
 
 def render(result: dict[str, Any]) -> str:
-    def pair(row: dict[str, Any], key: str, fmt: str) -> str:
-        t, p = row["tesseract"][key], row["ppocr"][key]
-        return f"{'—' if t is None else format(t, fmt)} → {'—' if p is None else format(p, fmt)}"
+    readers = result.get("readers", list(ENGINES))
+
+    def chain(row: dict[str, Any], key: str, fmt: str) -> str:
+        return " → ".join("—" if row[r][key] is None else format(row[r][key], fmt) for r in readers)
 
     def words(row: dict[str, Any]) -> str:
-        t, p = row["tesseract"], row["ppocr"]
-        return f"{t['found']}/{t['words']} → {p['found']}/{p['words']}" if p["words"] else "—"
+        return " → ".join(f"{row[r]['found']}/{row[r]['words']}" for r in readers) if row["ppocr"]["words"] else "—"
 
+    width = 9 * len(readers)
     lines = [
-        "OCR engines, OCR_ENGINE=tesseract → ppocr (tests/fixtures/ocr_real + tests/fixtures/ocr)",
-        f"{'class':<28}{'pages':>6}  {'CER':<18}{'words found':<16}{'CPU s/page':<16}{'wall s/page':<16}",
+        f"OCR engines, {' → '.join(readers)} (tests/fixtures/ocr_real + tests/fixtures/ocr + generated dense A4)",
+        f"{'class':<28}{'pages':>6}  {'CER':<{width}}{'words found':<{width}}{'CPU s/page':<{width}}wall s/page",
     ]
     for name, row in [*result["classes"].items(), *(("ALL " + k, v) for k, v in result["totals"].items())]:
         lines.append(
-            f"{name:<28}{row['ppocr']['pages']:>6}  {pair(row, 'cer', '.3f'):<18}{words(row):<16}"
-            f"{pair(row, 'cpu_per_page', '.2f'):<16}{pair(row, 's_per_page', '.2f'):<16}"
+            f"{name:<28}{row['ppocr']['pages']:>6}  {chain(row, 'cer', '.3f'):<{width}}{words(row):<{width}}"
+            f"{chain(row, 'cpu_per_page', '.2f'):<{width}}{chain(row, 's_per_page', '.2f')}"
         )
-    for engine, peak in result["peak_mib"].items():
+    for reader, peak in result["peak_mib"].items():
         lines.append(
-            f"peak memory of the {engine} process: {peak['after_loading']} MiB loaded, {peak['peak']} MiB peak"
+            f"peak memory of the {reader} process: {peak['after_loading']} MiB loaded, {peak['peak']} MiB peak"
+        )
+    for reader, ratio in result.get("upright_ratio", {}).items():
+        lines.append(
+            f"upright pages ({', '.join(result['upright_classes'])}): {reader} CPU s/page = {ratio}x tesseract's"
         )
     return "\n".join(lines)
 
@@ -234,7 +298,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         prog="bench.ocr_engines", description=__doc__, formatter_class=argparse.RawTextHelpFormatter
     )
     parser.add_argument("--repeat", type=int, default=1, help="rounds per engine, alternated (default 1)")
-    parser.add_argument("--corpus", default="real,defects", help="real, defects or both (default)")
+    parser.add_argument("--corpus", default="real,defects,dense", help="real, defects, dense (default: all three)")
+    parser.add_argument("--dense", type=int, default=3, help="generated dense A4 letters at 300 dpi (default 3)")
+    parser.add_argument(
+        "--before", default=None, help="also read with ppocr on this git ref or checkout path (same rounds)"
+    )
     parser.add_argument("--classes", default="", help="comma-separated classes (default: all)")
     parser.add_argument("--out", type=Path, default=BENCH / "ocr_engines.json")
     parser.add_argument("--results", type=Path, default=BENCH / "results.json")
@@ -246,13 +314,17 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.child:
         return child(*args.child)
-    files = corpus(set(args.corpus.split(",")), set(filter(None, args.classes.split(","))))
-    log(f"OCR engines: {len(files)} files, {sum(len(f['pages']) for f in files)} pages, {args.repeat} round(s)")
     rounds: dict[str, list[dict[str, Any]]] = defaultdict(list)
     with tempfile.TemporaryDirectory(prefix="docindex-ocr-engines-") as tmp:
+        workdir = Path(tmp)
+        files = corpus(set(args.corpus.split(",")), set(filter(None, args.classes.split(","))), args.dense, workdir)
+        log(f"OCR engines: {len(files)} files, {sum(len(f['pages']) for f in files)} pages, {args.repeat} round(s)")
+        readers: list[tuple[str, str, Path | None]] = [(engine, engine, None) for engine in ENGINES]
+        if args.before:
+            readers.insert(1, (BEFORE, "ppocr", layer_of(args.before, workdir)))
         for number in range(args.repeat):
-            for engine in ENGINES:
-                rounds[engine].append(run_engine(engine, files, Path(tmp), f"{engine}-{number}"))
+            for reader, engine, layer in readers:
+                rounds[reader].append(run_engine(engine, files, workdir, f"{reader}-{number}", layer))
     readings = {}
     for engine, found in rounds.items():
         merged = merge_rounds([r["files"] for r in found])
@@ -266,6 +338,8 @@ def main(argv: list[str] | None = None) -> int:
         }
     result = summary(files, readings)
     result["repeat"] = args.repeat
+    if args.before:
+        result["before"] = args.before
     result["load_average"] = os.getloadavg()
     args.out.write_text(
         json.dumps({"summary": result, "files": files, "readings": readings}, ensure_ascii=False, indent=1) + "\n",

@@ -1,9 +1,14 @@
 """Long jobs: heartbeat visibility, duplicates, graceful shutdown, a killed worker, stale jobs.
 
-The jobs are real: multi-page 300 dpi Japanese scans OCR'd by Tesseract in a
-one-process pool, so each takes seconds, several times the OCR queue's
-visibility timeout. Visibility is extended with the real
-ChangeMessageVisibility against moto server.
+The jobs are real: multi-page 300 dpi Japanese scans OCR'd by Tesseract
+(``OCR_ENGINE=tesseract``) in a one-process pool, so each takes seconds, several times the OCR
+queue's visibility timeout. Visibility is extended with the real ChangeMessageVisibility against
+moto server.
+
+These tests are about the queue, not the reading: the job lengths were chosen for Tesseract's
+~1.5 s per dense page. PP-OCR, the default engine, takes 2-3x that on these pages (up to
+120 s for an 8-page job under load, the runner's join timeout); what it reads is tested in
+test_ocr_real_pages.py, test_ocr_defects.py and test_worker.py.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from tests.support.worker import (
     metric_total,
     ocr_queue_depth,
     upload_and_index,
+    worker_factory,
 )
 
 # The indexer hands anything above this to the worker whole (reason too_large).
@@ -50,6 +56,17 @@ def ocr_pool() -> Iterator[OcrPool]:
     pool = OcrPool(1)
     yield pool
     pool.close()
+
+
+# The engine whose seconds per page the job lengths below were chosen for (module docstring).
+ENGINE = {"OCR_ENGINE": "tesseract"}
+
+
+@pytest.fixture
+def make_worker(ocr_pool: OcrPool) -> Iterator[WorkerFactory]:
+    """Workers on the module's one-process pool, reading with Tesseract."""
+    with worker_factory(ocr_pool, **ENGINE) as make:
+        yield make
 
 
 def wait_until(condition: Callable[[], bool], timeout: float = 30.0, step: float = 0.05) -> None:
@@ -166,6 +183,7 @@ def worker_process(stack: Stack, **env: str) -> subprocess.Popen[str]:
         "POWERTOOLS_LOG_LEVEL": "INFO",
         "WORKER_CONCURRENCY": "1",
         "WORKER_WAIT_SECONDS": "1",
+        **ENGINE,
         **env,
     }
     return subprocess.Popen(

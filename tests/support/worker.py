@@ -21,12 +21,18 @@ WorkerFactory = Callable[..., Worker]
 
 
 @contextmanager
-def worker_factory(default_pool: OcrPool) -> Iterator[WorkerFactory]:
-    """Builds workers on a stack's clients (closed at the end), on ``default_pool`` unless given one."""
+def worker_factory(default_pool: OcrPool, **module_env: str) -> Iterator[WorkerFactory]:
+    """Builds workers on a stack's clients (closed at the end), on ``default_pool`` unless given one;
+    ``module_env`` are settings every worker of the caller gets unless a test gives its own."""
     workers: list[Worker] = []
 
     def make(stack: Stack, *, pool: OcrPool | None = None, **env: str) -> Worker:
-        defaults = {"WORKER_CONCURRENCY": "2", "WORKER_HEARTBEAT_SECONDS": "5", "WORKER_RETRY_DELAY_SECONDS": "0"}
+        defaults = {
+            "WORKER_CONCURRENCY": "2",
+            "WORKER_HEARTBEAT_SECONDS": "5",
+            "WORKER_RETRY_DELAY_SECONDS": "0",
+            **module_env,
+        }
         settings = WorkerSettings.from_env(stack.settings_env(**{**defaults, **env}))
         worker = Worker(
             settings,
