@@ -50,7 +50,8 @@ def default_assumptions() -> dict[str, Assumption]:
     return {
         # the pipeline's throughput (make bench)
         "indexer_docs_per_second": Assumption(24.2, "docs/s per Lambda instance", f"{perf}: latency-faithful"),
-        "ocr_seconds_per_page": Assumption(1.14, "s of one vCPU per scanned page", f"{perf}: OCR worker"),
+        # PP-OCR (the default engine): 1.74 x Tesseract's 1.14 s on a dense upright A4 page
+        "ocr_seconds_per_page": Assumption(1.98, "s of one vCPU per scanned page", f"{perf}: OCR engines, PP-OCR"),
         "embed_seconds_per_passage": Assumption(0.090, "s of one vCPU per passage", "docs/meaning-search.md"),
         "cluster_cpu_seconds_per_doc": Assumption(
             0.074,
