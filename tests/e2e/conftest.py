@@ -3,24 +3,13 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-
-def docindex(*args: str, cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    """``python -m docindex.cli ARGS`` in ``cwd``, as a user runs it (a separate process)."""
-    return subprocess.run(
-        [sys.executable, "-m", "docindex.cli", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
+from tests.support.cli import docindex
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,20 +13,15 @@ from typing import Any
 
 import pytest
 
+from tests.support.cli import docindex
+
 pytestmark = pytest.mark.e2e
 
 HOSTILE_KEY = "eng/evil\x1b[2J\u202efdp.exe\x07.txt"
 
 
 def cli(*args: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "docindex.cli", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
+    return docindex(*args, cwd=cwd, timeout=timeout)
 
 
 @pytest.fixture

@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import DemoRun, docindex
+from tests.e2e.conftest import DemoRun
+from tests.support.cli import docindex
 
 # One demo for this module and test_demo.py (tests/e2e/conftest.py): one process runs both.
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("demo")]

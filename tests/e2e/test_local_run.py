@@ -4,27 +4,17 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from docindex.ops.envfile import read_env_file
+from tests.support.cli import docindex
 
 
 def cli(*args: str, cwd: Path, check: bool = True, timeout: float = 180) -> subprocess.CompletedProcess[str]:
-    result = subprocess.run(
-        [sys.executable, "-m", "docindex.cli", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
-    if check and result.returncode != 0:
-        raise AssertionError(f"docindex {' '.join(args)} exited {result.returncode}:\n{result.stdout}\n{result.stderr}")
-    return result
+    return docindex(*args, cwd=cwd, ok=(0,) if check else None, timeout=timeout)
 
 
 @pytest.fixture

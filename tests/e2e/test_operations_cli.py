@@ -4,28 +4,19 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.support.cli import docindex
+
 pytestmark = pytest.mark.e2e
 
 
 def cli(*args: str, cwd: Path, ok: tuple[int, ...] = (0,), timeout: float = 180) -> subprocess.CompletedProcess[str]:
-    result = subprocess.run(
-        [sys.executable, "-m", "docindex.cli", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
-    if result.returncode not in ok:
-        raise AssertionError(f"docindex {' '.join(args)} exited {result.returncode}:\n{result.stdout}\n{result.stderr}")
-    return result
+    return docindex(*args, cwd=cwd, ok=ok, timeout=timeout)
 
 
 def cli_json(*args: str, cwd: Path, ok: tuple[int, ...] = (0,)) -> Any:
