@@ -113,7 +113,7 @@ class Census:
     reader: str = "python"
 
     def __post_init__(self) -> None:
-        self._rng = random.Random(self.seed)  # noqa: S311 - sampling, not secrecy
+        self._rng = random.Random(self.seed)  # noqa: S311  # nosec B311 - sampling, not secrecy
 
     def stratum(self, kind: str, number: int) -> Stratum:
         found = self.strata.get((kind, number))
