@@ -225,15 +225,7 @@ class IndexDocument:
     def extracted(cls, change: ObjectChange, fetched: FetchedObject, extracted: ExtractedDocument) -> IndexDocument:
         """The full document of a file the indexer extracted."""
         base = cls.for_change(change, fetched, content_type=extracted.content_type)
-        return base.with_content(
-            text=extracted.text,
-            title=extracted.title,
-            page_count=extracted.page_count,
-            truncated=extracted.truncated,
-            error=extracted.error,
-            dropped=extracted.dropped,
-            pages=extracted.pages,
-        ).with_properties(
+        return base.with_extracted(extracted).with_properties(
             author=extracted.author,
             last_saved_by=extracted.last_saved_by,
             created=extracted.created,
@@ -338,6 +330,18 @@ class IndexDocument:
             ocr_page_reasons=reasons or None,
             ocr_confidence=min(confidences) if confidences else None,
             ocr_version=OCR_VERSION,
+        )
+
+    def with_extracted(self, extracted: ExtractedDocument) -> IndexDocument:
+        """This document with what the extractor read (``with_content`` of its fields)."""
+        return self.with_content(
+            text=extracted.text,
+            title=extracted.title,
+            page_count=extracted.page_count,
+            truncated=extracted.truncated,
+            error=extracted.error,
+            dropped=extracted.dropped,
+            pages=extracted.pages,
         )
 
     def with_content_sha256(self, content_sha256: str) -> IndexDocument:

@@ -76,15 +76,7 @@ def measure_file(
         # The OCR'd text: characters per scanned page, written as content and as each page.
         passages = min(max_passages, math.ceil(pages * scan_chars / max_chars)) if scan_chars else 0
         return Measured(key, size, pages, pages, 0, passages, sent, extracted.error)
-    document = base.with_content(
-        text=extracted.text,
-        title=extracted.title,
-        page_count=extracted.page_count,
-        truncated=extracted.truncated,
-        error=extracted.error,
-        dropped=extracted.dropped,
-        pages=extracted.pages,
-    )
+    document = base.with_extracted(extracted)
     sent = len(json.dumps(document.source(), ensure_ascii=False).encode())
     passages = passages_of(
         extracted.text, extracted.pages, title=extracted.title, max_passages=max_passages, max_chars=max_chars
