@@ -151,18 +151,26 @@ def layer_of(before: str, workdir: Path) -> Path:
     return target / "layers" / "docindex"
 
 
-def run_version(layer: Path, files: list[dict[str, Any]], workdir: Path, name: str) -> dict[str, Any]:
-    spec = workdir / f"{name}-spec.json"
+def run_child(module: str, spec: dict[str, Any], workdir: Path, name: str, layer: Path | None) -> dict[str, Any]:
+    """``python -m MODULE --child SPEC OUT`` (one reading in a fresh process, Tesseract on one thread), on
+    the code of ``layer`` (a ``layers/docindex``) if given; what the child wrote."""
+    spec_path = workdir / f"{name}-spec.json"
     out = workdir / f"{name}-out.json"
-    spec.write_text(json.dumps({"files": files}, ensure_ascii=False), encoding="utf-8")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(layer), str(REPO)]), "OMP_THREAD_LIMIT": "1"}
+    spec_path.write_text(json.dumps(spec, ensure_ascii=False), encoding="utf-8")
+    env = {**os.environ, "OMP_THREAD_LIMIT": "1"}
+    if layer is not None:
+        env["PYTHONPATH"] = os.pathsep.join([str(layer), str(REPO)])
     started = time.perf_counter()
     subprocess.run(  # noqa: S603 - our interpreter, our module
-        [sys.executable, "-m", "bench.ocr_defects", "--child", str(spec), str(out)], cwd=REPO, env=env, check=True
+        [sys.executable, "-m", module, "--child", str(spec_path), str(out)], cwd=REPO, env=env, check=True
     )
-    log(f"  {name:<10} {time.perf_counter() - started:6.1f} s")
+    log(f"  {name:<14} {time.perf_counter() - started:6.1f} s")
     result: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
     return result
+
+
+def run_version(layer: Path, files: list[dict[str, Any]], workdir: Path, name: str) -> dict[str, Any]:
+    return run_child("bench.ocr_defects", {"files": files}, workdir, name, layer)
 
 
 def merge_rounds(rounds: list[dict[str, Any]]) -> dict[str, Any]:

@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -37,7 +36,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from bench.ocr_defects import DENSE_CLASS, _class_order, _normal, layer_of, merge_rounds
+from bench.ocr_defects import DENSE_CLASS, _class_order, _normal, layer_of, merge_rounds, run_child
 from bench.report import save_section
 
 BENCH = Path(__file__).resolve().parent
@@ -150,19 +149,7 @@ def run_engine(
     engine: str, files: list[dict[str, Any]], workdir: Path, name: str, layer: Path | None = None
 ) -> dict[str, Any]:
     """``engine`` reading ``files`` in a child process; on the code of ``layer`` (a ``layers/docindex``) if given."""
-    spec = workdir / f"{name}-spec.json"
-    out = workdir / f"{name}-out.json"
-    spec.write_text(json.dumps({"files": files, "engine": engine}, ensure_ascii=False), encoding="utf-8")
-    env = {**os.environ, "OMP_THREAD_LIMIT": "1"}
-    if layer is not None:
-        env["PYTHONPATH"] = os.pathsep.join([str(layer), str(REPO)])
-    started = time.perf_counter()
-    subprocess.run(  # noqa: S603 - our interpreter, our module
-        [sys.executable, "-m", "bench.ocr_engines", "--child", str(spec), str(out)], cwd=REPO, env=env, check=True
-    )
-    log(f"  {name:<14} {time.perf_counter() - started:6.1f} s")
-    result: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
-    return result
+    return run_child("bench.ocr_engines", {"files": files, "engine": engine}, workdir, name, layer)
 
 
 # -- figures ----------------------------------------------------------------------------
