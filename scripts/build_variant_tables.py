@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Build docindex's spelling-variant tables from their published sources.
 
-    scripts/build_variant_tables.py --unihan DIR --opencc FILE --sudachi-synonyms FILE
+    scripts/build_variant_tables.py --unihan DIR --unihan-12 FILE --opencc FILE --sudachi-synonyms FILE
 
 writes ``layers/docindex/docindex/text/data/kanji_variants.tsv`` and ``word_variants.tsv``
 (the sources, their versions and licences: ``layers/docindex/docindex/text/data/NOTICE.md``).
@@ -10,6 +10,8 @@ writes ``layers/docindex/docindex/text/data/kanji_variants.tsv`` and ``word_vari
   (``unicodetools/data/ucd/dev/Unihan/``: kJapaneseNewVariant.txt, kJinmeiyoKanji.txt,
   kJoyoKanji.txt, kZVariant.txt, kSemanticVariant.txt, kJis0.txt, kJis1.txt, kJIS0213.txt,
   kIBMJapan.txt).
+- ``--unihan-12 FILE``: ``Unihan_Variants.txt`` of Unicode 12.1 (``unicodetools/data/ucd/12.1.0-Update/
+  Unihan/``), the last Unihan with the full ``kZVariant`` field (2,560 entries; 13.0 kept 123).
 - ``--opencc FILE``: OpenCC's ``JPShinjitaiCharactersRev.txt`` (old Japanese forms to new).
 - ``--sudachi-synonyms FILE``: SudachiDict's ``src/main/text/synonyms.txt``.
 
@@ -19,8 +21,13 @@ target). Taken from kZVariant/kSemanticVariant only when the source is a charact
 Japanese character set (JIS X 0208/0212/0213, IBM extensions) that is neither Jōyō nor
 Jinmeiyō, and exactly one of its variants is standard (or exactly one Morohashi calls the same
 character, ``:Z``); kSemanticVariant only for the IBM extensions (Chinese usage makes 吃/喫 or
-鯰/鮎 "semantic variants" that Japanese keeps apart): 髙 → 高, 﨑 → 崎. A standard character is
-never rewritten.
+鯰/鮎 "semantic variants" that Japanese keeps apart): 髙 → 高, 﨑 → 崎. Last, a Japanese character
+still without a standard form whose Unicode 12.1 kZVariant was an old form the table already maps
+(邉 → 邊 → 辺, 劔 → 劍 → 剣, 圀 → 國 → 国), when the two share a Japanese on reading (kJapaneseOn:
+this drops 12.1's entries of another word, 尨/龍 or 坯/壞). Unicode 13 withdrew most of 12.1's
+kZVariant entries because many were semantic, not glyph, variants in Chinese usage (吃/喫); through
+an old form that Japanese data already calls one, only the glyph variants of names pass. A standard
+character is never rewritten.
 
 Words: SudachiDict's synonym groups; within one lexeme and word form, each *different spelling*
 (表記揺れ 2) of a noun (体言) becomes the representative spelling (0). Skipped: verbs and
@@ -60,7 +67,7 @@ def _field(directory: Path, name: str) -> dict[str, str]:
     return values
 
 
-def kanji_table(unihan: Path, opencc: Path) -> dict[str, str]:
+def kanji_table(unihan: Path, unihan_12: Path, opencc: Path) -> dict[str, str]:
     joyo, jinmeiyo = _field(unihan, "kJoyoKanji"), _field(unihan, "kJinmeiyoKanji")
     standard = {c for c, v in joyo.items() if ":" not in v} | {c for c, v in jinmeiyo.items() if ":" not in v}
     japanese = set(_field(unihan, "kJis0")) | set(_field(unihan, "kJis1")) | set(_field(unihan, "kJIS0213"))
@@ -98,6 +105,18 @@ def kanji_table(unihan: Path, opencc: Path) -> dict[str, str]:
             add(source, candidates[0], "Unihan variant")
         elif len(set(same) & set(candidates)) == 1:
             add(source, (set(same) & set(candidates)).pop(), "Unihan variant (Morohashi: the same character)")
+    # Unicode 12.1's kZVariant, only through an old form the table maps, and only with a shared on reading.
+    withdrawn: dict[str, list[str]] = defaultdict(list)
+    for line in unihan_12.read_text(encoding="utf-8").splitlines():
+        if line.startswith("U+"):
+            code, field, value = line.split("\t")
+            if field == "kZVariant":
+                withdrawn[chr(int(code[2:], 16))].extend(_codepoints(value))
+    readings = {c: set(v.split()) for c, v in _field(unihan, "kJapaneseOn").items()}
+    for source in sorted(japanese - standard - set(table)):
+        old_forms = [t for t in withdrawn.get(source, []) if t in table and readings.get(source, set()) & readings.get(t, set())]
+        if len({table[t] for t in old_forms}) == 1:
+            add(source, table[old_forms[0]], "Unicode 12.1 kZVariant of an old form")
     for line in conflicts:
         print(f"kanji conflict, first kept: {line}", file=sys.stderr)
     return dict(sorted(table.items()))
@@ -148,11 +167,12 @@ HEADER = """# {what}
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--unihan", type=Path, required=True)
+    parser.add_argument("--unihan-12", type=Path, required=True)
     parser.add_argument("--opencc", type=Path, required=True)
     parser.add_argument("--sudachi-synonyms", type=Path, required=True)
     args = parser.parse_args(argv)
     DATA.mkdir(parents=True, exist_ok=True)
-    kanji = kanji_table(args.unihan, args.opencc)
+    kanji = kanji_table(args.unihan, args.unihan_12, args.opencc)
     (DATA / "kanji_variants.tsv").write_text(
         HEADER.format(what="Old and variant kanji forms -> the standard form", sources="Unihan and OpenCC")
         + "".join(f"{s}\t{t}\n" for s, t in kanji.items()),

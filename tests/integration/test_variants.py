@@ -38,6 +38,7 @@ CASES = [
     ("iteration mark", "佐々木", "佐佐木"),
     ("two kana of okurigana", "見積もり書", "見積書"),
     ("two kana", "ねじ", "ネジ"),
+    ("glyph variant of an old form", "渡邉", "渡辺"),
 ]
 # Around each word, a sentence of its own, so that no case finds another's files.
 CONTEXT = [
@@ -56,6 +57,7 @@ CONTEXT = [
     "面談",
     "送付",
     "点検",
+    "回覧",
 ]
 # Files sharing characters with 申込書 that are other words: never found by it.
 NEAR_MISSES = {"near/申告書.txt": "申告書の提出期限", "near/振込.txt": "振込手数料と込み合う窓口"}

@@ -22,6 +22,8 @@ SAME = [
     ("itaiji", "山﨑", "山崎"),
     ("itaiji", "齋藤", "斎藤"),
     ("old form", "渡邊", "渡辺"),
+    ("glyph variant of an old form", "渡邉", "渡辺"),
+    ("glyph variant of an old form", "剱道", "剣道"),
     ("old form", "澤田", "沢田"),
     ("old form", "廣瀬", "広瀬"),
     ("variation selector", "葛\U000e0100飾", "葛飾"),
@@ -58,6 +60,7 @@ APART = [
     ("パーティー", "パーティション"),  # see test_katakana_words_keep_their_end
     ("斎藤", "斉藤"),  # two standard kanji: the tables never merge them
     ("叶", "協"),  # standard kanji are never rewritten
+    ("尨", "竜"),  # Unicode 12.1 made them z-variants through 龍; no shared reading: another word
     ("十分", "10分"),  # kanji numerals only before 年, 月 and 日
     ("見る物", "見物"),  # a verb ending between kanji is no okurigana of a compound
     ("大きい会議", "大会議"),

@@ -15,7 +15,7 @@ What :func:`fold` does, in order:
 1. NFKC and lower case (width, compatibility characters); ideographic variation selectors go.
 2. Old and variant kanji forms to the standard one (澤 → 沢, 髙 → 高, 﨑 → 崎), from published
    tables (``data/kanji_variants.tsv``: Unihan's Japanese variant fields, OpenCC's
-   Japanese Shinjitai table; see ``data/NOTICE.md``).
+   Japanese Shinjitai table, Unicode 12.1's z-variants of old forms (渡邉 → 渡辺); see ``data/NOTICE.md``).
 3. Iteration marks written out (時々 → 時時, いすゞ → いすず).
 4. ヴァ/ヴィ/ヴ/ヴェ/ヴォ → バ/ビ/ブ/ベ/ボ; a dash inside a katakana word is the long-vowel mark
    (サ-バ- → サーバー) and a middle dot between katakana words goes (クリスマス・パーティー);
@@ -45,7 +45,8 @@ from typing import Any
 
 # Bump when fold() or its tables change: an index built with another version answers variant
 # queries from documents folded the old way until `docindex reindex` rebuilds it.
-NORMALIZATION_VERSION = 2  # 2: okurigana an entry adds are not added twice (手続き stayed 手続きき)
+# 2: okurigana an entry adds are not added twice (手続き stayed 手続きき); 3: glyph variants of old forms (邉 → 辺)
+NORMALIZATION_VERSION = 3
 
 DATA = Path(__file__).with_name("data")
 # Of a longer text only the start is folded (about 50 pages): the spellings of a 2,000,000-character
