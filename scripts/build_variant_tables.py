@@ -67,6 +67,24 @@ def _field(directory: Path, name: str) -> dict[str, str]:
     return values
 
 
+def _glyphs_of_old_forms(unihan: Path, unihan_12: Path, sources: set[str], table: dict[str, str]) -> dict[str, str]:
+    """Unicode 12.1's kZVariant, only through an old form ``table`` maps, and only with a shared on reading."""
+    withdrawn: dict[str, list[str]] = defaultdict(list)
+    for line in unihan_12.read_text(encoding="utf-8").splitlines():
+        if line.startswith("U+"):
+            code, field, value = line.split("\t")
+            if field == "kZVariant":
+                withdrawn[chr(int(code[2:], 16))].extend(_codepoints(value))
+    readings = {c: set(v.split()) for c, v in _field(unihan, "kJapaneseOn").items()}
+    found: dict[str, str] = {}
+    for source in sorted(sources):
+        on = readings.get(source, set())
+        old_forms = [t for t in withdrawn.get(source, []) if t in table and on & readings.get(t, set())]
+        if len({table[t] for t in old_forms}) == 1:
+            found[source] = table[old_forms[0]]
+    return found
+
+
 def kanji_table(unihan: Path, unihan_12: Path, opencc: Path) -> dict[str, str]:
     joyo, jinmeiyo = _field(unihan, "kJoyoKanji"), _field(unihan, "kJinmeiyoKanji")
     standard = {c for c, v in joyo.items() if ":" not in v} | {c for c, v in jinmeiyo.items() if ":" not in v}
@@ -105,18 +123,8 @@ def kanji_table(unihan: Path, unihan_12: Path, opencc: Path) -> dict[str, str]:
             add(source, candidates[0], "Unihan variant")
         elif len(set(same) & set(candidates)) == 1:
             add(source, (set(same) & set(candidates)).pop(), "Unihan variant (Morohashi: the same character)")
-    # Unicode 12.1's kZVariant, only through an old form the table maps, and only with a shared on reading.
-    withdrawn: dict[str, list[str]] = defaultdict(list)
-    for line in unihan_12.read_text(encoding="utf-8").splitlines():
-        if line.startswith("U+"):
-            code, field, value = line.split("\t")
-            if field == "kZVariant":
-                withdrawn[chr(int(code[2:], 16))].extend(_codepoints(value))
-    readings = {c: set(v.split()) for c, v in _field(unihan, "kJapaneseOn").items()}
-    for source in sorted(japanese - standard - set(table)):
-        old_forms = [t for t in withdrawn.get(source, []) if t in table and readings.get(source, set()) & readings.get(t, set())]
-        if len({table[t] for t in old_forms}) == 1:
-            add(source, table[old_forms[0]], "Unicode 12.1 kZVariant of an old form")
+    for source, target in _glyphs_of_old_forms(unihan, unihan_12, japanese - standard - set(table), table).items():
+        add(source, target, "Unicode 12.1 kZVariant of an old form")
     for line in conflicts:
         print(f"kanji conflict, first kept: {line}", file=sys.stderr)
     return dict(sorted(table.items()))
