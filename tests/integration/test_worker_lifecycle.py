@@ -150,6 +150,8 @@ def test_duplicate_delivery_during_a_long_job_is_deferred_then_recognized(
     assert second.poll_once(wait_seconds=1) == 1
     # Then it is deferred, not run: the first worker's lock was renewed by its heartbeats
     assert metric_total("OcrJobsDeferred") == 1
+    # ... as a delayed copy, not a delivery put back: waiting spends none of its receives (maxReceiveCount)
+    assert ocr_queue_depth(stack)["in_flight"] == 1
     runner.join(timeout=120)
     assert metric_total("OcrJobsCompleted") == 1
     # And once the first finished, the duplicate is recognized and deleted without OCR

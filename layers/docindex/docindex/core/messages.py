@@ -165,14 +165,16 @@ class Deferral:
         self.max_seconds = max_seconds
         self._clock = clock
 
-    def defer(self, queue_url: str, message: Received) -> bool:
-        """Send a delayed copy of ``message`` to ``queue_url``; the caller then deletes the original.
+    def defer(self, queue_url: str, message: Received, *, delay_seconds: int | None = None) -> bool:
+        """Send a copy of ``message`` to ``queue_url``, delayed ``delay_seconds`` (default: the
+        deferral's); the caller then deletes the original.
 
         False (nothing sent) once the message has been deferred for ``max_seconds``: the caller
         fails it like a poison message, so it reaches the DLQ instead of circling forever.
         Raises ``TransientError`` when the copy could not be sent (the original stays).
         """
         now = self._clock()
+        delay = self.delay_seconds if delay_seconds is None else max(0, min(MAX_DELAY_SECONDS, delay_seconds))
         since = message.deferred_since or now
         if now - since > self.max_seconds:
             return False
@@ -184,7 +186,7 @@ class Deferral:
             self.sqs.send_message(
                 QueueUrl=queue_url,
                 MessageBody=message.body,
-                DelaySeconds=self.delay_seconds,
+                DelaySeconds=delay,
                 MessageAttributes=attributes,
             )
         except (ClientError, BotoCoreError) as exc:

@@ -267,12 +267,11 @@ class Worker:
             else:
                 logger.warning("OCR job abandoned: its message is no longer ours", extra={"why": str(exc)})
         except IdempotencyAlreadyInProgressError:
-            # The same job runs elsewhere right now. Come back after one lease:
-            # by then it has finished (and this delivery is a duplicate), or its
-            # worker died and the lock has expired.
+            # The same job runs elsewhere right now. Come back after one lease: by then it has
+            # finished (and this delivery is a duplicate), or its worker died and the lock has expired.
             count(Metric.OCR_JOBS_DEFERRED)
             logger.info("the same OCR job is running elsewhere; retrying later")
-            self._retry_later(lease, self.settings.lease_seconds)
+            self._after_the_running_job(lease)
         except PoisonMessageError as exc:
             count(Metric.POISON_MESSAGES)
             logger.error("poison message on the OCR queue", extra={"error": str(exc), "body_preview": lease.body[:200]})
@@ -310,6 +309,27 @@ class Worker:
             "job from a newer release left for a newer worker",
             extra={"why": why, "retry_in_s": self.deferral.delay_seconds},
         )
+
+    def _after_the_running_job(self, lease: Lease) -> None:
+        """A duplicate of a running job waits one lease as a delayed copy, without spending a receive.
+
+        Put back as it is, each wait would spend one of its receives: a duplicate delivered while
+        a long job (or one killed and retried meanwhile) runs would reach the DLQ though nothing
+        failed. The copy carries when it was first put off (``Deferral``): a job whose lock never
+        ends is put back after ``MESSAGE_DEFER_MAX_SECONDS`` (its receives then take it to the DLQ),
+        as it is when the copy cannot be sent.
+        """
+        if lease.state not in (LeaseState.ACTIVE, LeaseState.COMMITTING):
+            return
+        received = Received.from_sqs({"Body": lease.body, "MessageAttributes": lease.message_attributes})
+        try:
+            sent = self.deferral.defer(lease.queue_url, received, delay_seconds=self.settings.lease_seconds)
+        except TransientError:
+            sent = False
+        if sent:
+            self._delete(lease)
+        else:
+            self._retry_later(lease, self.settings.lease_seconds)
 
     def _retry_delay(self, lease: Lease) -> int:
         base = self.settings.retry_delay_seconds
