@@ -17,7 +17,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from soak.config import SoakConfig, SoakError
+from soak.config import DRILLS, SoakConfig, SoakError
 from soak.releases import PREVIOUS_RELEASE
 from soak.run import Soak
 from soak.workload import KINDS, Workload
@@ -94,6 +94,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-drills", action="store_true", help="skip the disaster drills after the other phases (soak/drills.py)"
     )
     parser.add_argument(
+        "--drill",
+        action="append",
+        choices=DRILLS,
+        help=f"run this disaster drill (repeatable; default all: {', '.join(DRILLS)})",
+    )
+    parser.add_argument(
         "--worker-range-pages", type=int, default=None, help="WORKER_RANGE_PAGES of the workers (default theirs)"
     )
     parser.add_argument(
@@ -165,7 +171,7 @@ def config_from(args: argparse.Namespace, seed: int) -> SoakConfig:
         resync=not args.no_resync,
         previous_release=None if args.no_rolling_upgrade else args.previous_release,
         worker_range_pages=args.worker_range_pages,
-        drills=not args.no_drills,
+        drills=() if args.no_drills else tuple(args.drill or DRILLS),
         state_dir=args.state_dir,
     )
     if args.no_faults:

@@ -97,12 +97,8 @@ class Drills:
 
     def run(self) -> list[DrillResult]:
         results = []
-        for name, drill in (
-            ("idempotency_lost", self.idempotency_lost),
-            ("snapshot_restored", self.snapshot_restored),
-            ("ledger_restored", self.ledger_restored),
-            ("index_deleted", self.index_deleted),
-        ):
+        for name in self.soak.config.drills:
+            drill = getattr(self, name)
             self.soak.echo(f"  drill: {name.replace('_', ' ')}")
             started = time.monotonic()
             result = DrillResult(name)
