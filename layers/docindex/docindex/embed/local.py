@@ -54,6 +54,27 @@ def engine_path() -> Path:
     return _folder("docindex_e5", "the engine") / ENGINE_FILE
 
 
+def declare(lib: ctypes.CDLL) -> None:
+    """The engine's C functions (``e5.h``) with their argument and result types, on ``lib``."""
+    lib.e5_load.restype = ctypes.c_void_p
+    lib.e5_load.argtypes = [ctypes.c_char_p]
+    lib.e5_free.argtypes = [ctypes.c_void_p]
+    lib.e5_dim.restype = ctypes.c_int
+    lib.e5_dim.argtypes = [ctypes.c_void_p]
+    lib.e5_embed.restype = ctypes.c_int
+    lib.e5_embed.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int, ctypes.POINTER(ctypes.c_float)]
+    lib.e5_embed_batch.restype = ctypes.c_int
+    lib.e5_embed_batch.argtypes = [
+        ctypes.c_void_p,
+        ctypes.POINTER(ctypes.c_char_p),
+        ctypes.c_int,
+        ctypes.c_int,
+        ctypes.POINTER(ctypes.c_float),
+    ]
+    lib.e5_token_count.restype = ctypes.c_int
+    lib.e5_token_count.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int]
+
+
 class LocalE5:
     """multilingual-e5-small (384 dimensions, vectors of length 1); thread-safe, one per process."""
 
@@ -72,23 +93,7 @@ class LocalE5:
             lib = ctypes.CDLL(str(engine))
         except OSError as exc:  # built for another machine, or OpenMP's runtime missing
             raise EmbedderUnavailable(f"the engine {engine} does not load here: {exc}") from exc
-        lib.e5_load.restype = ctypes.c_void_p
-        lib.e5_load.argtypes = [ctypes.c_char_p]
-        lib.e5_free.argtypes = [ctypes.c_void_p]
-        lib.e5_dim.restype = ctypes.c_int
-        lib.e5_dim.argtypes = [ctypes.c_void_p]
-        lib.e5_embed.restype = ctypes.c_int
-        lib.e5_embed.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int, ctypes.POINTER(ctypes.c_float)]
-        lib.e5_embed_batch.restype = ctypes.c_int
-        lib.e5_embed_batch.argtypes = [
-            ctypes.c_void_p,
-            ctypes.POINTER(ctypes.c_char_p),
-            ctypes.c_int,
-            ctypes.c_int,
-            ctypes.POINTER(ctypes.c_float),
-        ]
-        lib.e5_token_count.restype = ctypes.c_int
-        lib.e5_token_count.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int]
+        declare(lib)
         handle = lib.e5_load(str(model).encode())
         if not handle:
             raise EmbedderUnavailable(f"the engine could not load {model}")
