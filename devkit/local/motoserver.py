@@ -8,7 +8,8 @@ thousand messages in a queue that is seconds per ``ReceiveMessage``, and the
 soak (or a benchmark) would measure moto, not docindex. And to route each
 request, moto lists the directories of its own package (about 170 stat calls)
 twice: a quarter of its time per request. These replacements return the same
-values; nothing else is touched.
+values; nothing else is touched, except that an action moto does not implement
+answers 501 Not Implemented instead of a 500 every client retries (``patch_unimplemented``).
 
 ``python -m devkit.local.motoserver -H 127.0.0.1 -p PORT`` (moto's own
 arguments); ``devkit.local.servers.start_moto`` runs it. With
@@ -99,6 +100,27 @@ def patch_dispatch() -> None:
                     setattr(module, attribute, replacements[value])
 
 
+def patch_unimplemented() -> None:
+    """An action moto does not implement answers 501 Not Implemented, as its server's HTTP error page.
+
+    moto raises ``NotImplementedError`` for it, which its server turns into a 500: clients retry a
+    500 (botocore's standard mode five times, with back-off: ~1 s per call), then see the same page.
+    501 says what it is, and no client retries it (docindex's redrive reads either as "unsupported by
+    this endpoint").
+    """
+    from moto.core.responses import BaseResponse
+
+    call_action = BaseResponse.call_action
+
+    def answering_501(self: BaseResponse) -> Any:
+        try:
+            return call_action(self)
+        except NotImplementedError as exc:
+            return 501, {"Content-Type": "text/plain"}, f"Not Implemented: {exc}"
+
+    BaseResponse.call_action = answering_501  # type: ignore[method-assign]
+
+
 def exit_with_parent(pid: int, interval: float = 1.0) -> None:
     """Exit this process (from a daemon thread) once process ``pid``, its parent, is gone."""
 
@@ -119,6 +141,7 @@ def main(argv: list[str] | None = None) -> None:
         exit_with_parent(int(parent))
     patch_dispatch()
     patch_sqs()
+    patch_unimplemented()
     # One log line per request would cost the server more than some requests do.
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
     from moto.server import main as moto_main
