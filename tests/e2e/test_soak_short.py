@@ -29,7 +29,7 @@ FOCUSED = ["--no-drills"]
 # Each soak wants a CPU or more (indexer sandboxes, the OCR worker and its pool, moto, osmem-server):
 # `make test` runs them in two chains, one after another in each (xdist groups: tests/support/scheduling.py),
 # not all at once beside everything else. About the same length: the fault soak and the rolling upgrade,
-# then the sabotaged race and the race.
+# then the sabotaged runs and the race.
 FAULTS_AND_UPGRADE = pytest.mark.xdist_group("soak-faults-and-upgrade")
 SABOTAGE_AND_RACE = pytest.mark.xdist_group("soak-sabotage-and-race")
 
@@ -96,27 +96,19 @@ def test_short_soak_ends_in_step_under_every_fault(tmp_path: Path) -> None:
     assert run["changes"]["operations"]["final_flash"] == 2
 
 
-# A storm of files deleted as soon as the indexer has read them, with 40 % of document writes held
-# 6-8 s after their claim, or, when a delete overtakes them meanwhile, until gc_deletes (1 s) has
-# passed since: the interleaving of the resurrection bug, made certain by the fault.
-RACE = [
-    "--documents", "10", "--storm-ratio", "3", "--function-timeout", "12", "--visibility-timeout", "24",
-    "--max-receive-count", "2", "--lambdas", "4", "--no-poison", "--kill-probability", "0",
-    "--worker-kill-probability", "0", "--write-delay-probability", "0.4", "--write-delay-seconds", "6:8",
-    "--storm-weights", "flash=100", "--no-rolling-upgrade", *FOCUSED,
-]  # fmt: skip
-
-
 @pytest.fixture(scope="module")
 def sabotaged(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, dict[str, Any]]:
-    """One race run whose indexer lacks its duplicate guards, its unchanged-content checks and its ledger check.
+    """One run whose indexer lacks its duplicate guards and its unchanged-content checks, for the two tests below.
 
-    The three sabotages break different judge rules, and each test below asserts its own rule's
-    evidence (duplicate writes, unchanged bodies read, documents of deleted objects), so one run
-    serves the three. They are in one xdist group: one process runs the soak, once.
+    The two sabotages break different judge rules, each on its own evidence: alone, ``--sabotage
+    rereads`` writes no change twice and ``--sabotage duplicates`` reads no unchanged body. Both
+    tests are in one xdist group: one process runs the soak, once.
     """
-    sabotage = ["--sabotage", "duplicates", "--sabotage", "rereads", "--sabotage", "resurrection"]
-    return soak(tmp_path_factory.mktemp("sabotaged"), "--seeds", "5", *RACE, *sabotage)
+    return soak(
+        tmp_path_factory.mktemp("sabotaged"), "--seeds", "3", "--documents", "20", "--storm-ratio", "0.5", *QUICK,
+        "--no-poison", "--kill-probability", "0", "--worker-kill-probability", "0",
+        "--sabotage", "duplicates", "--sabotage", "rereads", *FOCUSED,
+    )  # fmt: skip
 
 
 @SABOTAGE_AND_RACE
@@ -142,6 +134,17 @@ def test_the_judge_catches_an_indexer_that_reads_unchanged_content_again(sabotag
     assert any(failure.startswith("re-sync:") for failure in run["failures"])
 
 
+# A storm of files deleted as soon as the indexer has read them, with 40 % of document writes held
+# 6-8 s after their claim, or, when a delete overtakes them meanwhile, until gc_deletes (1 s) has
+# passed since: the interleaving of the resurrection bug, made certain by the fault.
+RACE = [
+    "--documents", "10", "--storm-ratio", "3", "--function-timeout", "12", "--visibility-timeout", "24",
+    "--max-receive-count", "2", "--lambdas", "4", "--no-poison", "--kill-probability", "0",
+    "--worker-kill-probability", "0", "--write-delay-probability", "0.4", "--write-delay-seconds", "6:8",
+    "--storm-weights", "flash=100", "--no-rolling-upgrade", *FOCUSED,
+]  # fmt: skip
+
+
 @SABOTAGE_AND_RACE
 def test_writes_overtaken_past_gc_deletes_never_resurrect_a_deleted_file(tmp_path: Path) -> None:
     # When writes are held until a delete overtakes them and its tombstone is forgotten
@@ -155,9 +158,9 @@ def test_writes_overtaken_past_gc_deletes_never_resurrect_a_deleted_file(tmp_pat
 
 
 @SABOTAGE_AND_RACE
-def test_the_judge_catches_a_deleted_file_that_comes_back(sabotaged: tuple[int, dict[str, Any]]) -> None:
-    # When the race's writes skip the ledger check
-    code, run = sabotaged
+def test_the_judge_catches_a_deleted_file_that_comes_back(tmp_path: Path) -> None:
+    # When the same run's writes skip the ledger check
+    code, run = soak(tmp_path, "--seeds", "5", *RACE, "--sabotage", "resurrection")
     # Then deleted files come back (documents of objects that no longer exist), and the judge fails
     assert run["faults"]["document_writes_delayed"]["overtaken_while_held"] > 0
     assert run["reconcile"]["orphaned"] > 0
