@@ -349,13 +349,7 @@ def two_kana_other_script(word: str) -> str:
     morphological fields (``content``, ``title``, ``filename``), never as a substring — ねじ inside
     running hiragana, or から and ます, which those fields' analysis drops as particles and endings."""
     folded = fold(word)
-    if len(folded) != 2:
-        return ""
-    if _HIRAGANA_RUN.fullmatch(folded):
-        return folded.translate(_HIRAGANA_TO_KATAKANA)
-    if re.fullmatch("[\u30a1-\u30f6]+", folded):
-        return folded.translate(_KATAKANA_TO_HIRAGANA)
-    return ""
+    return _in_the_other_script(folded) if len(folded) == 2 else ""
 
 
 def other_script(word: str) -> str:
@@ -365,8 +359,11 @@ def other_script(word: str) -> str:
     (めがねを), which a fold of every katakana word into hiragana would make of から and カラ too.
     """
     folded = fold(word)
-    if len(folded) < 3:
-        return ""
+    return _in_the_other_script(folded) if len(folded) >= 3 else ""
+
+
+def _in_the_other_script(folded: str) -> str:
+    """A folded word all hiragana or all katakana, written in the other script; "" for anything else."""
     if _HIRAGANA_RUN.fullmatch(folded):
         return folded.translate(_HIRAGANA_TO_KATAKANA)
     if re.fullmatch("[\u30a1-\u30f6]+", folded):
