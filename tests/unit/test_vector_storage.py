@@ -83,3 +83,37 @@ def test_memory_and_disk_bytes_follow_opensearchs_estimate() -> None:
     assert ENCODINGS["int7"].disk_bytes(384) > ENCODINGS["fp32"].disk_bytes(384)
     with pytest.raises(ValueError, match="VECTOR_ENCODING"):
         encoding("int4")
+
+
+class Records:
+    """The lines ``docindex.index.mapping`` logs, as (level, message)."""
+
+    def __init__(self) -> None:
+        self.lines: list[tuple[str, str]] = []
+
+    def info(self, message: str, **_: Any) -> None:
+        self.lines.append(("INFO", message))
+
+    def warning(self, message: str, **_: Any) -> None:
+        self.lines.append(("WARNING", message))
+
+
+def test_a_cluster_without_icu_takes_the_kuromoji_tier_with_one_info_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given a cluster without analysis-icu (the local engine)
+    cluster, records = Cluster("icu_normalizer"), Records()
+    monkeypatch.setattr("docindex.index.mapping.logger", records)
+    # When an index with vectors is created
+    assert create_index(cluster, "documents-v1", vectors=SPEC) == "kuromoji"  # type: ignore[arg-type]
+    # Then the tier is refused once (not once per vector variant), as information, not a warning
+    assert [line for line in records.lines if "analysis tier" in line[1]] == [
+        ("INFO", "analysis tier icu+kuromoji not available on this cluster; trying the next tier")
+    ]
+    (body,) = cluster.created
+    assert vectors_meta(body)["encoding"] == "bq4"
+
+
+def test_a_cluster_without_kuromoji_is_warned_about_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    cluster, records = Cluster("icu_normalizer", "kuromoji"), Records()
+    monkeypatch.setattr("docindex.index.mapping.logger", records)
+    assert create_index(cluster, "documents-v1", vectors=SPEC) == "cjk"  # type: ignore[arg-type]
+    assert [level for level, message in records.lines if "analysis tier" in message] == ["INFO", "WARNING"]

@@ -288,7 +288,10 @@ def create_index(
     from docindex.text.variants import NORMALIZATION_VERSION
 
     attempts = [(tier, variant) for tier in ANALYSIS_TIERS for variant in _vector_variants(vectors)]
+    refused: set[str] = set()
     for tier, (with_vectors, derived) in attempts:
+        if tier in refused:  # the analyzers are the same whatever the vector field: the next tier
+            continue
         body = index_body(tier=tier, vocabulary=vocabulary, vectors=with_vectors, derived_source=derived)
         docindex_meta: dict[str, Any] = {"analysis": tier, "variants": NORMALIZATION_VERSION, **(meta or {})}
         if with_vectors is not None:
@@ -321,8 +324,13 @@ def create_index(
                 continue
             if not any(word in error_text for word in ("icu", "kuromoji", "analyz", "char_filter", "tokenizer")):
                 raise
-            logger.warning(
-                "analysis not available on this cluster; trying the next tier",
+            refused.add(tier)
+            # Without the ICU plugin (the local engine, some self-managed clusters) the kuromoji tier
+            # reads Japanese the same way (docs/search.md#analysis-tiers): expected, so info. Only a
+            # cluster without kuromoji, whose search gets coarser, is worth a warning.
+            log = logger.warning if tier == "kuromoji" else logger.info
+            log(
+                f"analysis tier {tier} not available on this cluster; trying the next tier",
                 extra={"index": concrete, "tier": tier, "error": error_text[:300]},
             )
             continue
