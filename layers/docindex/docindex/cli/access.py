@@ -121,6 +121,14 @@ def _import_options(parser: argparse.ArgumentParser, *, bucket: bool = True) -> 
     if bucket:  # diff has it among the target options
         parser.add_argument("--bucket", metavar="BUCKET", help="limit the imported rules to this bucket")
     parser.add_argument("--domain-sid", metavar="SID", help="the domain's SID, to read DU, DA, ... in SDDL as SIDs")
+    parser.add_argument(
+        "--expect-entries",
+        type=int,
+        metavar="N",
+        help="the paths the export step reported (icacls: 'Successfully processed N files'); refuse an export with "
+        "another count (icacls, CSV and smbcacls files have no end marker: a file cut at an entry boundary reads "
+        "as complete)",
+    )
     _ops.add_output_options(parser)
 
 
@@ -136,6 +144,7 @@ def _load_export(args: argparse.Namespace) -> Any:
             prefix=args.prefix,
             bucket=args.bucket,
             domain_sid=args.domain_sid,
+            expect_entries=args.expect_entries,
         )
     except (ExportError, MappingError) as exc:
         raise CommandError(str(exc)) from None
@@ -182,6 +191,9 @@ def _import(args: argparse.Namespace) -> int:
         return _ops.EXIT_FAIL
     restrictive = result.restrictive
     code = _ops.EXIT_FINDINGS if restrictive else _ops.EXIT_OK
+    from docindex.access.ntfs.exports import ENDS_WITH_A_MARK
+
+    checked = args.expect_entries is not None or fmt in ENDS_WITH_A_MARK
     if args.json:
         _ops.emit_json(
             {
@@ -191,8 +203,11 @@ def _import(args: argparse.Namespace) -> int:
                 "output": str(args.output),
                 "strip": "\\".join(result.strip),
                 "prefix": args.prefix,
+                "covers": result.covers,
                 "folders": result.folders,
                 "files": result.files,
+                "both": result.both,
+                "entries_checked": checked,
                 "rules": len(result.rules),
                 "exact": not restrictive,
                 "findings": [f.to_dict() for f in result.findings],
@@ -204,16 +219,30 @@ def _import(args: argparse.Namespace) -> int:
     def _print(text: str) -> None:  # the map may be on stdout: then the summary goes to stderr
         print(text, file=sys.stderr if str(args.output) == "-" else sys.stdout)
 
-    first = result.paths[0] if result.paths else None
-    stripped = "\\".join(result.strip) or "(as written)"
+    first = next((p for p in result.paths if p.where), None)
+    stripped = "\\".join(result.strip) or "(nothing)"
     example = f"; e.g. {first.where} -> {first.key!r}" if first else ""
+    both = f", {result.both} read as both (the export does not say)" if result.both else ""
     _print(
         _ops.safe_text(
-            f"{args.export} ({fmt}): {result.folders} folder(s), {result.files} file(s) -> {len(result.rules)} rule(s)"
-            f" in {args.output}"
+            f"{args.export} ({fmt}): {result.folders} folder(s), {result.files} file(s){both} -> "
+            f"{len(result.rules)} rule(s) in {args.output}"
         )
     )
     _print(_ops.safe_text(f"  paths: {stripped} stripped, prefix {args.prefix!r}{example}"))
+    root = "\\".join(result.root) or "the share's root"
+    _print(
+        _ops.safe_text(
+            f"  covers {result.covers!r} (the export's root folder: {root}); no rule outside it: those keys are "
+            "closed, or keep the applied map's rules there with `docindex access apply --merge`"
+        )
+    )
+    if not checked:
+        _print(
+            f"  {result.folders + result.files + result.both} entries read; the {fmt} "
+            "format has no end marker: a file cut at an entry boundary reads as complete. Pass --expect-entries N "
+            "(icacls prints 'Successfully processed N files')"
+        )
     if result.findings and str(args.output) != "-":
         _print_findings(result)
     _print(

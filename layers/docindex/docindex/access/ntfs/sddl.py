@@ -181,6 +181,12 @@ class SecurityDescriptor:
     owner: str | None
     group: str | None
     dacl: Dacl | None  # None: the string has no D: part
+    sacl: Dacl | None = None  # audit ACEs and the mandatory label (ML), where the export carries them
+
+    @property
+    def labels(self) -> tuple[Ace, ...]:
+        """The mandatory label ACEs of the SACL ([MS-DTYP] 2.4.4.13: SYSTEM_MANDATORY_LABEL_ACE)."""
+        return tuple(a for a in self.sacl.aces if a.type == "ML") if self.sacl is not None else ()
 
 
 def file_rights(mask: int) -> int:
@@ -334,6 +340,7 @@ def parse_sddl(text: str, *, where: str = "SDDL") -> SecurityDescriptor:
         raise SddlError(f"{where}: empty")
     owner = group = None
     dacl: Dacl | None = None
+    sacl: Dacl | None = None
     seen: set[str] = set()
     pos = 0
     while pos < len(text):
@@ -359,4 +366,6 @@ def parse_sddl(text: str, *, where: str = "SDDL") -> SecurityDescriptor:
             acl, pos = _acl(text, pos, f"{where}: {'DACL' if section == 'D:' else 'SACL'}")
             if section == "D:":
                 dacl = acl
-    return SecurityDescriptor(owner=owner, group=group, dacl=dacl)
+            else:
+                sacl = acl
+    return SecurityDescriptor(owner=owner, group=group, dacl=dacl, sacl=sacl)
