@@ -114,3 +114,37 @@ def test_an_exact_rule_is_for_its_key_only_and_subfolders_for_keys_below_the_fol
     assert again.covers == parsed.covers
     with pytest.raises(AccessMapError, match="subfolders"):
         parse_access_map(json.dumps({"rules": [{"prefix": "a/", "subfolders": []}]}), admin_group="a")
+
+
+def test_merging_an_imported_subtree_replaces_its_rules_and_leaves_the_rest() -> None:
+    from docindex.access.policy import merged
+
+    applied = parse_access_map(
+        json.dumps(
+            {
+                "rules": [
+                    {"prefix": "", "allow": {"everyone": True}},
+                    {"prefix": "営業部/", "inherit": False, "allow": {"groups": ["営業部"]}},
+                    {"prefix": "人事部/古い/", "allow": {"everyone": True}},
+                ]
+            },
+            ensure_ascii=False,
+        ),
+        admin_group="docindex-admins",
+    )
+    imported = parse_access_map(
+        json.dumps(
+            {
+                "rules": [{"prefix": "人事部/", "inherit": False, "allow": {"groups": ["人事部"]}}],
+                "covers": [{"prefix": "人事部/"}],
+            },
+            ensure_ascii=False,
+        ),
+        admin_group="docindex-admins",
+    )
+    result = merged(applied, imported)
+    assert sorted(r.prefix for r in result.rules) == ["", "人事部/", "営業部/"]  # 人事部/古い/ was under the subtree
+    assert set(result.grant("docs", "人事部/古い/a.xlsx").allow) == {group_principal("人事部"), ADMINS}
+    assert set(result.grant("docs", "営業部/a.xlsx").allow) == {group_principal("営業部"), ADMINS}
+    with pytest.raises(AccessMapError, match="covers"):
+        merged(applied, applied)

@@ -246,3 +246,27 @@ def test_an_export_cut_at_an_entry_boundary_is_refused_when_the_count_is_given(
     assert "no end marker" in capsys.readouterr().out
     assert main([*args, "--expect-entries", "2", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["entries_checked"] is True
+
+
+def test_apply_merge_keeps_the_applied_rules_outside_the_imported_subtree(tmp_path: Path) -> None:
+    # Given the company's applied map (a file, as the local run keeps it) and one department's import
+    from docindex.cli.access import _merge
+
+    applied = tmp_path / "access-map.json"
+    applied.write_text(
+        json.dumps({"rules": [{"prefix": "営業部/", "inherit": False, "allow": {"groups": ["営業部"]}}]}),
+        encoding="utf-8",
+    )
+    export = icacls(("人事部", f"D:PAI(A;OICI;FA;;;BA)(A;OICI;0x1200a9;;;{HR})"))
+    document = json.dumps(imported(export, strip=None, prefix="").access_map(), ensure_ascii=False)
+    department = parse_access_map(document, admin_group="docindex-admins")
+    # When `access apply --merge` combines them
+    result = _merge(str(applied), department, None, "docindex-admins")
+    # Then sales keeps its folder, HR gets its own, and nothing else opens
+    assert result.grant("docs", "営業部/a.xlsx").permits(["group:営業部"])
+    assert result.grant("docs", "人事部/a.xlsx").permits(["group:人事部"])
+    assert not result.grant("docs", "経理/a.xlsx").permits(["group:人事部", "group:営業部", EVERYONE])
+    # and with no map applied yet, the merge is the department's map alone
+    assert [r.prefix for r in _merge(str(tmp_path / "none.json"), department, None, "docindex-admins").rules] == [
+        "人事部/"
+    ]

@@ -287,6 +287,24 @@ def parse_access_map(data: bytes | str, *, admin_group: str, name: str = "access
     return AccessMap(rules=tuple(rules), admin_group=admin_group, version=version, covers=covers)
 
 
+def merged(applied: AccessMap, imported: AccessMap) -> AccessMap:
+    """``applied`` with its rules under ``imported``'s covered prefixes replaced by ``imported``'s rules; the
+    rest untouched (``docindex access apply --merge``: one department's export into the company's map)."""
+    if not imported.covers:
+        raise AccessMapError("the map names no covered prefix ('covers'): --merge takes a map written by access import")
+
+    def under(rule: Rule) -> bool:
+        return any(
+            rule.prefix.startswith(c.prefix) and (c.bucket is None or rule.bucket in (None, c.bucket))
+            for c in imported.covers
+        )
+
+    rules = [r for r in applied.rules if not under(r)] + list(imported.rules)
+    covers = tuple(c for c in applied.covers if c not in imported.covers) + imported.covers
+    combined = AccessMap(rules=tuple(rules), admin_group=imported.admin_group, covers=covers)
+    return parse_access_map(to_json(combined), admin_group=imported.admin_group, name="the merged map")
+
+
 def to_json(access_map: AccessMap) -> str:
     """The map as canonical JSON (what ``docindex access apply`` stores: the functions need no YAML)."""
 

@@ -49,6 +49,28 @@ def _check(args: argparse.Namespace) -> int:
     return _ops.EXIT_OK
 
 
+def _merge(uri: str, imported: Any, s3: Any, admin_group: str) -> Any:
+    """The applied map with its rules under ``imported``'s covered prefixes replaced (none applied yet: closed)."""
+    from botocore.exceptions import ClientError
+
+    from docindex.access.policy import AccessMap, AccessMapError, merged, parse_access_map
+    from docindex.access.source import read_map_bytes
+
+    data: bytes | None = None
+    try:
+        data, _ = read_map_bytes(uri, s3)
+    except FileNotFoundError:
+        pass
+    except ClientError as exc:
+        if (exc.response.get("Error") or {}).get("Code") not in ("NoSuchKey", "404", "NotFound"):
+            raise CommandError(f"{uri}: cannot read the applied map to merge into: {exc}") from None
+    try:
+        applied = parse_access_map(data, admin_group=admin_group, name=uri) if data else None
+        return merged(applied or AccessMap.admins_only(admin_group), imported)
+    except AccessMapError as exc:
+        raise CommandError(str(exc)) from None
+
+
 def _apply(args: argparse.Namespace) -> int:
     from docindex.access.policy import to_json
     from docindex.ops.access import Restamper, publish_map
@@ -65,6 +87,8 @@ def _apply(args: argparse.Namespace) -> int:
             )
         client = _ops.opensearch_for(deployment)
         s3 = clients.client("s3")
+        if args.merge:
+            access_map = _merge(uri, access_map, s3, deployment.admin_group)
         still_current = None
         if deployment.ledger_table:
             from docindex.ingest.ledger import Ledger
@@ -354,6 +378,12 @@ def register(subparsers: Any) -> None:
     apply = commands.add_parser("apply", help="store a map and re-stamp the indexed documents")
     apply.add_argument("map", type=Path, help="the access map (JSON or YAML; stored as JSON)")
     apply.add_argument("--uri", help="where to store it (default: ACCESS_MAP_URI / the stack's AccessMapS3Uri)")
+    apply.add_argument(
+        "--merge",
+        action="store_true",
+        help="replace only the applied map's rules under the new map's covered prefixes (an imported map's "
+        "'covers'), leaving the others untouched (default: the new map replaces the whole map)",
+    )
     apply.add_argument(
         "--settle",
         type=_ops.bounded_float(0, 3600),
