@@ -380,11 +380,13 @@ class _Importer:
             own, notes = readers_of(
                 reaching_new_files(entry.dacl.aces), self.mapping, labels=reaching_new_files(entry.labels)
             )
-            sub, deeper = readers_of(
-                reaching_new_files(entry.dacl.aces, in_subfolder=True),
-                self.mapping,
-                labels=reaching_new_files(entry.labels, in_subfolder=True),
-            )
+            sub, deeper = own, list[Note]()
+            if any(a.no_propagate for a in (*entry.dacl.aces, *entry.labels)):  # else a sub-folder's files get the same
+                sub, deeper = readers_of(
+                    reaching_new_files(entry.dacl.aces, in_subfolder=True),
+                    self.mapping,
+                    labels=reaching_new_files(entry.labels, in_subfolder=True),
+                )
             seen = {(n.kind, n.trustee) for n in notes}
             deeper = [n for n in deeper if (n.kind, n.trustee) not in seen]
             self._add(notes + deeper, prefix, where)

@@ -218,8 +218,16 @@ class Mapping:
     labels: dict[str, str] = field(default_factory=dict)
     domain_sid: str | None = None
     source: str = "(no mapping file)"
+    _seen: dict[str, Who] = field(default_factory=dict, repr=False, compare=False)
 
     def who(self, trustee: str) -> Who:
+        """The trustee as docindex sees it (remembered: a share names the same few trustees on every path)."""
+        known = self._seen.get(trustee)
+        if known is None:
+            known = self._seen[trustee] = self._who(trustee)
+        return known
+
+    def _who(self, trustee: str) -> Who:
         key = canonical(trustee, domain_sid=self.domain_sid)
         label = describe(trustee)
         if key in self.entries:
