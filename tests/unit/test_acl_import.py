@@ -406,59 +406,20 @@ def test_the_cli_imports_diffs_and_exits_by_the_conventions(tmp_path: Path, caps
     mapping = tmp_path / "groups.csv"
     mapping.write_bytes(MAPPING)
     out = tmp_path / "access-map.json"
+    common = ["--mapping", str(mapping), "--strip", "share", "--prefix", "nas/"]
     # import: the map is written; exit 1 because the report has places more restrictive than the NAS
-    assert (
-        main(
-            [
-                "access",
-                "import",
-                str(export),
-                "--mapping",
-                str(mapping),
-                "--strip",
-                "share",
-                "--prefix",
-                "nas/",
-                "-o",
-                str(out),
-                "--json",
-            ]
-        )
-        == 1
-    )
+    assert main(["access", "import", str(export), *common, "-o", str(out), "--json"]) == 1
     report = json.loads(capsys.readouterr().out)
     assert report["version"] == 1
     assert report["rules"] == len(json.loads(out.read_text())["rules"])
     assert {f["kind"] for f in report["findings"]} >= {UNMAPPED_ALLOW, UNMAPPED_DENY, FILE_LEVEL, LIST_ONLY}
     # diff: in step (0), then a changed export (1), then an unreadable one (2, one line naming the line)
-    assert (
-        main(
-            ["access", "diff", str(export), str(out), "--mapping", str(mapping), "--strip", "share", "--prefix", "nas/"]
-        )
-        == 0
-    )
+    assert main(["access", "diff", str(export), str(out), *common]) == 0
     capsys.readouterr()
     export.write_bytes(
         write_icacls([*TREE[:-1], Node(("共有", "一覧のみ"), explicit=[allow(HR, READ_EXECUTE, OI | CI)])])
     )
-    assert (
-        main(
-            [
-                "access",
-                "diff",
-                str(export),
-                str(out),
-                "--mapping",
-                str(mapping),
-                "--strip",
-                "share",
-                "--prefix",
-                "nas/",
-                "--json",
-            ]
-        )
-        == 1
-    )
+    assert main(["access", "diff", str(export), str(out), *common, "--json"]) == 1
     diff = json.loads(capsys.readouterr().out)
     assert diff["version"] == 1
     assert [d["key"] for d in diff["differences"]] == ["nas/共有/一覧のみ/"]
