@@ -49,7 +49,7 @@ GUID = "bf967aba-0de6-11d0-a285-00aa003049e2"
 
 @dataclass(frozen=True)
 class Ace:
-    type: str  # A, D, OA, OD, XA, XD, ZA (the DACL's); ML, AU (the SACL's)
+    type: str  # A, D, OA, OD, XA, XD, ZA (the DACL's); ML, TL, FL, AU (the SACL's)
     flags: int
     mask: int
     sid: str
@@ -65,7 +65,7 @@ class Node:
     explicit: list[Ace] = field(default_factory=list)
     protected: bool = False
     null: bool = False  # D:NO_ACCESS_CONTROL
-    labels: list[Ace] = field(default_factory=list)  # explicit SACL ACEs (ML, AU)
+    labels: list[Ace] = field(default_factory=list)  # explicit SACL ACEs (ML, TL, FL, AU)
 
 
 @dataclass(frozen=True)
@@ -165,7 +165,12 @@ def _condition(user: User, ace: Ace) -> str:
 
 
 def can_read(sd: Sd, user: User) -> bool:
-    """[MS-DTYP] 2.5.3.2 for FILE_READ_DATA: the mandatory integrity check, then the DACL in order."""
+    """[MS-DTYP] 2.5.3.2 for FILE_READ_DATA: the mandatory integrity check, then the DACL in order. A process
+    trust label or an access filter (winnt.h's types 0x14 and 0x15, which [MS-DTYP] does not define) that applies
+    denies: a network logon has no trust level, the filter's condition is not evaluated, and what their masks
+    leave is not published (the strictest reading)."""
+    if any(a.type in ("TL", "FL") and not a.flags & IO for a in sd.sacl):
+        return False
     for label in sd.sacl:
         if (
             label.type == "ML"
@@ -266,13 +271,18 @@ def _ace(rng: random.Random, *, folder: bool, hostile: bool) -> Ace:
     return Ace(kind, flags, rng.choice(MASKS), rng.choice(TRUSTEES), guid, condition)
 
 
+TRUST_LEVEL = "S-1-19-512-8192"  # a process trust label's SID: PPL, Windows
+
+
 def _label(rng: random.Random, folder: bool) -> Ace:
-    return Ace(
-        "ML",
-        rng.choice((OI | CI, OI, 0, OI | CI | NP, OI | CI | IO)) if folder else 0,
-        rng.choice((1, 2, 3)),
-        rng.choice(tuple(LEVELS)),
-    )
+    """A SACL ACE that restricts: a mandatory label mostly, else a process trust label or an access filter."""
+    flags = rng.choice((OI | CI, OI, 0, OI | CI | NP, OI | CI | IO)) if folder else 0
+    kind = rng.choice(("ML",) * 4 + ("TL", "FL"))
+    if kind == "TL":
+        return Ace("TL", flags, rng.choice((0x1200A9, 0x20000)), TRUST_LEVEL)
+    if kind == "FL":
+        return Ace("FL", flags, rng.choice((0x1200A9, 0x20000)), WD, condition="(Member_of {SID(BA)})")
+    return Ace("ML", flags, rng.choice((1, 2, 3)), rng.choice(tuple(LEVELS)))
 
 
 def random_tree(rng: random.Random, *, labels: bool = True, size: int = 14) -> list[Node]:
@@ -330,7 +340,7 @@ def sddl(sd: Sd, *, owner: bool = False, sacl: bool = True) -> str:
         dacl = "D:NO_ACCESS_CONTROL"
     else:
         dacl = "D:" + ("P" if sd.protected else "") + "AI" + "".join(_ace_sddl(a) for a in sd.dacl)
-    labels = [a for a in sd.sacl if a.type == "ML"]
+    labels = [a for a in sd.sacl if a.type in ("ML", "TL", "FL")]
     tail = ("S:AI" + "".join(_ace_sddl(a) for a in labels)) if labels else "S:AINO_ACCESS_CONTROL"
     return head + dacl + (tail if sacl else "")
 

@@ -179,6 +179,69 @@ def test_a_no_read_up_label_above_medium_closes_and_is_reported() -> None:
     assert any(f.kind == "integrity-label" and f.key == "nas/" for f in result.restrictive)
 
 
+# 7b ---------------------------------------------------------------- trust labels and access filters (Server 2016+)
+# SYSTEM_PROCESS_TRUST_LABEL_ACE (TL, type 0x14) and SYSTEM_ACCESS_FILTER_ACE (FL, 0x15) sit in the SACL and can only
+# take rights away from what the DACL grants. [MS-DTYP] defines neither (2.4.4.1 and the SDDL grammar of 2.5.1.1 stop
+# at the scoped policy ACE), so nothing says one cannot keep a user's logon from reading: the map closes.
+
+TRUST_LABEL = "(TL;;0x1200a9;;;S-1-19-512-8192)"  # a PPL Windows trust level; the mask is not specified: not read
+ACCESS_FILTER = "(FL;;0x1200a9;;;WD;(Member_of {SID(BA)}))"  # the TP flag (trust protected) is read too
+
+
+@pytest.mark.parametrize(
+    ("ace", "kind"), [(TRUST_LABEL, "trust-label"), (ACCESS_FILTER, "access-filter")], ids=["TL", "FL"]
+)
+def test_a_trust_label_or_an_access_filter_closes_and_is_reported(ace: str, kind: str) -> None:
+    # Given a share readable by everyone whose folder (inherited by its files) and one file carry the SACL ACE
+    inheritable, inherited = (ace.replace(";;", f";{flags};", 1) for flags in ("OICI", "ID"))
+    export = icacls(
+        ROOT_EVERYONE,
+        ("share\\保護", f"D:AI(A;OICIID;0x1200a9;;;WD)S:AI{inheritable}"),
+        ("share\\保護\\a.docx", f"D:AI(A;ID;0x1200a9;;;WD)S:AI{inherited}"),
+        ("share\\普通", "D:AI(A;OICIID;0x1200a9;;;WD)"),
+        ("share\\単独.docx", f"D:AI(A;ID;0x1200a9;;;WD)S:{ace}"),
+    )
+    # When it is imported (it used to be refused: "unknown ACE type")
+    result = imported(export)
+    # Then the folder's files, new ones and the labelled file are the administrators' only; the rest is unchanged
+    assert readers(result, "nas/保護/a.docx") == set()
+    assert readers(result, "nas/保護/新規.docx") == set()
+    assert readers(result, "nas/単独.docx") == set()
+    assert readers(result, "nas/普通/a.docx") == EVERYBODY
+    assert readers(result, "nas/単独.docx.bak") == EVERYBODY
+    assert {(f.kind, f.key) for f in result.restrictive} >= {(kind, "nas/保護/"), (kind, "nas/単独.docx")}
+
+
+def test_an_inherit_only_trust_label_closes_what_is_created_below_not_the_folder_itself() -> None:
+    # Given a folder whose trust label is inherit-only, with a file of its own that does not carry it (an old file)
+    export = icacls(
+        ROOT_EVERYONE,
+        ("share\\F", "D:AI(A;OICIID;0x1200a9;;;WD)S:AI(TL;OICIIO;0x1200a9;;;S-1-19-512-8192)"),
+        ("share\\F\\old.docx", "D:AI(A;ID;0x1200a9;;;WD)"),
+    )
+    result = imported(export)
+    # Then new files are closed; the file the export shows without the label keeps its readers
+    assert readers(result, "nas/F/new.docx") == set()
+    assert readers(result, "nas/F/old.docx") == EVERYBODY
+
+
+def test_smbcacls_types_20_and_21_close_instead_of_failing_the_import() -> None:
+    # Given an smbcacls listing with a trust label (20) and an access filter (21) printed by number
+    export = (
+        "REVISION:1\nCONTROL:SR|DP\nOWNER:BUILTIN\\Administrators\nGROUP:BUILTIN\\Users\n"
+        "ACL:Everyone:ALLOWED/OI|CI/READ\n"
+        "保護\nREVISION:1\nCONTROL:SR|DP\nOWNER:BUILTIN\\Administrators\nGROUP:BUILTIN\\Users\n"
+        "ACL:Everyone:ALLOWED/OI|CI|I/READ\nACL:S-1-19-512-8192:20/OI|CI/0x001200a9\n"
+        "フィルタ\nREVISION:1\nCONTROL:SR|DP\nOWNER:BUILTIN\\Administrators\nGROUP:BUILTIN\\Users\n"
+        "ACL:Everyone:ALLOWED/OI|CI|I/READ\nACL:Everyone:21/OI|CI/0x001200a9\n"
+    ).encode()
+    result = imported(export, strip=None, prefix="nas/")
+    assert readers(result, "nas/a.docx") == EVERYBODY
+    assert readers(result, "nas/保護/a.docx") == set()
+    assert readers(result, "nas/フィルタ/a.docx") == set()
+    assert {f.kind for f in result.restrictive} >= {"trust-label", "access-filter"}
+
+
 # 8 ----------------------------------------------------------------- a subtree's export governs that subtree only
 
 

@@ -1,8 +1,9 @@
 """Property: over generated hostile trees, the imported map never lets in anyone Windows refuses.
 
 devkit/acl_oracle.py generates trees with every ACE type (allow, deny, callback, object, callback
-object; labels in the SACL), flag (OI, CI, NP, IO, ID), well-known SID (Everyone, Authenticated
-Users, BA, OWNER RIGHTS, asserted identity, CREATOR OWNER, SYSTEM, an unmapped SID) and name shape
+object; mandatory labels, process trust labels and access filters in the SACL), flag (OI, CI, NP, IO,
+ID), well-known SID (Everyone, Authenticated Users, BA, OWNER RIGHTS, asserted identity, CREATOR
+OWNER, SYSTEM, an unmapped SID) and name shape
 (trailing and leading spaces, U+3000, NBSP, trailing dots, brackets, prefixes of each other, files
 and folders of one name), writes each as icacls /save, Get-Acl JSON and CSV and smbcacls do (a third
 as folders-only exports), and decides each (user, key) with its own [MS-DTYP] 2.5.3.2 evaluator and
@@ -52,6 +53,18 @@ def test_the_property_fails_when_the_importer_drops_denies(monkeypatch: pytest.M
     monkeypatch.setattr(readers._Walk, "deny", lambda self, ace: None)
     # Then the property run finds keys the map opens and Windows does not
     assert run(range(5)).wider
+
+
+def test_the_property_fails_when_the_importer_ignores_trust_labels_and_access_filters(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Given an importer that reads the SACL's mandatory labels only (TL and FL set aside, as before)
+    from docindex.access.ntfs import readers
+
+    only_ml = readers.label_closes
+    monkeypatch.setattr(readers, "label_closes", lambda labels: only_ml([a for a in labels if a.type == "ML"]))
+    # Then the generated trees' trust labels and access filters show up as keys the map opens
+    assert run(range(10), formats=("icacls",)).wider
 
 
 def test_the_oracle_decides_the_issues_examples_as_windows_does() -> None:

@@ -14,8 +14,8 @@
   its path (``echo "$d"`` in the loop, or ``FILENAME:path``); a single block without one is the root.
 
 Paths are kept exactly as the export has them (only the line end is removed): a folder ``人事部　``
-(ending in U+3000) is not ``人事部``. Where an SDDL carries the SACL (``S:``), its mandatory label
-is kept with the entry (a no-read-up label closes, docindex.access.ntfs.readers).
+(ending in U+3000) is not ``人事部``. Where an SDDL carries the SACL (``S:``), its mandatory label,
+process trust label and access filter are kept with the entry (they can close, docindex.access.ntfs.readers).
 
 Only a JSON export ends with a mark (the array's ``]``): an icacls, CSV or smbcacls file cut exactly
 at an entry boundary reads as a complete, shorter export. ``expect_entries`` (the count the export
@@ -44,6 +44,7 @@ from docindex.access.ntfs.sddl import (
     NO_PROPAGATE_INHERIT,
     OBJECT_INHERIT,
     OTHER,
+    RESTRICTING,
     Ace,
     Dacl,
     SddlError,
@@ -69,7 +70,7 @@ class AclEntry:
     path: str  # as the export wrote it
     dacl: Dacl
     where: str  # 'acl.txt: line 12'
-    labels: tuple[Ace, ...] = ()  # mandatory label ACEs of the SACL, where the export has it
+    labels: tuple[Ace, ...] = ()  # the SACL's labels and access filters (ML, TL, FL), where the export has them
 
 
 def decode_text(data: bytes, name: str) -> tuple[str, str]:
@@ -353,7 +354,10 @@ _SMB_TYPES: dict[str, tuple[str, str, bool, bool]] = {
     "10": (DENY, "XD", True, False),
     "11": (ALLOW, "ZA", True, True),
     "12": (DENY, "D12", True, True),  # denied callback object: no SDDL token
-    **{str(n): (OTHER, str(n), False, False) for n in (2, 3, 7, 8, 13, 14, 15, 16, 17, 18, 19)},  # audit, label, ...
+    "17": (OTHER, "ML", False, False),  # the SACL's, should a listing carry them: they restrict (the entry's labels)
+    "20": (OTHER, "TL", False, False),
+    "21": (OTHER, "FL", True, False),
+    **{str(n): (OTHER, str(n), False, False) for n in (2, 3, 7, 8, 13, 14, 15, 16, 18, 19)},  # audit, attributes, ...
 }
 _SMB_FLAGS = {
     "OI": OBJECT_INHERIT,
@@ -386,15 +390,15 @@ def _smb_ace(spec: str, where: str) -> Ace:
     number = _smb_number(type_text)
     ace_type = _SMB_TYPES.get(str(number) if number is not None else type_text.lower())
     if ace_type is None:  # a type no version of [MS-DTYP] has: whether it denies is unknown
-        raise ExportError(f"{where}: ACE type {type_text!r} is not an ACE type smbcacls prints (ALLOWED, DENIED, 0-19)")
+        raise ExportError(f"{where}: ACE type {type_text!r} is not an ACE type smbcacls prints (ALLOWED, DENIED, 0-21)")
     kind, token, conditional, object_specific = ace_type
     flags = _smb_number(flags_text)
     if flags is None:
         flags = 0
-        for token in flags_text.split("|"):
-            if token.strip() not in _SMB_FLAGS:
-                raise ExportError(f"{where}: unknown ACE flag {token!r} in {flags_text!r}")
-            flags |= _SMB_FLAGS[token.strip()]
+        for name in flags_text.split("|"):  # not `token`: that is the ACE's type
+            if name.strip() not in _SMB_FLAGS:
+                raise ExportError(f"{where}: unknown ACE flag {name!r} in {flags_text!r}")
+            flags |= _SMB_FLAGS[name.strip()]
     mask = _smb_number(mask_text)
     if mask is None:
         if mask_text.upper() in _SMB_STANDARD:
@@ -428,7 +432,9 @@ class _SmbBlocks:
     def close(self) -> None:
         if self.block is not None:
             b = self.block
-            self.entries.append(AclEntry(b["path"], Dacl(aces=tuple(b["aces"]), protected=b["protected"]), b["where"]))
+            aces = tuple(a for a in b["aces"] if a.type not in RESTRICTING)
+            labels = tuple(a for a in b["aces"] if a.type in RESTRICTING)
+            self.entries.append(AclEntry(b["path"], Dacl(aces=aces, protected=b["protected"]), b["where"], labels))
             _check_count(self.entries, self.name)
         self.block = None
 

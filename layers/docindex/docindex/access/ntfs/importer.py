@@ -478,5 +478,5 @@ class _Importer:
 
 
 def own_aces_of(entry: AclEntry) -> list[Ace]:
-    """The mandatory labels that apply to the entry itself (not inherit-only)."""
+    """The SACL's labels and access filters that apply to the entry itself (not inherit-only)."""
     return [a for a in entry.labels if not a.inherit_only]

@@ -19,6 +19,12 @@ and which denied, deny winning. The translation, always in the safe direction:
   with GUIDs likewise (reported);
 - a mandatory label with no-read-up above medium integrity (``S:(ML;;NR;;;HI)``) closes the file:
   a person's logon on the share is medium, an administrator's high (reported);
+- a process trust label (``S:(TL;;0x1200a9;;;S-1-19-512-8192)``) or an access filter (``S:(FL;;...;;;WD;(cond))``)
+  closes the file (reported): both only take rights away from what the DACL grants, and [MS-DTYP] defines
+  neither (its ACE types, 2.4.4.1, and SDDL grammar, 2.5.1.1, stop at the scoped policy ACE; its access check,
+  2.5.3.2, names the integrity check of 2.5.3.3 alone), so nothing says their mask leaves a user's read alone:
+  Windows restricts a caller below the label's trust level (every network logon) or whose filter condition
+  fails, and what the mask then means is not published;
 - a NULL DACL (``D:NO_ACCESS_CONTROL``) on a file lets everyone read (reported); a folder's is not
   inherited (docindex.access.ntfs.importer closes what is created in it).
 """
@@ -45,6 +51,8 @@ NULL_DACL = "null-dacl"  # a folder's: what is created in it does not inherit it
 NULL_DACL_FILE = "null-dacl-file"  # a file's: everyone reads it
 UNNAMED_DENY = "unnamed-deny"
 INTEGRITY_LABEL = "integrity-label"
+TRUST_LABEL = "trust-label"
+ACCESS_FILTER = "access-filter"
 MISSING_FOLDER = "missing-folder"
 SHARED_GROUP = "shared-group"
 RESTRICTIVE = frozenset(
@@ -58,6 +66,8 @@ RESTRICTIVE = frozenset(
         LIST_ONLY,
         NULL_DACL,
         INTEGRITY_LABEL,
+        TRUST_LABEL,
+        ACCESS_FILTER,
         MISSING_FOLDER,
     }
 )
@@ -114,11 +124,33 @@ def _label_level(trustee: str) -> int | None:
     return int(tail) if sid.startswith("S-1-16-") and tail.isdigit() else None
 
 
+# What the report says of a restricting SACL ACE that closes: (finding kind, detail)
+_CLOSING = {
+    "ML": (
+        INTEGRITY_LABEL,
+        "no-read-up above medium: a person's logon may not read, an administrator's may; only the administrators read",
+    ),
+    "TL": (
+        TRUST_LABEL,
+        "a process trust label limits every caller below its trust level (a person's logon on the share) to rights "
+        "no specification names: only the administrators read",
+    ),
+    "FL": (
+        ACCESS_FILTER,
+        "an access filter limits every caller whose condition fails to rights no specification names: only the "
+        "administrators read",
+    ),
+}
+
+
 def label_closes(labels: Iterable[Ace]) -> Ace | None:
-    """The mandatory label that keeps a medium-integrity logon from reading (no-read-up above medium), if any."""
+    """The SACL ACE that keeps a person's logon from reading, if any: a mandatory label with no-read-up above
+    medium, any process trust label, any access filter."""
     for label in labels:
+        if label.type in ("TL", "FL"):
+            return label
         level = _label_level(label.trustee)
-        if label.mask & NO_READ_UP and (level is None or level > MEDIUM):
+        if label.type == "ML" and label.mask & NO_READ_UP and (level is None or level > MEDIUM):
             return label
     return None
 
@@ -139,14 +171,8 @@ def readers_of(
         notes = walk.notes
     label = label_closes(labels)
     if label is not None:
-        notes.append(
-            Note(
-                INTEGRITY_LABEL,
-                mapping.who(label.trustee).label,
-                "no-read-up above medium: a person's logon may not read, an administrator's may; "
-                "only the administrators read",
-            )
-        )
+        kind, detail = _CLOSING[label.type]
+        notes.append(Note(kind, mapping.who(label.trustee).label, detail))
         readers = Readers(allow=readers.allow, deny=readers.deny, closed=True)
     return readers, notes
 
