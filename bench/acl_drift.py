@@ -10,6 +10,12 @@ a fresh export is compared with the map by what ``docindex access import`` and `
 (``docindex.access.ntfs.load`` and ``drift``: harnesses do not import the CLI). Reported: the
 seconds of each step, the differences found (must be exactly that folder), and the diff's time as
 a ratio of just reading the export (the baseline, same run).
+
+Then the never-wider property at length (``--trees``, default 4,000: tests/unit/test_acl_property.py
+runs 160 in ``make test``): generated hostile trees in the four export formats, each (user, key)
+decided by devkit/acl_oracle.py's own [MS-DTYP] access check and compared with the imported map.
+Reported: trees and keys checked, decisions, how many the map allows that Windows denies (must be
+0), and how many Windows allows that the map does not, by why.
 """
 
 from __future__ import annotations
@@ -66,7 +72,7 @@ def run(folders: int) -> dict[str, object]:
     baseline = time.perf_counter() - started
 
     started = time.perf_counter()
-    result, _ = load(export, mapping=mapping, prefix="nas/")
+    result, _ = load(export, mapping=mapping, strip="share", prefix="nas/")
     out.write_text(json.dumps(result.access_map(), ensure_ascii=False, indent=2), encoding="utf-8")
     imported = time.perf_counter() - started
 
@@ -77,7 +83,7 @@ def run(folders: int) -> dict[str, object]:
             node.explicit = [*node.explicit, allow(f"{DOMAIN}-2001", READ_EXECUTE, OI | CI)]
     export.write_bytes(write_icacls(nodes))
     started = time.perf_counter()
-    fresh, _ = load(export, mapping=mapping, prefix="nas/")
+    fresh, _ = load(export, mapping=mapping, strip="share", prefix="nas/")
     applied = parse_access_map(out.read_bytes(), admin_group="docindex-admins", name=str(out))
     report = drift(fresh, applied, bucket="", prefix="nas/")
     diffed = time.perf_counter() - started
@@ -95,12 +101,38 @@ def run(folders: int) -> dict[str, object]:
     }
 
 
+def never_wider(trees: int) -> dict[str, object]:
+    from devkit.acl_oracle import FORMATS
+    from devkit.acl_oracle import run as property_run
+
+    started = time.perf_counter()
+    tally = property_run(range(1000, 1000 + max(1, trees // len(FORMATS))))
+    narrower = sum(tally.narrower.values())
+    return {
+        "trees": tally.trees,
+        "keys": tally.keys,
+        "decisions": tally.decisions,
+        "windows_allows": tally.windows_allows,
+        "wider": len(tally.wider),
+        "wider_examples": tally.wider[:10],
+        "narrower": narrower,
+        "narrower_share_of_windows_allows": round(narrower / tally.windows_allows, 3) if tally.windows_allows else None,
+        "narrower_by_probe": dict(sorted(tally.narrower.items())),
+        "narrower_by_why": dict(sorted(tally.narrower_why.items(), key=lambda kv: -kv[1])),
+        "unseen_file_acls": tally.unseen,
+        "unseen_file_acls_wider": tally.unseen_wider,
+        "seconds": round(time.perf_counter() - started, 1),
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--folders", type=int, default=10_000)
+    parser.add_argument("--trees", type=int, default=4_000, help="generated trees for the never-wider property")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     result = run(args.folders)
+    result["never_wider"] = prop = never_wider(args.trees)
     if args.json:
         print(json.dumps(result, ensure_ascii=False, indent=2))
     else:
@@ -115,7 +147,24 @@ def main() -> int:
             f"({result['diff_vs_read_export']}x the baseline)"
         )
         print(f"  differences: {result['differences']}")
-    return 0 if result["found_the_changed_folder_only"] and result["seconds_diff"] < 60 else 1
+        print(
+            f"never wider than Windows: {prop['trees']} trees, {prop['keys']} keys, {prop['decisions']} (user, key) "
+            f"decisions in {prop['seconds']} s: the map allows what Windows denies {prop['wider']} times"
+        )
+        print(
+            f"  narrower: {prop['narrower']} of the {prop['windows_allows']} Windows allows "
+            f"({prop['narrower_share_of_windows_allows']}), by why:"
+        )
+        for why, count in prop["narrower_by_why"].items():  # type: ignore[attr-defined]
+            print(f"    {count:>7}  {why}")
+        print(
+            f"  files absent from a folders-only export with an ACL of their own (no export shows them): "
+            f"{prop['unseen_file_acls']} decisions, {prop['unseen_file_acls_wider']} wider"
+        )
+        for example in prop["wider_examples"]:  # type: ignore[attr-defined]
+            print(f"  WIDER: {example}")
+    ok = result["found_the_changed_folder_only"] and result["seconds_diff"] < 60 and prop["wider"] == 0
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

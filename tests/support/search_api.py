@@ -83,8 +83,9 @@ class SearchWorld:
         assert status == 200, body
         return dict(body)
 
-    def index_files(self, files: dict[str, str]) -> None:
-        indexer = build_indexer(self.stack, ACCESS_MAP_URI=str(self.map_path), ACCESS_MAP_TTL_SECONDS="0")
+    def index_files(self, files: dict[str, str], *, map_uri: str | None = None) -> None:
+        """Put and index ``files`` (key -> text), stamped with the map at ``map_uri`` (default: ``map_path``)."""
+        indexer = build_indexer(self.stack, ACCESS_MAP_URI=map_uri or str(self.map_path), ACCESS_MAP_TTL_SECONDS="0")
         bodies = []
         for key, text in files.items():
             self.stack.aws.s3.put_object(Bucket=self.stack.bucket, Key=key, Body=text.encode())

@@ -85,3 +85,66 @@ def test_the_restrictive_in_between_of_two_maps_gives_nothing_away() -> None:
 def test_a_malformed_map_is_refused_with_where(bad: dict) -> None:  # type: ignore[type-arg]
     with pytest.raises(AccessMapError, match="rules\\[0\\]"):
         parse_access_map(json.dumps(bad), admin_group="docindex-admins")
+
+
+def test_an_exact_rule_is_for_its_key_only_and_subfolders_for_keys_below_the_folder() -> None:
+    data = {
+        "rules": [
+            {"prefix": "", "inherit": False, "allow": {"everyone": True}},
+            {"prefix": "人事部/規程.docx", "exact": True, "inherit": False, "allow": {"groups": ["営業部"]}},
+            {
+                "prefix": "提出/",
+                "inherit": False,
+                "allow": {"groups": ["人事部", "営業部"]},
+                "subfolders": {"allow": {"groups": ["営業部"]}},
+            },
+        ],
+        "covers": [{"prefix": ""}],
+    }
+    assert set(readers("人事部/規程.docx", data=data).allow) == {group_principal("営業部"), ADMINS}
+    assert set(readers("人事部/規程.docx.bak", data=data).allow) == {EVERYONE, ADMINS}  # not a prefix
+    both = {group_principal("人事部"), group_principal("営業部"), ADMINS}
+    assert set(readers("提出/案.docx", data=data).allow) == both
+    assert set(readers("提出/下書き/案.docx", data=data).allow) == {group_principal("営業部"), ADMINS}
+    parsed = parse_access_map(json.dumps(data, ensure_ascii=False), admin_group="docindex-admins")
+    from docindex.access.policy import to_json
+
+    again = parse_access_map(to_json(parsed), admin_group="docindex-admins")
+    assert again.version == parsed.version  # exact, subfolders and covers survive `access apply`'s JSON
+    assert again.covers == parsed.covers
+    with pytest.raises(AccessMapError, match="subfolders"):
+        parse_access_map(json.dumps({"rules": [{"prefix": "a/", "subfolders": []}]}), admin_group="a")
+
+
+def test_merging_an_imported_subtree_replaces_its_rules_and_leaves_the_rest() -> None:
+    from docindex.access.policy import merged
+
+    applied = parse_access_map(
+        json.dumps(
+            {
+                "rules": [
+                    {"prefix": "", "allow": {"everyone": True}},
+                    {"prefix": "営業部/", "inherit": False, "allow": {"groups": ["営業部"]}},
+                    {"prefix": "人事部/古い/", "allow": {"everyone": True}},
+                ]
+            },
+            ensure_ascii=False,
+        ),
+        admin_group="docindex-admins",
+    )
+    imported = parse_access_map(
+        json.dumps(
+            {
+                "rules": [{"prefix": "人事部/", "inherit": False, "allow": {"groups": ["人事部"]}}],
+                "covers": [{"prefix": "人事部/"}],
+            },
+            ensure_ascii=False,
+        ),
+        admin_group="docindex-admins",
+    )
+    result = merged(applied, imported)
+    assert sorted(r.prefix for r in result.rules) == ["", "人事部/", "営業部/"]  # 人事部/古い/ was under the subtree
+    assert set(result.grant("docs", "人事部/古い/a.xlsx").allow) == {group_principal("人事部"), ADMINS}
+    assert set(result.grant("docs", "営業部/a.xlsx").allow) == {group_principal("営業部"), ADMINS}
+    with pytest.raises(AccessMapError, match="covers"):
+        merged(applied, applied)

@@ -31,7 +31,7 @@ from devkit.acl_tree import (
     write_smbcacls,
 )
 from docindex.access.ntfs.drift import drift
-from docindex.access.ntfs.exports import ExportError, read_export
+from docindex.access.ntfs.exports import ExportError, read_export, split_path
 from docindex.access.ntfs.importer import KeyRules, import_acls
 from docindex.access.ntfs.principals import Mapping, MappingError, read_mapping
 from docindex.access.ntfs.readers import FILE_LEVEL, LIST_ONLY, UNMAPPED_ALLOW, UNMAPPED_DENY
@@ -46,8 +46,11 @@ MAPPING = f"nas,docindex\n{SALES},営業部\n{HR},人事部\n{AUDIT},監査\n".e
 
 
 def imported(data: bytes, mapping: bytes = MAPPING, prefix: str = "nas/", fmt: str = "auto"):  # type: ignore[no-untyped-def]
+    """The export imported as the sync of its first path (the share's root, as every writer here puts first)
+    to ``prefix`` names it: ``--strip <root>``."""
     entries, _ = read_export(data, name="export", fmt=fmt)
-    return import_acls(entries, read_mapping(mapping, name="map.csv"), KeyRules(prefix=prefix))
+    strip = split_path(entries[0].path)
+    return import_acls(entries, read_mapping(mapping, name="map.csv"), KeyRules(strip=strip, prefix=prefix))
 
 
 def as_map(result):  # type: ignore[no-untyped-def]
@@ -205,13 +208,13 @@ def test_an_unmapped_sid_is_reported_and_never_widens() -> None:
     assert as_map(result).grant("docs", "nas/人事部/給与/2024.xlsx").allow == ("group:docindex-admins",)
 
 
-def test_a_file_level_ace_becomes_a_restrictive_rule_for_that_key() -> None:
+def test_a_file_level_ace_becomes_an_exact_rule_for_that_key() -> None:
     result = imported(write_icacls(TREE))
     file_level = [f for f in result.findings if f.kind == FILE_LEVEL]
     assert [f.key for f in file_level] == ["nas/人事部/規程.docx"]
-    assert "group:営業部" in file_level[0].detail  # the file server lets sales read it; docindex does not
-    assert readers(result, "nas/人事部/規程.docx") == {"hr"}
-    assert readers(result, "nas/人事部/規程.docx.bak") == {"hr"}  # the rule is a prefix: never wider
+    assert not file_level[0].restrictive
+    assert readers(result, "nas/人事部/規程.docx") == {"hr", "sales"}  # the file server lets sales read this one
+    assert readers(result, "nas/人事部/規程.docx.bak") == {"hr"}  # a new file of the folder: the folder's readers
 
 
 def test_a_list_only_right_is_reported_and_gives_nothing() -> None:
@@ -255,7 +258,7 @@ def test_no_key_is_ever_readable_by_someone_the_acl_denies() -> None:
         nodes = random_tree(random.Random(seed), TRUSTEES)
         dacls = stored_dacls(nodes)
         entries, _ = read_export(write_icacls(nodes), name="t")
-        access_map = as_map(import_acls(entries, mapping, KeyRules(prefix="nas/")))
+        access_map = as_map(import_acls(entries, mapping, KeyRules(strip=("share",), prefix="nas/")))
         probes = []
         for n in nodes:
             key = "/".join(("nas", *n.path))
@@ -403,27 +406,25 @@ def test_the_cli_imports_diffs_and_exits_by_the_conventions(tmp_path: Path, caps
     mapping = tmp_path / "groups.csv"
     mapping.write_bytes(MAPPING)
     out = tmp_path / "access-map.json"
+    common = ["--mapping", str(mapping), "--strip", "share", "--prefix", "nas/"]
     # import: the map is written; exit 1 because the report has places more restrictive than the NAS
-    assert (
-        main(["access", "import", str(export), "--mapping", str(mapping), "--prefix", "nas/", "-o", str(out), "--json"])
-        == 1
-    )
+    assert main(["access", "import", str(export), *common, "-o", str(out), "--json"]) == 1
     report = json.loads(capsys.readouterr().out)
     assert report["version"] == 1
     assert report["rules"] == len(json.loads(out.read_text())["rules"])
     assert {f["kind"] for f in report["findings"]} >= {UNMAPPED_ALLOW, UNMAPPED_DENY, FILE_LEVEL, LIST_ONLY}
     # diff: in step (0), then a changed export (1), then an unreadable one (2, one line naming the line)
-    assert main(["access", "diff", str(export), str(out), "--mapping", str(mapping), "--prefix", "nas/"]) == 0
+    assert main(["access", "diff", str(export), str(out), *common]) == 0
     capsys.readouterr()
     export.write_bytes(
         write_icacls([*TREE[:-1], Node(("共有", "一覧のみ"), explicit=[allow(HR, READ_EXECUTE, OI | CI)])])
     )
-    assert main(["access", "diff", str(export), str(out), "--mapping", str(mapping), "--prefix", "nas/", "--json"]) == 1
+    assert main(["access", "diff", str(export), str(out), *common, "--json"]) == 1
     diff = json.loads(capsys.readouterr().out)
     assert diff["version"] == 1
     assert [d["key"] for d in diff["differences"]] == ["nas/共有/一覧のみ/"]
     export.write_bytes("share\r\nD:(A;;FA;;;BA\r\n".encode("utf-16-le"))
-    assert main(["access", "diff", str(export), str(out), "--prefix", "nas/"]) == 2
+    assert main(["access", "diff", str(export), str(out), "--strip", "share", "--prefix", "nas/"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0
     assert "line 2" in err

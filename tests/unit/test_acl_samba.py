@@ -83,7 +83,7 @@ READERS: dict[str, tuple[set[str], set[str]]] = {
     "営業部/提出用/新規.docx": ({"sales", "hr"}, {"sales", "hr"}),
     "営業部/提出用/下書き/案.docx": ({"sales"}, {"sales"}),  # OI|NP: HR's read stops one level down
     "営業部/提出用/下書き/新規.docx": ({"sales"}, {"sales"}),
-    "人事部/規程.docx": ({"sales", "hr"}, {"hr"}),  # file-level allow for sales: reported, not granted
+    "人事部/規程.docx": ({"sales", "hr"}, {"sales", "hr"}),  # file-level allow for sales: a rule for this key only
     "人事部/新規.docx": ({"hr"}, {"hr"}),
     "人事部/給与/2024年度.xlsx": ({"hr"}, set()),  # a deny docindex cannot attribute: administrators only
     "人事部/給与/新規.xlsx": ({"hr"}, set()),
@@ -100,8 +100,6 @@ REPORTED = {
     (UNMAPPED_DENY, "nas/人事部/給与/", ORPHAN),
     (UNMAPPED_DENY, "nas/人事部/給与/2024年度.xlsx", ORPHAN),
     (UNMAPPED_ALLOW, "nas/人事部/評価/", ORPHAN),
-    (FILE_LEVEL, "nas/人事部/規程.docx", ""),
-    (FILE_LEVEL, "nas/共有/全社/給与規程.pdf", ""),
     (LIST_ONLY, "nas/", EVERYONE),  # Everyone may list the root, whose files nobody reads
     (LIST_ONLY, "nas/共有/名簿/", "group:人事部"),
 }
@@ -159,9 +157,11 @@ def test_the_report_names_each_place_the_map_is_narrower_and_no_other(name: str,
     assert restrictive == REPORTED
     # CREATOR OWNER (the root's, inherited everywhere): reported, and it gives nobody anything
     assert (CREATOR_OWNER, "nas/") in {(f.kind, f.key) for f in result.restrictive}
-    # the file-level allow names who the NAS lets in and docindex does not
-    (wider,) = [f for f in result.findings if f.kind == FILE_LEVEL and f.key == "nas/人事部/規程.docx"]
-    assert "group:営業部" in wider.detail
+    # the two file-level ACLs are exact rules for their keys, listed but not narrower
+    assert {f.key for f in result.findings if f.kind == FILE_LEVEL} == {
+        "nas/人事部/規程.docx",
+        "nas/共有/全社/給与規程.pdf",
+    }
     # the denies are in the rules: sales' on 社外秘 and on the one file of 全社
     rules = {r["prefix"]: r for r in result.rules}
     assert rules["nas/営業部/社外秘/"]["deny"] == {"groups": ["営業部"]}

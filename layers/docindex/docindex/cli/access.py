@@ -49,6 +49,28 @@ def _check(args: argparse.Namespace) -> int:
     return _ops.EXIT_OK
 
 
+def _merge(uri: str, imported: Any, s3: Any, admin_group: str) -> Any:
+    """The applied map with its rules under ``imported``'s covered prefixes replaced (none applied yet: closed)."""
+    from botocore.exceptions import ClientError
+
+    from docindex.access.policy import AccessMap, AccessMapError, merged, parse_access_map
+    from docindex.access.source import read_map_bytes
+
+    data: bytes | None = None
+    try:
+        data, _ = read_map_bytes(uri, s3)
+    except FileNotFoundError:
+        pass
+    except ClientError as exc:
+        if (exc.response.get("Error") or {}).get("Code") not in ("NoSuchKey", "404", "NotFound"):
+            raise CommandError(f"{uri}: cannot read the applied map to merge into: {exc}") from None
+    try:
+        applied = parse_access_map(data, admin_group=admin_group, name=uri) if data else None
+        return merged(applied or AccessMap.admins_only(admin_group), imported)
+    except AccessMapError as exc:
+        raise CommandError(str(exc)) from None
+
+
 def _apply(args: argparse.Namespace) -> int:
     from docindex.access.policy import to_json
     from docindex.ops.access import Restamper, publish_map
@@ -65,6 +87,8 @@ def _apply(args: argparse.Namespace) -> int:
             )
         client = _ops.opensearch_for(deployment)
         s3 = clients.client("s3")
+        if args.merge:
+            access_map = _merge(uri, access_map, s3, deployment.admin_group)
         still_current = None
         if deployment.ledger_table:
             from docindex.ingest.ledger import Ledger
@@ -121,6 +145,14 @@ def _import_options(parser: argparse.ArgumentParser, *, bucket: bool = True) -> 
     if bucket:  # diff has it among the target options
         parser.add_argument("--bucket", metavar="BUCKET", help="limit the imported rules to this bucket")
     parser.add_argument("--domain-sid", metavar="SID", help="the domain's SID, to read DU, DA, ... in SDDL as SIDs")
+    parser.add_argument(
+        "--expect-entries",
+        type=int,
+        metavar="N",
+        help="the paths the export step reported (icacls: 'Successfully processed N files'); refuse an export with "
+        "another count (icacls, CSV and smbcacls files have no end marker: a file cut at an entry boundary reads "
+        "as complete)",
+    )
     _ops.add_output_options(parser)
 
 
@@ -136,6 +168,7 @@ def _load_export(args: argparse.Namespace) -> Any:
             prefix=args.prefix,
             bucket=args.bucket,
             domain_sid=args.domain_sid,
+            expect_entries=args.expect_entries,
         )
     except (ExportError, MappingError) as exc:
         raise CommandError(str(exc)) from None
@@ -182,6 +215,9 @@ def _import(args: argparse.Namespace) -> int:
         return _ops.EXIT_FAIL
     restrictive = result.restrictive
     code = _ops.EXIT_FINDINGS if restrictive else _ops.EXIT_OK
+    from docindex.access.ntfs.exports import ENDS_WITH_A_MARK
+
+    checked = args.expect_entries is not None or fmt in ENDS_WITH_A_MARK
     if args.json:
         _ops.emit_json(
             {
@@ -191,8 +227,11 @@ def _import(args: argparse.Namespace) -> int:
                 "output": str(args.output),
                 "strip": "\\".join(result.strip),
                 "prefix": args.prefix,
+                "covers": result.covers,
                 "folders": result.folders,
                 "files": result.files,
+                "both": result.both,
+                "entries_checked": checked,
                 "rules": len(result.rules),
                 "exact": not restrictive,
                 "findings": [f.to_dict() for f in result.findings],
@@ -204,16 +243,30 @@ def _import(args: argparse.Namespace) -> int:
     def _print(text: str) -> None:  # the map may be on stdout: then the summary goes to stderr
         print(text, file=sys.stderr if str(args.output) == "-" else sys.stdout)
 
-    first = result.paths[0] if result.paths else None
-    stripped = "\\".join(result.strip) or "(as written)"
+    first = next((p for p in result.paths if p.where), None)
+    stripped = "\\".join(result.strip) or "(nothing)"
     example = f"; e.g. {first.where} -> {first.key!r}" if first else ""
+    both = f", {result.both} read as both (the export does not say)" if result.both else ""
     _print(
         _ops.safe_text(
-            f"{args.export} ({fmt}): {result.folders} folder(s), {result.files} file(s) -> {len(result.rules)} rule(s)"
-            f" in {args.output}"
+            f"{args.export} ({fmt}): {result.folders} folder(s), {result.files} file(s){both} -> "
+            f"{len(result.rules)} rule(s) in {args.output}"
         )
     )
     _print(_ops.safe_text(f"  paths: {stripped} stripped, prefix {args.prefix!r}{example}"))
+    root = "\\".join(result.root) or "the share's root"
+    _print(
+        _ops.safe_text(
+            f"  covers {result.covers!r} (the export's root folder: {root}); no rule outside it: those keys are "
+            "closed, or keep the applied map's rules there with `docindex access apply --merge`"
+        )
+    )
+    if not checked:
+        _print(
+            f"  {result.folders + result.files + result.both} entries read; the {fmt} "
+            "format has no end marker: a file cut at an entry boundary reads as complete. Pass --expect-entries N "
+            "(icacls prints 'Successfully processed N files')"
+        )
     if result.findings and str(args.output) != "-":
         _print_findings(result)
     _print(
@@ -325,6 +378,12 @@ def register(subparsers: Any) -> None:
     apply = commands.add_parser("apply", help="store a map and re-stamp the indexed documents")
     apply.add_argument("map", type=Path, help="the access map (JSON or YAML; stored as JSON)")
     apply.add_argument("--uri", help="where to store it (default: ACCESS_MAP_URI / the stack's AccessMapS3Uri)")
+    apply.add_argument(
+        "--merge",
+        action="store_true",
+        help="replace only the applied map's rules under the new map's covered prefixes (an imported map's "
+        "'covers'), leaving the others untouched (default: the new map replaces the whole map)",
+    )
     apply.add_argument(
         "--settle",
         type=_ops.bounded_float(0, 3600),

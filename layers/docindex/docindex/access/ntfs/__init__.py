@@ -31,6 +31,7 @@ def load(
     prefix: str = "",
     bucket: str | None = None,
     domain_sid: str | None = None,
+    expect_entries: int | None = None,
 ) -> tuple[ImportResult, str]:
     """Read ``export`` and ``mapping`` and import them; the result and the format the export was read as."""
     from docindex.access.ntfs.exports import MAX_EXPORT_BYTES
@@ -46,6 +47,6 @@ def load(
         )
     except OSError as exc:
         raise ExportError(f"{exc.filename or export}: {exc.strerror or exc}") from None
-    entries, found = read_export(data, name=str(export), fmt=fmt)
+    entries, found = read_export(data, name=str(export), fmt=fmt, expect_entries=expect_entries)
     keys = KeyRules(strip=split_path(strip) if strip is not None else None, prefix=normalize_prefix(prefix))
     return import_acls(entries, names, keys, bucket=bucket), found

@@ -13,6 +13,14 @@
   ``OWNER:``, ``GROUP:``, ``ACL:trustee:type/flags/mask``), each block preceded by a line naming
   its path (``echo "$d"`` in the loop, or ``FILENAME:path``); a single block without one is the root.
 
+Paths are kept exactly as the export has them (only the line end is removed): a folder ``人事部　``
+(ending in U+3000) is not ``人事部``. Where an SDDL carries the SACL (``S:``), its mandatory label,
+process trust label and access filter are kept with the entry (they can close, docindex.access.ntfs.readers).
+
+Only a JSON export ends with a mark (the array's ``]``): an icacls, CSV or smbcacls file cut exactly
+at an entry boundary reads as a complete, shorter export. ``expect_entries`` (the count the export
+step printed, icacls' "Successfully processed N files") is compared with the entries read.
+
 Hardened: at most ``MAX_EXPORT_BYTES`` and ``MAX_ENTRIES``; every error names the file and the line
 (or the JSON item) and what was expected there.
 """
@@ -35,6 +43,8 @@ from docindex.access.ntfs.sddl import (
     INHERITED,
     NO_PROPAGATE_INHERIT,
     OBJECT_INHERIT,
+    OTHER,
+    RESTRICTING,
     Ace,
     Dacl,
     SddlError,
@@ -45,6 +55,7 @@ MAX_EXPORT_BYTES = 512 * 1024 * 1024
 MAX_ENTRIES = 1_000_000
 MAX_LINE_CHARS = 1_000_000
 FORMATS = ("auto", "icacls", "getacl-json", "getacl-csv", "smbcacls")
+ENDS_WITH_A_MARK = frozenset({"getacl-json"})  # the others cannot show a cut at an entry boundary
 _PROVIDER = re.compile(r"^[A-Za-z.]+\\FileSystem::", re.IGNORECASE)
 
 
@@ -59,6 +70,7 @@ class AclEntry:
     path: str  # as the export wrote it
     dacl: Dacl
     where: str  # 'acl.txt: line 12'
+    labels: tuple[Ace, ...] = ()  # the SACL's labels and access filters (ML, TL, FL), where the export has them
 
 
 def decode_text(data: bytes, name: str) -> tuple[str, str]:
@@ -68,8 +80,11 @@ def decode_text(data: bytes, name: str) -> tuple[str, str]:
         candidates = ["utf-8-sig"]
     elif data.startswith(codecs.BOM_UTF16_LE) or data.startswith(codecs.BOM_UTF16_BE):
         candidates = ["utf-16"]
-    elif len(data) >= 4 and data[1] == 0 and data[3] == 0 and data[0] != 0:
-        candidates = ["utf-16-le"]
+    elif b"\x00" in data:
+        # UTF-8 and CP932 text has no NUL; UTF-16 without a BOM has one in every ASCII character (the SDDL
+        # lines), at odd offsets in little-endian. The first character may be 共 (0x71 0x51): not a test.
+        window = data[: 1 << 20]
+        candidates = ["utf-16-le" if window[1::2].count(0) >= window[0::2].count(0) else "utf-16-be"]
     else:
         candidates = ["utf-8", "cp932"]
     error: UnicodeDecodeError | None = None
@@ -86,9 +101,14 @@ def decode_text(data: bytes, name: str) -> tuple[str, str]:
     ) from None
 
 
+_JSON_START = re.compile(r'\[\s*(?:[{\]]|$)|\{\s*(?:["}]|$)')
+# An SDDL line, not a path such as D:\Shares\営業部(旧): O:/G: and a SID, or D:/S:, flags, then an ACE or nothing
+_SDDL_LINE = re.compile(r"(?:[OG]:(?:S-1-[\d-]+|[A-Z]{2})(?:[OGDS]:|$)|[DS]:(?:P|AI|AR|NO_ACCESS_CONTROL)*(?:\(|$))")
+
+
 def detect_format(text: str) -> str:
     head = text.lstrip("\ufeff \t\r\n")[:4096]
-    if head.startswith(("[", "{")):
+    if _JSON_START.match(head):  # not a first path such as [旧]営業部
         return "getacl-json"
     first = head.splitlines()[0] if head else ""
     if first.startswith("#TYPE") or re.search(r'(^|,)"?(Sddl|Path|PSPath)"?(,|$)', first, re.IGNORECASE):
@@ -98,8 +118,11 @@ def detect_format(text: str) -> str:
     return "icacls"
 
 
-def read_export(data: bytes, *, name: str, fmt: str = "auto") -> tuple[list[AclEntry], str]:
-    """Every entry of an export, and the format it was read as."""
+def read_export(
+    data: bytes, *, name: str, fmt: str = "auto", expect_entries: int | None = None
+) -> tuple[list[AclEntry], str]:
+    """Every entry of an export, and the format it was read as; ``expect_entries``: the count the export
+    step reported, compared with what was read (a file cut at an entry boundary reads as complete)."""
     if len(data) > MAX_EXPORT_BYTES:
         raise ExportError(f"{name}: larger than {MAX_EXPORT_BYTES // (1024 * 1024)} MiB; export folders only")
     if fmt not in FORMATS:
@@ -117,6 +140,11 @@ def read_export(data: bytes, *, name: str, fmt: str = "auto") -> tuple[list[AclE
     entries = reader(text, name)
     if not entries:
         raise ExportError(f"{name}: no entries found (read as {fmt})")
+    if expect_entries is not None and len(entries) != expect_entries:
+        raise ExportError(
+            f"{name}: {len(entries)} entries, but the export step reported {expect_entries}: the file was cut short, "
+            "or paths failed (icacls /c goes on past what it cannot read); export again"
+        )
     return entries, fmt
 
 
@@ -125,14 +153,15 @@ def _check_count(entries: list[AclEntry], name: str) -> None:
         raise ExportError(f"{name}: more than {MAX_ENTRIES} entries; export folders only (Get-ChildItem -Directory)")
 
 
-def _dacl(sddl: str, where: str) -> Dacl:
+def _entry(path: str, sddl: str, where: str, at: str) -> AclEntry:
+    """An entry from an SDDL string: its DACL, and its SACL's mandatory label where there is one."""
     try:
         descriptor = parse_sddl(sddl, where=where)
     except SddlError as exc:
         raise ExportError(str(exc)) from None
     if descriptor.dacl is None:
         raise ExportError(f"{where}: the security descriptor has no DACL (D:...); export the DACL too")
-    return descriptor.dacl
+    return AclEntry(path=path, dacl=descriptor.dacl, where=at, labels=descriptor.labels)
 
 
 def _read_icacls(text: str, name: str) -> list[AclEntry]:
@@ -145,7 +174,7 @@ def _read_icacls(text: str, name: str) -> list[AclEntry]:
         path = lines[i].rstrip("\r")
         if len(path) > MAX_LINE_CHARS:
             raise ExportError(f"{name}: line {i + 1}: longer than {MAX_LINE_CHARS} characters")
-        if path[:2] in ("D:", "O:", "G:", "S:") and "(" in path:
+        if _SDDL_LINE.match(path):
             raise ExportError(f"{name}: line {i + 1}: an SDDL line where a path was expected (a path line is missing)")
         if i + 1 >= len(lines):
             raise ExportError(f"{name}: line {i + 1}: the path {path[:80]!r} has no SDDL line after it")
@@ -157,7 +186,7 @@ def _read_icacls(text: str, name: str) -> list[AclEntry]:
                 f"{name}: line {i + 2}: expected the SDDL (D:...) of {path[:80]!r}, found {sddl[:40]!r}; "
                 "is this an icacls /save file?"
             )
-        entries.append(AclEntry(path=path, dacl=_dacl(sddl, f"{name}: line {i + 2}"), where=f"{name}: line {i + 1}"))
+        entries.append(_entry(path, sddl, f"{name}: line {i + 2}", f"{name}: line {i + 1}"))
         _check_count(entries, name)
         i += 2
     return entries
@@ -265,7 +294,7 @@ def _item_entry(item: Any, where: str) -> AclEntry:
     path = _path_of(item, where)
     sddl = _get(item, "Sddl")
     if isinstance(sddl, str) and sddl.strip():
-        return AclEntry(path=path, dacl=_dacl(sddl, f"{where} (Sddl)"), where=where)
+        return _entry(path, sddl, f"{where} (Sddl)", where)
     rules = _get(item, "Access", "AccessRules")
     if not isinstance(rules, list):
         raise ExportError(f"{where}: neither Sddl nor a list of Access rules (ConvertTo-Json -Depth 4 keeps them)")
@@ -310,7 +339,26 @@ def _read_csv(text: str, name: str) -> list[AclEntry]:
     return entries
 
 
-_SMB_TYPES = {"allowed": ALLOW, "0": ALLOW, "denied": DENY, "1": DENY}
+# smbcacls prints ALLOWED and DENIED by name and every other ACE type as its number ([MS-DTYP] 2.4.4.1):
+# number -> (kind, the SDDL token, conditional (callback), object-specific). A callback ACE's condition
+# is not printed: its allow gives nothing, its deny applies; an object ACE's GUID is not printed either.
+_SMB_TYPES: dict[str, tuple[str, str, bool, bool]] = {
+    "allowed": (ALLOW, "A", False, False),
+    "denied": (DENY, "D", False, False),
+    "0": (ALLOW, "A", False, False),
+    "1": (DENY, "D", False, False),
+    "4": (ALLOW, "A4", True, False),  # allowed compound (impersonation): never a plain allow
+    "5": (ALLOW, "OA", False, True),
+    "6": (DENY, "OD", False, True),
+    "9": (ALLOW, "XA", True, False),
+    "10": (DENY, "XD", True, False),
+    "11": (ALLOW, "ZA", True, True),
+    "12": (DENY, "D12", True, True),  # denied callback object: no SDDL token
+    "17": (OTHER, "ML", False, False),  # the SACL's, should a listing carry them: they restrict (the entry's labels)
+    "20": (OTHER, "TL", False, False),
+    "21": (OTHER, "FL", True, False),
+    **{str(n): (OTHER, str(n), False, False) for n in (2, 3, 7, 8, 13, 14, 15, 16, 18, 19)},  # audit, attributes, ...
+}
 _SMB_FLAGS = {
     "OI": OBJECT_INHERIT,
     "CI": CONTAINER_INHERIT,
@@ -339,19 +387,18 @@ def _smb_ace(spec: str, where: str) -> Ace:
     if len(parts) != 3:
         raise ExportError(f"{where}: expected <type>/<flags>/<mask> after the trustee, found {rest!r}")
     type_text, flags_text, mask_text = (p.strip() for p in parts)
-    kind = _SMB_TYPES.get(type_text.lower())
-    if kind is None:
-        number = _smb_number(type_text)
-        if number is None:
-            raise ExportError(f"{where}: ACE type {type_text!r} is neither ALLOWED nor DENIED")
-        kind = "other"
+    number = _smb_number(type_text)
+    ace_type = _SMB_TYPES.get(str(number) if number is not None else type_text.lower())
+    if ace_type is None:  # a type no version of [MS-DTYP] has: whether it denies is unknown
+        raise ExportError(f"{where}: ACE type {type_text!r} is not an ACE type smbcacls prints (ALLOWED, DENIED, 0-21)")
+    kind, token, conditional, object_specific = ace_type
     flags = _smb_number(flags_text)
     if flags is None:
         flags = 0
-        for token in flags_text.split("|"):
-            if token.strip() not in _SMB_FLAGS:
-                raise ExportError(f"{where}: unknown ACE flag {token!r} in {flags_text!r}")
-            flags |= _SMB_FLAGS[token.strip()]
+        for name in flags_text.split("|"):  # not `token`: that is the ACE's type
+            if name.strip() not in _SMB_FLAGS:
+                raise ExportError(f"{where}: unknown ACE flag {name!r} in {flags_text!r}")
+            flags |= _SMB_FLAGS[name.strip()]
     mask = _smb_number(mask_text)
     if mask is None:
         if mask_text.upper() in _SMB_STANDARD:
@@ -362,7 +409,15 @@ def _smb_ace(spec: str, where: str) -> Ace:
                 if letter.upper() not in _SMB_SPECIAL:
                     raise ExportError(f"{where}: unknown permission {letter!r} in {mask_text!r}")
                 mask |= _SMB_SPECIAL[letter.upper()]
-    return Ace(kind=kind, type={ALLOW: "A", DENY: "D"}.get(kind, type_text), flags=flags, mask=mask, trustee=trustee)
+    return Ace(
+        kind=kind,
+        type=token,
+        flags=flags,
+        mask=mask,
+        trustee=trustee,
+        conditional=conditional,
+        object_specific=object_specific,
+    )
 
 
 class _SmbBlocks:
@@ -377,7 +432,9 @@ class _SmbBlocks:
     def close(self) -> None:
         if self.block is not None:
             b = self.block
-            self.entries.append(AclEntry(b["path"], Dacl(aces=tuple(b["aces"]), protected=b["protected"]), b["where"]))
+            aces = tuple(a for a in b["aces"] if a.type not in RESTRICTING)
+            labels = tuple(a for a in b["aces"] if a.type in RESTRICTING)
+            self.entries.append(AclEntry(b["path"], Dacl(aces=aces, protected=b["protected"]), b["where"], labels))
             _check_count(self.entries, self.name)
         self.block = None
 
@@ -386,7 +443,8 @@ class _SmbBlocks:
             raise ExportError(f"{where}: {line.split(':', maxsplit=1)[0]} before REVISION:")
         return self.block
 
-    def line(self, line: str, where: str) -> None:
+    def line(self, line: str, where: str, raw: str) -> None:
+        """``line`` stripped, to recognise smbcacls' own lines; ``raw`` as written, for a path."""
         if line.startswith("REVISION:"):
             self.close()
             path = self.pending_path
@@ -412,17 +470,18 @@ class _SmbBlocks:
                     f"{where}: two path lines in a row ({self.pending_path[:60]!r}, {line[:60]!r}); "
                     "smbcacls printed nothing for the first?"
                 )
-            self.pending_path = line.removeprefix("FILENAME:").strip()
+            self.pending_path = raw.removeprefix("FILENAME:")  # a name may end in a space: kept
 
 
 def _read_smbcacls(text: str, name: str) -> list[AclEntry]:
     blocks = _SmbBlocks(name)
-    for number, raw in enumerate(text.splitlines(), start=1):
+    for number, written in enumerate(text.split("\n"), start=1):
+        raw = written.removesuffix("\r")
         line = raw.strip()
         if len(line) > MAX_LINE_CHARS:
             raise ExportError(f"{name}: line {number}: longer than {MAX_LINE_CHARS} characters")
         if line:
-            blocks.line(line, f"{name}: line {number}")
+            blocks.line(line, f"{name}: line {number}", raw)
     blocks.close()
     if blocks.pending_path is not None:
         raise ExportError(f"{name}: the last path {blocks.pending_path[:80]!r} has no smbcacls block after it")
@@ -431,8 +490,8 @@ def _read_smbcacls(text: str, name: str) -> list[AclEntry]:
 
 def split_path(raw: str) -> tuple[str, ...]:
     """A Windows (or POSIX) path as its components: provider prefix, ``\\\\?\\``, separators and ``.``
-    removed."""
-    text = _PROVIDER.sub("", raw.strip())
+    removed; each name exactly as written (``報告 `` and ``人事部　`` keep their trailing space)."""
+    text = _PROVIDER.sub("", raw)
     if text.startswith("\\\\?\\UNC\\"):
         text = "\\\\" + text[len("\\\\?\\UNC\\") :]
     elif text.startswith("\\\\?\\"):

@@ -17,11 +17,14 @@ the groups claim carries it (or ``group:NAME``), ``user:SUB``, ``everyone`` (any
 or ``-`` (no docindex user is in it: its ACEs are ignored). A trustee may map to several.
 
 Without a mapping line: Everyone, Authenticated Users and NETWORK are ``everyone``; accounts that
-are never a person searching (SYSTEM, services, app packages, NT SERVICE\\*, integrity labels,
-ANONYMOUS, INTERACTIVE) and Administrators (the admins' group reads everything anyway) are
-ignored and said so; CREATOR OWNER stands for each file's owner, whom a folder's ACL does not
-name; anything else is *unmapped*: its allow is dropped and its deny closes the path to all but
-the administrators (docindex.access.ntfs.readers).
+are never a person searching (SYSTEM, services, app packages, NT SERVICE\\*, ANONYMOUS) are
+ignored and said so; identities people hold that docindex cannot name — Administrators (the
+admins' group reads everything anyway), OWNER RIGHTS (the file's owner), the asserted identities
+(every Kerberos logon), INTERACTIVE, integrity levels — are *unnamed*: their allow is ignored and
+said so, their deny closes the path (a sales member who is also an administrator is denied on
+Windows); CREATOR OWNER stands for each file's owner, whom a folder's ACL does not name; anything
+else is *unmapped*: its allow is dropped and its deny closes the path to all but the
+administrators (docindex.access.ntfs.readers).
 """
 
 from __future__ import annotations
@@ -112,27 +115,16 @@ DOMAIN_RELATIVE: dict[str, tuple[int, str]] = {
 TRUSTED_INSTALLER = "S-1-5-80-956008885-3418522649-1831038044-1853292631-2271478464"
 EVERYONE_SIDS = frozenset({"S-1-1-0", "S-1-5-11", "S-1-5-2"})  # Everyone, Authenticated Users, NETWORK
 CREATOR_SIDS = frozenset({"S-1-3-0", "S-1-3-1"})  # CREATOR OWNER, CREATOR GROUP
-# Never a person searching, or (Administrators) someone docindex's admins' group covers.
-_MACHINE_SIDS = frozenset(
-    {
-        "S-1-5-18",
-        "S-1-5-19",
-        "S-1-5-20",
-        "S-1-5-6",
-        "S-1-5-7",
-        "S-1-5-4",
-        "S-1-5-9",
-        "S-1-5-10",
-        "S-1-5-12",
-        "S-1-5-33",
-        "S-1-3-4",
-        "S-1-5-32-544",
-        "S-1-5-84-0-0-0-0-0",
-        "S-1-18-1",
-        "S-1-18-2",
-    }
+# Never in the token of a person opening a file on the share: SYSTEM, LOCAL/NETWORK SERVICE, SERVICE,
+# ANONYMOUS, enterprise domain controllers, user-mode drivers, services, app packages, VMs, ...
+_MACHINE_SIDS = frozenset({"S-1-5-18", "S-1-5-19", "S-1-5-20", "S-1-5-6", "S-1-5-7", "S-1-5-9", "S-1-5-84-0-0-0-0-0"})
+_MACHINE_PREFIXES = ("S-1-5-80-", "S-1-15-", "S-1-5-83-", "S-1-5-90-", "S-1-5-96-", "S-1-5-82-")
+# In people's tokens, but not a group docindex can name: Administrators, OWNER RIGHTS (the owner),
+# INTERACTIVE, SELF, RESTRICTED, WRITE RESTRICTED, the asserted identities, the integrity levels.
+_UNNAMED_SIDS = frozenset(
+    {"S-1-5-32-544", "S-1-3-4", "S-1-5-4", "S-1-5-10", "S-1-5-12", "S-1-5-33", "S-1-18-1", "S-1-18-2"}
 )
-_MACHINE_PREFIXES = ("S-1-5-80-", "S-1-15-", "S-1-16-", "S-1-5-83-", "S-1-5-90-", "S-1-5-96-", "S-1-5-82-")
+_UNNAMED_PREFIXES = ("S-1-16-", "S-1-18-")
 
 _NAMES: dict[str, str] = {name.casefold(): sid for sid, name in WELL_KNOWN.values()}
 _NAMES.update(
@@ -152,7 +144,8 @@ _NAMES.update(
 
 UNMAPPED = "unmapped"
 MAPPED = "mapped"
-IGNORED = "ignored"  # a machine account, Administrators, or mapped to '-'
+IGNORED = "ignored"  # a machine account, or mapped to '-'
+UNNAMED = "unnamed"  # people hold it (Administrators, the owner, ...), docindex cannot name them
 CREATOR = "creator"  # CREATOR OWNER / CREATOR GROUP
 
 
@@ -164,7 +157,7 @@ class MappingError(ValueError):
 class Who:
     """A trustee as docindex sees it."""
 
-    kind: str  # MAPPED, IGNORED, CREATOR or UNMAPPED
+    kind: str  # MAPPED, IGNORED, UNNAMED, CREATOR or UNMAPPED
     principals: frozenset[str] = frozenset()
     label: str = ""  # how the report names it: 'S-1-5-21-...-1105 (CONTOSO\\営業部)'
 
@@ -225,8 +218,16 @@ class Mapping:
     labels: dict[str, str] = field(default_factory=dict)
     domain_sid: str | None = None
     source: str = "(no mapping file)"
+    _seen: dict[str, Who] = field(default_factory=dict, repr=False, compare=False)
 
     def who(self, trustee: str) -> Who:
+        """The trustee as docindex sees it (remembered: a share names the same few trustees on every path)."""
+        known = self._seen.get(trustee)
+        if known is None:
+            known = self._seen[trustee] = self._who(trustee)
+        return known
+
+    def _who(self, trustee: str) -> Who:
         key = canonical(trustee, domain_sid=self.domain_sid)
         label = describe(trustee)
         if key in self.entries:
@@ -238,6 +239,8 @@ class Mapping:
             return Who(CREATOR, frozenset(), label)
         if key in _MACHINE_SIDS or key.startswith(_MACHINE_PREFIXES) or key.startswith("nt service\\"):
             return Who(IGNORED, frozenset(), label)
+        if key in _UNNAMED_SIDS or key.startswith(_UNNAMED_PREFIXES):
+            return Who(UNNAMED, frozenset(), label)
         return Who(UNMAPPED, frozenset(), label)
 
     def shared_targets(self) -> dict[str, list[str]]:

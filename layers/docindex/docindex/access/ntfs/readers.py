@@ -11,11 +11,22 @@ and which denied, deny winning. The translation, always in the safe direction:
 - a deny ACE that covers ``FILE_READ_DATA`` denies its trustee's principals, wherever it stands:
   an *explicit allow before an inherited deny*, which Windows honours, becomes a deny (reported);
 - an unmapped trustee's allow is dropped; its deny (and a deny for CREATOR OWNER, whose owner a
-  folder's ACL does not name) closes the file to all but the administrators: it applies to people
-  docindex cannot recognise (reported);
-- a conditional (callback) allow is dropped, a conditional deny applies unconditionally; an object
-  ACE with GUIDs, meaningless on files, likewise (reported);
-- a NULL DACL (``D:NO_ACCESS_CONTROL``) lets everyone read (reported).
+  folder's ACL does not name, or for an identity people hold that docindex cannot name:
+  Administrators, OWNER RIGHTS, the asserted identities, ...) closes the file to all but the
+  administrators: it applies to people docindex cannot recognise (reported);
+- a conditional (callback) allow is dropped, a conditional deny applies unconditionally (Windows
+  denies when the condition is true or cannot be evaluated, [MS-DTYP] 2.4.4.17.3); an object ACE
+  with GUIDs likewise (reported);
+- a mandatory label with no-read-up above medium integrity (``S:(ML;;NR;;;HI)``) closes the file:
+  a person's logon on the share is medium, an administrator's high (reported);
+- a process trust label (``S:(TL;;0x1200a9;;;S-1-19-512-8192)``) or an access filter (``S:(FL;;...;;;WD;(cond))``)
+  closes the file (reported): both only take rights away from what the DACL grants, and [MS-DTYP] defines
+  neither (its ACE types, 2.4.4.1, and SDDL grammar, 2.5.1.1, stop at the scoped policy ACE; its access check,
+  2.5.3.2, names the integrity check of 2.5.3.3 alone), so nothing says their mask leaves a user's read alone:
+  Windows restricts a caller below the label's trust level (every network logon) or whose filter condition
+  fails, and what the mask then means is not published;
+- a NULL DACL (``D:NO_ACCESS_CONTROL``) on a file lets everyone read (reported); a folder's is not
+  inherited (docindex.access.ntfs.importer closes what is created in it).
 """
 
 from __future__ import annotations
@@ -23,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from docindex.access.ntfs.principals import CREATOR, IGNORED, MAPPED, UNMAPPED, Mapping
+from docindex.access.ntfs.principals import CREATOR, IGNORED, MAPPED, UNMAPPED, UNNAMED, Mapping, canonical
 from docindex.access.ntfs.sddl import ALLOW, DENY, Ace, Dacl, reads_data
 from docindex.access.policy import EVERYONE
 
@@ -36,11 +47,32 @@ ALLOW_BEFORE_DENY = "allow-before-deny"
 FILE_LEVEL = "file-level"
 LIST_ONLY = "list-only"
 IGNORED_ACCOUNTS = "ignored-accounts"
-NULL_DACL = "null-dacl"
+NULL_DACL = "null-dacl"  # a folder's: what is created in it does not inherit it (closed)
+NULL_DACL_FILE = "null-dacl-file"  # a file's: everyone reads it
+UNNAMED_DENY = "unnamed-deny"
+INTEGRITY_LABEL = "integrity-label"
+TRUST_LABEL = "trust-label"
+ACCESS_FILTER = "access-filter"
+MISSING_FOLDER = "missing-folder"
 SHARED_GROUP = "shared-group"
 RESTRICTIVE = frozenset(
-    {UNMAPPED_ALLOW, UNMAPPED_DENY, CREATOR_OWNER, CONDITIONAL, ALLOW_BEFORE_DENY, FILE_LEVEL, LIST_ONLY}
+    {
+        UNMAPPED_ALLOW,
+        UNMAPPED_DENY,
+        UNNAMED_DENY,
+        CREATOR_OWNER,
+        CONDITIONAL,
+        ALLOW_BEFORE_DENY,
+        LIST_ONLY,
+        NULL_DACL,
+        INTEGRITY_LABEL,
+        TRUST_LABEL,
+        ACCESS_FILTER,
+        MISSING_FOLDER,
+    }
 )
+NO_READ_UP = 0x2  # SYSTEM_MANDATORY_LABEL_NO_READ_UP
+MEDIUM = 0x2000  # a person's logon on the share; an administrator's is high (0x3000)
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,15 +118,63 @@ class Note:
     detail: str = ""
 
 
-def readers_of(aces: Iterable[Ace], mapping: Mapping, *, null: bool = False) -> tuple[Readers, list[Note]]:
-    """Who may read a file these ACEs apply to (in order), and what could not be represented exactly."""
+def _label_level(trustee: str) -> int | None:
+    sid = canonical(trustee)
+    tail = sid.removeprefix("S-1-16-")
+    return int(tail) if sid.startswith("S-1-16-") and tail.isdigit() else None
+
+
+# What the report says of a restricting SACL ACE that closes: (finding kind, detail)
+_CLOSING = {
+    "ML": (
+        INTEGRITY_LABEL,
+        "no-read-up above medium: a person's logon may not read, an administrator's may; only the administrators read",
+    ),
+    "TL": (
+        TRUST_LABEL,
+        "a process trust label limits every caller below its trust level (a person's logon on the share) to rights "
+        "no specification names: only the administrators read",
+    ),
+    "FL": (
+        ACCESS_FILTER,
+        "an access filter limits every caller whose condition fails to rights no specification names: only the "
+        "administrators read",
+    ),
+}
+
+
+def label_closes(labels: Iterable[Ace]) -> Ace | None:
+    """The SACL ACE that keeps a person's logon from reading, if any: a mandatory label with no-read-up above
+    medium, any process trust label, any access filter."""
+    for label in labels:
+        if label.type in ("TL", "FL"):
+            return label
+        level = _label_level(label.trustee)
+        if label.type == "ML" and label.mask & NO_READ_UP and (level is None or level > MEDIUM):
+            return label
+    return None
+
+
+def readers_of(
+    aces: Iterable[Ace], mapping: Mapping, *, null: bool = False, labels: Iterable[Ace] = ()
+) -> tuple[Readers, list[Note]]:
+    """Who may read a file these ACEs (and mandatory labels) apply to, in order, and what could not be
+    represented exactly."""
     if null:
-        return Readers(allow=frozenset({EVERYONE})), [Note(NULL_DACL, detail="no DACL: everyone may read")]
-    walk = _Walk(mapping)
-    for ace in aces:
-        if ace.kind in (ALLOW, DENY) and reads_data(ace.mask):
-            (walk.allow if ace.kind == ALLOW else walk.deny)(ace)
-    return Readers(allow=frozenset(walk.allowed), deny=frozenset(walk.denied), closed=walk.closed), walk.notes
+        readers, notes = Readers(allow=frozenset({EVERYONE})), [Note(NULL_DACL_FILE, detail="no DACL: everyone reads")]
+    else:
+        walk = _Walk(mapping)
+        for ace in aces:
+            if ace.kind in (ALLOW, DENY) and reads_data(ace.mask):
+                (walk.allow if ace.kind == ALLOW else walk.deny)(ace)
+        readers = Readers(allow=frozenset(walk.allowed), deny=frozenset(walk.denied), closed=walk.closed)
+        notes = walk.notes
+    label = label_closes(labels)
+    if label is not None:
+        kind, detail = _CLOSING[label.type]
+        notes.append(Note(kind, mapping.who(label.trustee).label, detail))
+        readers = Readers(allow=readers.allow, deny=readers.deny, closed=True)
+    return readers, notes
 
 
 class _Walk:
@@ -113,7 +193,7 @@ class _Walk:
             self.allowed |= who.principals
         elif who.kind == UNMAPPED:
             self.notes.append(Note(UNMAPPED_ALLOW, who.label, "allow dropped"))
-        elif who.kind == CREATOR:
+        elif who.kind == CREATOR or who.label.startswith("OWNER RIGHTS"):
             self.notes.append(
                 Note(CREATOR_OWNER, who.label, "each file's owner may read it; the map cannot name owners")
             )
@@ -134,15 +214,22 @@ class _Walk:
             self.notes.append(Note(IGNORED_ACCOUNTS, who.label))
         else:
             self.closed = True
-            kind = CREATOR_OWNER if who.kind == CREATOR else UNMAPPED_DENY
+            kind = {CREATOR: CREATOR_OWNER, UNNAMED: UNNAMED_DENY}.get(who.kind, UNMAPPED_DENY)
             self.notes.append(
                 Note(kind, who.label, "deny for people docindex cannot name: only the administrators read")
             )
 
 
+def reaching_new_files(aces: Iterable[Ace], *, in_subfolder: bool = False) -> list[Ace]:
+    """The ACEs a file created in this folder inherits, in order: those marked object-inherit; for a file in
+    a sub-folder (created later, at any depth) only those not marked no-propagate ([MS-DTYP] 2.5.3.4: NP
+    passes an ACE to the folder's children, not further)."""
+    return [a for a in aces if a.object_inherit and not (in_subfolder and a.no_propagate)]
+
+
 def file_aces_of_folder(dacl: Dacl) -> list[Ace]:
     """The ACEs a file created in this folder inherits: those marked object-inherit, in order."""
-    return [a for a in dacl.aces if a.object_inherit]
+    return reaching_new_files(dacl.aces)
 
 
 def own_aces(dacl: Dacl) -> list[Ace]:

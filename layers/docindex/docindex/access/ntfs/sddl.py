@@ -11,7 +11,8 @@ What it reads (``parse_sddl``)::
     O:<sid> G:<sid> D:<flags>(<ace>)(<ace>)... S:<flags>(<ace>)...
 
 in any order; ``<flags>`` is any of ``P`` (protected: the DACL does not inherit), ``AI``, ``AR``,
-``NO_ACCESS_CONTROL`` (a NULL DACL: everyone may do everything); an ACE is
+``NO_ACCESS_CONTROL`` (a NULL DACL: everyone may do everything); an ACE (any type of [MS-DTYP] 2.5.1.1, and
+the ``TL`` and ``FL`` of Windows Server 2016's sddl.h) is
 ``type;flags;rights;object_guid;inherit_object_guid;sid[;condition or resource attribute]`` with
 rights as concatenated two-letter tokens (``FA``, ``GRGX``, ``CCDCLCSWRPWPDTLOCRSDRCWDWO``: the
 tokens name bits, and the bits are what counts: ``LC`` on a file is ``FILE_APPEND_DATA``) or as a
@@ -90,7 +91,11 @@ _RIGHTS = {
 
 ALLOW = "allow"
 DENY = "deny"
-OTHER = "other"  # audit, alarm, mandatory label, resource attribute, scoped policy: not access
+OTHER = "other"  # audit, alarm, labels and filters of the SACL, resource attribute, scoped policy: not in the DACL walk
+# SACL ACEs that take rights away from what the DACL grants: the mandatory label ([MS-DTYP] 2.4.4.13, checked by
+# 2.5.3.3), the process trust label (TL, SYSTEM_PROCESS_TRUST_LABEL_ACE, 0x14) and the access filter (FL,
+# SYSTEM_ACCESS_FILTER_ACE, 0x15, with a condition). [MS-DTYP] defines the first only; winnt.h and sddl.h the others.
+RESTRICTING = frozenset({"ML", "TL", "FL"})
 
 # ACE type token -> (kind, conditional (callback), object-specific)
 _ACE_TYPES = {
@@ -109,6 +114,8 @@ _ACE_TYPES = {
     "XU": (OTHER, True, False),
     "RA": (OTHER, False, False),
     "SP": (OTHER, False, False),
+    "TL": (OTHER, False, False),
+    "FL": (OTHER, True, False),
 }
 
 _SID = re.compile(r"S-1-(?:0[xX][0-9A-Fa-f]{1,12}|\d{1,15})(?:-\d{1,10}){0,15}|[A-Z]{2}")
@@ -181,6 +188,12 @@ class SecurityDescriptor:
     owner: str | None
     group: str | None
     dacl: Dacl | None  # None: the string has no D: part
+    sacl: Dacl | None = None  # audit ACEs, labels and access filters, where the export carries them
+
+    @property
+    def labels(self) -> tuple[Ace, ...]:
+        """The SACL's ACEs that restrict what the DACL grants (``RESTRICTING``: ML, TL, FL), in order."""
+        return tuple(a for a in self.sacl.aces if a.type in RESTRICTING) if self.sacl is not None else ()
 
 
 def file_rights(mask: int) -> int:
@@ -334,6 +347,7 @@ def parse_sddl(text: str, *, where: str = "SDDL") -> SecurityDescriptor:
         raise SddlError(f"{where}: empty")
     owner = group = None
     dacl: Dacl | None = None
+    sacl: Dacl | None = None
     seen: set[str] = set()
     pos = 0
     while pos < len(text):
@@ -359,4 +373,6 @@ def parse_sddl(text: str, *, where: str = "SDDL") -> SecurityDescriptor:
             acl, pos = _acl(text, pos, f"{where}: {'DACL' if section == 'D:' else 'SACL'}")
             if section == "D:":
                 dacl = acl
-    return SecurityDescriptor(owner=owner, group=group, dacl=dacl)
+            else:
+                sacl = acl
+    return SecurityDescriptor(owner=owner, group=group, dacl=dacl, sacl=sacl)

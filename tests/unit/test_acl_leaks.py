@@ -1,0 +1,335 @@
+"""Issue 41: the imported map is never wider than Windows, with unusual and hostile ACLs.
+
+Each test is one example of the issue, written as the export tools write it (icacls /save pairs in
+UTF-16 LE, smbcacls listings), with the readers Windows' access check gives by hand in a comment.
+The mapping maps ``…-1105`` to 営業部 (sales), ``…-1106`` to 人事部 (hr), ``…-1107`` to 監査 (audit).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from docindex.access.ntfs.exports import read_export
+from docindex.access.ntfs.importer import ImportResult, KeyRules, import_acls
+from docindex.access.ntfs.principals import read_mapping
+from docindex.access.policy import EVERYONE, parse_access_map
+from docindex.cli import main
+
+DOMAIN = "S-1-5-21-1004336348-1177238915-682003330"
+SALES, HR, AUDIT = (f"{DOMAIN}-{rid}" for rid in (1105, 1106, 1107))
+MAPPING = f"nas,docindex\n{SALES},営業部\n{HR},人事部\n{AUDIT},監査\n".encode()
+USERS = {"sales": "group:営業部", "hr": "group:人事部", "audit": "group:監査"}
+EVERYBODY = set(USERS)
+
+
+def icacls(*pairs: tuple[str, str]) -> bytes:
+    """Path and SDDL lines as ``icacls /save`` writes them: UTF-16 LE without a BOM, CRLF."""
+    return "".join(f"{path}\r\n{sddl}\r\n" for path, sddl in pairs).encode("utf-16-le")
+
+
+def imported(data: bytes, *, strip: tuple[str, ...] | None = ("share",), prefix: str = "nas/") -> ImportResult:
+    entries, _ = read_export(data, name="acl.txt")
+    return import_acls(entries, read_mapping(MAPPING, name="groups.csv"), KeyRules(strip=strip, prefix=prefix))
+
+
+def readers(result: ImportResult, key: str) -> set[str]:
+    access_map = parse_access_map(json.dumps(result.access_map(), ensure_ascii=False), admin_group="docindex-admins")
+    return {u for u, g in USERS.items() if access_map.grant("docs", key).permits([EVERYONE, g])}
+
+
+ROOT_EVERYONE = ("share", "D:PAI(A;OICI;FA;;;BA)(A;OICI;0x1200a9;;;WD)")
+
+
+# 1 ----------------------------------------------------------------- names are kept exactly as the server has them
+
+
+@pytest.mark.parametrize("name", ["人事部\u3000", "報告 ", " 報告", "人事部\u00a0", "報告.", "[旧]人事部"])
+def test_a_name_with_trailing_or_leading_spaces_or_dots_keeps_its_own_rule(name: str) -> None:
+    # Given a folder whose name ends (or starts) with a space, U+3000, NBSP or a dot, readable by HR only,
+    # next to a folder of the name without it that everyone reads
+    export = icacls(
+        ROOT_EVERYONE,
+        (f"share\\{name}", f"D:PAI(A;OICI;0x1200a9;;;{HR})"),
+        (f"share\\{name}\\給与.xlsx", f"D:AI(A;ID;0x1200a9;;;{HR})"),
+    )
+    result = imported(export)
+    # Then files under the real folder are HR's only; the look-alike name falls to the root's readers
+    assert readers(result, f"nas/{name}/給与.xlsx") == {"hr"}
+    assert readers(result, f"nas/{name}/新規.xlsx") == {"hr"}
+    assert f"nas/{name}/" in {p.key for p in result.paths}
+
+
+# 2 ----------------------------------------------------------------- a file with OI/CI flags is still a file
+
+
+def test_a_file_whose_aces_carry_inheritance_flags_is_read_as_a_file() -> None:
+    # Given 人事評価.xlsx (icacls /restore of an edited file) readable by BA and HR, in a root everyone reads
+    export = icacls(
+        ROOT_EVERYONE,
+        ("share\\人事評価.xlsx", f"D:PAI(A;OICI;FA;;;BA)(A;OICI;0x1200a9;;;{HR})"),
+        ("share\\共有.txt", "D:AI(A;ID;FA;;;BA)(A;ID;0x1200a9;;;WD)"),
+    )
+    result = imported(export)
+    # Then the key itself is HR's only (Windows: the ACEs apply to the file), and a folder of that name would be too
+    assert readers(result, "nas/人事評価.xlsx") == {"hr"}
+    assert readers(result, "nas/人事評価.xlsx/x") <= {"hr"}
+    assert readers(result, "nas/共有.txt") == EVERYBODY
+
+
+def test_an_inherit_only_reader_ace_on_a_file_reads_nothing() -> None:
+    # Given a file with an inherit-only read for sales (it applies to no file) and a plain read for HR
+    export = icacls(
+        ROOT_EVERYONE,
+        ("share\\報告.docx", f"D:PAI(A;OICIIO;0x1200a9;;;{SALES})(A;;0x1200a9;;;{HR})"),
+    )
+    # Then sales, whose ACE is inherit-only, does not read it
+    assert readers(imported(export), "nas/報告.docx") == {"hr"}
+
+
+# 3 ----------------------------------------------------------------- no-propagate in a folders-only export
+
+
+def test_no_propagate_stops_at_the_folders_children_in_a_folders_only_export() -> None:
+    # Given F whose ACEs are all NP (its files and sub-folders get them, not theirs), F\S with only the inherited ones
+    export = icacls(
+        ("F", f"D:PAI(A;OICINP;FA;;;BA)(A;OICINP;0x1200a9;;;{SALES})"),
+        ("F\\S", f"D:AI(A;ID;FA;;;BA)(A;ID;0x1200a9;;;{SALES})"),
+    )
+    result = imported(export, strip=())
+    # Then sales reads F's own files, not the files of S or of a sub-folder created later
+    assert readers(result, "nas/F/x.docx") == {"sales"}
+    assert readers(result, "nas/F/S/x.docx") == set()
+    assert readers(result, "nas/F/新しいフォルダー/x.docx") == set()
+
+
+# 4 ----------------------------------------------------------------- a NULL DACL is not inherited
+
+
+def test_a_null_dacl_folder_closes_the_files_the_export_does_not_list() -> None:
+    # Given a folder with no DACL (everyone may do everything with the folder itself) and one listed file with none
+    export = icacls(
+        ("share", f"D:PAI(A;OICI;FA;;;BA)(A;OICI;0x1200a9;;;{HR})"),
+        ("share\\公開", "D:NO_ACCESS_CONTROL"),
+        ("share\\公開\\a.txt", "D:NO_ACCESS_CONTROL"),
+    )
+    result = imported(export)
+    # Then a new file gets its creator's default DACL, not the folder's nothing: closed
+    assert readers(result, "nas/公開/新規.txt") == set()
+    assert readers(result, "nas/公開/下/新規.txt") == set()
+    assert readers(result, "nas/公開/a.txt") <= EVERYBODY  # Windows lets everyone read it: the map may
+    assert any(f.kind == "null-dacl" and f.key == "nas/公開/" for f in result.findings)
+
+
+# 5 ----------------------------------------------------------------- every deny-type ACE denies, in every format
+
+SMB_HEAD = "REVISION:1\nCONTROL:SR|PD|DI|DP\nOWNER:BUILTIN\\Administrators\nGROUP:CONTOSO\\Domain Users\n"
+
+
+@pytest.mark.parametrize("ace_type", ["10", "1", "6", "12", "DENIED"])
+def test_a_callback_or_object_deny_in_smbcacls_denies(ace_type: str) -> None:
+    # Given HR denied by a callback (10), plain (1), object (6) or callback object (12) deny, then Everyone allowed
+    listing = SMB_HEAD + f"ACL:{HR}:{ace_type}/OI|CI/READ\nACL:Everyone:ALLOWED/OI|CI/READ\n"
+    result = imported(listing.encode(), strip=())
+    # Then HR reads nothing (Windows: a deny whose condition it cannot evaluate denies)
+    assert readers(result, "nas/x.docx") == {"sales", "audit"}
+
+
+@pytest.mark.parametrize("ace_type", ["9", "5", "11"])
+def test_a_callback_or_object_allow_in_smbcacls_gives_nothing(ace_type: str) -> None:
+    listing = SMB_HEAD + f"ACL:{HR}:{ace_type}/OI|CI/READ\nACL:{SALES}:ALLOWED/OI|CI/READ\n"
+    assert readers(imported(listing.encode(), strip=()), "nas/x.docx") == {"sales"}
+
+
+# 6 ----------------------------------------------------------------- denies to identities docindex does not map
+
+
+@pytest.mark.parametrize("trustee", ["OW", "S-1-3-4", "AS", "S-1-18-1", "BA", "S-1-5-32-544", "SS", "IU"])
+def test_a_deny_for_an_identity_people_hold_closes_the_folder(trustee: str) -> None:
+    # Given a deny for OWNER RIGHTS (the owner), asserted identity (every Kerberos logon) or Administrators
+    export = icacls(("share", f"D:PAI(D;OICI;0x1200a9;;;{trustee})(A;OICI;0x1200a9;;;{SALES})"))
+    result = imported(export)
+    # Then a sales member who is the owner, logged on with Kerberos or an administrator would be denied: closed
+    assert readers(result, "nas/見積.xlsx") == set()
+    assert result.restrictive
+
+
+def test_a_deny_for_a_machine_account_changes_nothing() -> None:
+    export = icacls(("share", f"D:PAI(D;OICI;FA;;;SY)(D;OICI;FA;;;NS)(A;OICI;0x1200a9;;;{SALES})"))
+    assert readers(imported(export), "nas/見積.xlsx") == {"sales"}
+
+
+# 7 ----------------------------------------------------------------- a mandatory label with no-read-up
+
+
+def test_a_no_read_up_label_above_medium_closes_and_is_reported() -> None:
+    # Given a folder labelled High with no-read-up (a medium-integrity logon may not read), and one labelled Medium
+    export = icacls(
+        ("share", f"D:PAI(A;OICI;0x1200a9;;;{SALES})S:(ML;OICI;NRNW;;;HI)"),
+        ("share\\普通", f"D:PAI(A;OICI;0x1200a9;;;{SALES})S:(ML;OICI;NRNW;;;ME)"),
+        ("share\\書込のみ", f"D:PAI(A;OICI;0x1200a9;;;{SALES})S:(ML;OICI;NW;;;HI)"),
+    )
+    result = imported(export)
+    # Then only administrators read under the High label; Medium and no-write-up change nothing
+    assert readers(result, "nas/秘.xlsx") == set()
+    assert readers(result, "nas/普通/a.xlsx") == {"sales"}
+    assert readers(result, "nas/書込のみ/a.xlsx") == {"sales"}
+    assert any(f.kind == "integrity-label" and f.key == "nas/" for f in result.restrictive)
+
+
+# 7b ---------------------------------------------------------------- trust labels and access filters (Server 2016+)
+# SYSTEM_PROCESS_TRUST_LABEL_ACE (TL, type 0x14) and SYSTEM_ACCESS_FILTER_ACE (FL, 0x15) sit in the SACL and can only
+# take rights away from what the DACL grants. [MS-DTYP] defines neither (2.4.4.1 and the SDDL grammar of 2.5.1.1 stop
+# at the scoped policy ACE), so nothing says one cannot keep a user's logon from reading: the map closes.
+
+TRUST_LABEL = "(TL;;0x1200a9;;;S-1-19-512-8192)"  # a PPL Windows trust level; the mask is not specified: not read
+ACCESS_FILTER = "(FL;;0x1200a9;;;WD;(Member_of {SID(BA)}))"  # the TP flag (trust protected) is read too
+
+
+@pytest.mark.parametrize(
+    ("ace", "kind"), [(TRUST_LABEL, "trust-label"), (ACCESS_FILTER, "access-filter")], ids=["TL", "FL"]
+)
+def test_a_trust_label_or_an_access_filter_closes_and_is_reported(ace: str, kind: str) -> None:
+    # Given a share readable by everyone whose folder (inherited by its files) and one file carry the SACL ACE
+    inheritable, inherited = (ace.replace(";;", f";{flags};", 1) for flags in ("OICI", "ID"))
+    export = icacls(
+        ROOT_EVERYONE,
+        ("share\\保護", f"D:AI(A;OICIID;0x1200a9;;;WD)S:AI{inheritable}"),
+        ("share\\保護\\a.docx", f"D:AI(A;ID;0x1200a9;;;WD)S:AI{inherited}"),
+        ("share\\普通", "D:AI(A;OICIID;0x1200a9;;;WD)"),
+        ("share\\単独.docx", f"D:AI(A;ID;0x1200a9;;;WD)S:{ace}"),
+    )
+    # When it is imported (it used to be refused: "unknown ACE type")
+    result = imported(export)
+    # Then the folder's files, new ones and the labelled file are the administrators' only; the rest is unchanged
+    assert readers(result, "nas/保護/a.docx") == set()
+    assert readers(result, "nas/保護/新規.docx") == set()
+    assert readers(result, "nas/単独.docx") == set()
+    assert readers(result, "nas/普通/a.docx") == EVERYBODY
+    assert readers(result, "nas/単独.docx.bak") == EVERYBODY
+    assert {(f.kind, f.key) for f in result.restrictive} >= {(kind, "nas/保護/"), (kind, "nas/単独.docx")}
+
+
+def test_an_inherit_only_trust_label_closes_what_is_created_below_not_the_folder_itself() -> None:
+    # Given a folder whose trust label is inherit-only, with a file of its own that does not carry it (an old file)
+    export = icacls(
+        ROOT_EVERYONE,
+        ("share\\F", "D:AI(A;OICIID;0x1200a9;;;WD)S:AI(TL;OICIIO;0x1200a9;;;S-1-19-512-8192)"),
+        ("share\\F\\old.docx", "D:AI(A;ID;0x1200a9;;;WD)"),
+    )
+    result = imported(export)
+    # Then new files are closed; the file the export shows without the label keeps its readers
+    assert readers(result, "nas/F/new.docx") == set()
+    assert readers(result, "nas/F/old.docx") == EVERYBODY
+
+
+def test_smbcacls_types_20_and_21_close_instead_of_failing_the_import() -> None:
+    # Given an smbcacls listing with a trust label (20) and an access filter (21) printed by number
+    export = (
+        "REVISION:1\nCONTROL:SR|DP\nOWNER:BUILTIN\\Administrators\nGROUP:BUILTIN\\Users\n"
+        "ACL:Everyone:ALLOWED/OI|CI/READ\n"
+        "保護\nREVISION:1\nCONTROL:SR|DP\nOWNER:BUILTIN\\Administrators\nGROUP:BUILTIN\\Users\n"
+        "ACL:Everyone:ALLOWED/OI|CI|I/READ\nACL:S-1-19-512-8192:20/OI|CI/0x001200a9\n"
+        "フィルタ\nREVISION:1\nCONTROL:SR|DP\nOWNER:BUILTIN\\Administrators\nGROUP:BUILTIN\\Users\n"
+        "ACL:Everyone:ALLOWED/OI|CI|I/READ\nACL:Everyone:21/OI|CI/0x001200a9\n"
+    ).encode()
+    result = imported(export, strip=None, prefix="nas/")
+    assert readers(result, "nas/a.docx") == EVERYBODY
+    assert readers(result, "nas/保護/a.docx") == set()
+    assert readers(result, "nas/フィルタ/a.docx") == set()
+    assert {f.kind for f in result.restrictive} >= {"trust-label", "access-filter"}
+
+
+# 8 ----------------------------------------------------------------- a subtree's export governs that subtree only
+
+
+def test_importing_one_departments_subtree_governs_that_subtree_only() -> None:
+    # Given `icacls D:\Shares\人事部 /save /t`: the department and its sub-folder, and the default --strip
+    export = icacls(
+        ("人事部", f"D:PAI(A;OICI;FA;;;BA)(A;OICI;0x1200a9;;;{HR})"),
+        ("人事部\\評価", f"D:AI(A;OICIID;FA;;;BA)(A;OICIID;0x1200a9;;;{HR})"),
+    )
+    result = imported(export, strip=None, prefix="")
+    # Then the map covers 人事部/ and nothing else: another department's keys are closed, not HR's
+    assert result.covers == "人事部/"
+    assert readers(result, "人事部/評価/山田.xlsx") == {"hr"}
+    assert readers(result, "営業部/見積.xlsx") == set()
+    assert all(r["prefix"].startswith("人事部/") for r in result.rules)
+
+
+# also found --------------------------------------------------------- valid exports that were refused
+
+
+def test_a_utf16_export_without_bom_whose_first_character_is_not_ascii_is_read() -> None:
+    export = icacls(("共有", "D:PAI(A;OICI;0x1200a9;;;WD)"), ("共有\\a", "D:AI(A;OICIID;0x1200a9;;;WD)"))
+    entries, fmt = read_export(export, name="acl.txt")
+    assert fmt == "icacls"
+    assert [e.path for e in entries] == ["共有", "共有\\a"]
+
+
+def test_a_path_that_starts_like_an_sddl_part_is_a_path() -> None:
+    export = (
+        "D:\\Shares\\営業部(旧)\nD:PAI(A;OICI;0x1200a9;;;WD)\n"
+        "D:\\Shares\\営業部(旧)\\O:(A)\nD:AI(A;OICIID;0x1200a9;;;WD)\n"
+    ).encode()
+    entries, fmt = read_export(export, name="acl.txt")
+    assert fmt == "icacls"
+    assert [e.path for e in entries] == ["D:\\Shares\\営業部(旧)", "D:\\Shares\\営業部(旧)\\O:(A)"]
+
+
+def test_a_first_path_starting_with_a_bracket_is_not_json() -> None:
+    export = icacls(("[旧]営業部", "D:PAI(A;OICI;0x1200a9;;;WD)"), ("{下書き}", "D:PAI(A;OICI;0x1200a9;;;WD)"))
+    entries, fmt = read_export(export, name="acl.txt")
+    assert fmt == "icacls"
+    assert [e.path for e in entries] == ["[旧]営業部", "{下書き}"]
+
+
+def test_an_export_cut_at_an_entry_boundary_is_refused_when_the_count_is_given(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given an icacls file cut after its second entry, and the count icacls printed ("Successfully processed 3 files")
+    export = tmp_path / "acl.txt"
+    export.write_bytes(icacls(ROOT_EVERYONE, ("share\\営業部", f"D:PAI(A;OICI;0x1200a9;;;{SALES})")))
+    mapping = tmp_path / "groups.csv"
+    mapping.write_bytes(MAPPING)
+    out = tmp_path / "map.json"
+    args = ["access", "import", str(export), "--mapping", str(mapping), "--strip", "share", "-o", str(out)]
+    # When it is imported with that count
+    code = main([*args, "--expect-entries", "3"])
+    # Then it is refused, saying why
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "2 entries" in err
+    assert "reported 3" in err
+    assert not out.exists()
+    # And without a count the output says that this format cannot show a cut at an entry boundary
+    assert main(args) == 0
+    assert "no end marker" in capsys.readouterr().out
+    assert main([*args, "--expect-entries", "2", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["entries_checked"] is True
+
+
+def test_apply_merge_keeps_the_applied_rules_outside_the_imported_subtree(tmp_path: Path) -> None:
+    # Given the company's applied map (a file, as the local run keeps it) and one department's import
+    from docindex.cli.access import _merge
+
+    applied = tmp_path / "access-map.json"
+    applied.write_text(
+        json.dumps({"rules": [{"prefix": "営業部/", "inherit": False, "allow": {"groups": ["営業部"]}}]}),
+        encoding="utf-8",
+    )
+    export = icacls(("人事部", f"D:PAI(A;OICI;FA;;;BA)(A;OICI;0x1200a9;;;{HR})"))
+    document = json.dumps(imported(export, strip=None, prefix="").access_map(), ensure_ascii=False)
+    department = parse_access_map(document, admin_group="docindex-admins")
+    # When `access apply --merge` combines them
+    result = _merge(str(applied), department, None, "docindex-admins")
+    # Then sales keeps its folder, HR gets its own, and nothing else opens
+    assert result.grant("docs", "営業部/a.xlsx").permits(["group:営業部"])
+    assert result.grant("docs", "人事部/a.xlsx").permits(["group:人事部"])
+    assert not result.grant("docs", "経理/a.xlsx").permits(["group:人事部", "group:営業部", EVERYONE])
+    # and with no map applied yet, the merge is the department's map alone
+    assert [r.prefix for r in _merge(str(tmp_path / "none.json"), department, None, "docindex-admins").rules] == [
+        "人事部/"
+    ]
