@@ -55,6 +55,7 @@ TRUST_LABEL = "trust-label"
 ACCESS_FILTER = "access-filter"
 MISSING_FOLDER = "missing-folder"
 SHARED_GROUP = "shared-group"
+ACCESS_RULES = "access-rules"  # an export of Get-Acl's Access rules: it cannot show what the Sddl shows
 RESTRICTIVE = frozenset(
     {
         UNMAPPED_ALLOW,
