@@ -234,8 +234,8 @@ def test_a_no_read_up_label_above_medium_closes_and_is_reported() -> None:
 
 # 7b ---------------------------------------------------------------- trust labels and access filters (Server 2016+)
 # SYSTEM_PROCESS_TRUST_LABEL_ACE (TL, type 0x14) and SYSTEM_ACCESS_FILTER_ACE (FL, 0x15) sit in the SACL and can only
-# take rights away from what the DACL grants. [MS-DTYP] defines neither (2.4.4.1 and the SDDL grammar of 2.5.1.1 stop
-# at the scoped policy ACE), so nothing says one cannot keep a user's logon from reading: the map closes.
+# take rights away from what the DACL grants. [MS-DTYP] defines neither (its SDDL grammar, 2.5.1.1, has no TL or FL),
+# so nothing published says one cannot keep a user's logon from reading: the map closes.
 
 TRUST_LABEL = "(TL;;0x1200a9;;;S-1-19-512-8192)"  # a PPL Windows trust level; the mask is not specified: not read
 ACCESS_FILTER = "(FL;;0x1200a9;;;WD;(Member_of {SID(BA)}))"  # the TP flag (trust protected) is read too
