@@ -21,6 +21,7 @@ import hashlib
 import io
 import json
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 OI, CI, NP, IO, ID = 0x1, 0x2, 0x4, 0x8, 0x10
@@ -263,8 +264,8 @@ FLAGS = (OI | CI, OI | CI, OI | CI | NP, OI | CI | IO, OI, CI, OI | IO, CI | IO,
 TYPES = ("A",) * 6 + ("D",) * 3 + ("XA", "XD", "OA", "OD", "ZA")
 
 
-def _ace(rng: random.Random, *, folder: bool, hostile: bool) -> Ace:
-    kind = rng.choice(TYPES)
+def _ace(rng: random.Random, *, folder: bool, hostile: bool, types: tuple[str, ...] = TYPES) -> Ace:
+    kind = rng.choice(types)
     flags = rng.choice(FLAGS) if folder or hostile else 0
     guid = kind in ("OA", "OD", "ZA") and rng.random() < 0.8
     condition = f'(@User.department == "d{rng.randint(0, 9)}")' if kind in ("XA", "XD", "ZA") else ""
@@ -285,11 +286,15 @@ def _label(rng: random.Random, folder: bool) -> Ace:
     return Ace("ML", flags, rng.choice((1, 2, 3)), rng.choice(tuple(LEVELS)))
 
 
-def random_tree(rng: random.Random, *, labels: bool = True, size: int = 14) -> list[Node]:
+def random_tree(
+    rng: random.Random, *, labels: bool = True, size: int = 14, types: tuple[str, ...] = TYPES
+) -> list[Node]:
     """A share's tree: every ACE type and flag, the well-known SIDs, protected and NULL DACLs, mandatory
     labels, files with inheritance flags (an edited ``icacls /restore``), names that differ by a trailing
-    space, U+3000, NBSP or dot, that are prefixes of each other, and files and folders of one name."""
-    root = Node((), True, rng.choice(OWNERS), [_ace(rng, folder=True, hostile=False) for _ in range(rng.randint(1, 3))])
+    space, U+3000, NBSP or dot, that are prefixes of each other, and files and folders of one name. ``types``:
+    the DACL's ACE types to draw from (those the export format can carry)."""
+    owner = rng.choice(OWNERS)
+    root = Node((), True, owner, [_ace(rng, folder=True, hostile=False, types=types) for _ in range(rng.randint(1, 3))])
     root.explicit.append(Ace("A", OI | CI, 0x1200A9, rng.choice((WD, SALES, HR))))
     root.protected = True
     nodes = [root]
@@ -303,7 +308,8 @@ def random_tree(rng: random.Random, *, labels: bool = True, size: int = 14) -> l
             continue
         hostile = not folder and rng.random() < 0.15
         count = rng.choice((0, 0, 1, 2, 3)) if folder else rng.choice((0, 0, 0, 1, 2))
-        node = Node(path, folder, rng.choice(OWNERS), [_ace(rng, folder=folder, hostile=hostile) for _ in range(count)])
+        aces = [_ace(rng, folder=folder, hostile=hostile, types=types) for _ in range(count)]
+        node = Node(path, folder, rng.choice(OWNERS), aces)
         node.protected = bool(node.explicit) and rng.random() < 0.25
         node.null = rng.random() < 0.04
         if labels and rng.random() < 0.1:
@@ -394,12 +400,93 @@ def write_smbcacls(nodes: list[Node], sds: dict[tuple[str, ...], Sd], entries: l
     return ("\n".join(out) + "\n").encode("utf-8")
 
 
-# format -> (writer, where the tree's root lands as a key, carries the SACL)
+# What Get-Acl's Access rules name a SID by (an NTAccount; a SID no account has stays a SID string)
+NAMES_OF = {
+    WD: "Everyone",
+    AU: "NT AUTHORITY\\Authenticated Users",
+    NU: "NT AUTHORITY\\NETWORK",
+    SY: "NT AUTHORITY\\SYSTEM",
+    BA: "BUILTIN\\Administrators",
+    CO: "CREATOR OWNER",
+    CG: "CREATOR GROUP",
+    OW: "OWNER RIGHTS",
+    AS: "Authentication authority asserted identity",
+    SALES: "CONTOSO\\営業部",
+    HR: "CONTOSO\\人事部",
+    AUDIT: "CONTOSO\\監査",
+    **{owner: f"CONTOSO\\u{owner.rsplit('-', 1)[1]}" for owner in OWNERS},
+}
+MAPPING_BY_NAME = "nas,docindex\nCONTOSO\\営業部,営業部\nCONTOSO\\人事部,人事部\nCONTOSO\\監査,監査\n".encode()
+RULE_TYPES = ("A",) * 6 + ("D",) * 3  # the only ACEs Access rules show as what they are
+
+
+def _dotnet_rules(sd: Sd, folder: bool) -> list[Ace]:
+    """The DACL as .NET's FileSystemSecurity gives it to Get-Acl's Access (CommonAcl.InspectAce, GetRules): a
+    NULL DACL as one Everyone allow of every bit (inheritable on a folder); ACEs with no rights dropped; on a
+    file, inherit-only ACEs dropped and inheritance flags cleared; on a folder, IO and NP without OI/CI
+    meaningless. (A canonical ACL is also sorted and merged, which keeps what it means.)"""
+    if sd.dacl is None:
+        return [Ace("A", (OI | CI) if folder else 0, 0xFFFFFFFF, WD)]
+    out = []
+    for ace in sd.dacl:
+        flags = ace.flags
+        if not ace.mask:
+            continue
+        if not folder:
+            if flags & IO:
+                continue
+            flags &= ~(OI | CI | NP | IO)
+        elif not flags & (OI | CI):
+            if flags & IO:
+                continue
+            flags &= ~NP
+        out.append(replace(ace, flags=flags))
+    return out
+
+
+def write_getacl_rules(nodes: list[Node], sds: dict[tuple[str, ...], Sd], entries: list[Node]) -> bytes:
+    """``Get-Acl | Select-Object Path, Access, AreAccessRulesProtected | ConvertTo-Json -Depth 4`` (no Sddl): enums
+    as numbers, FileSystemRights an Int32 (GENERIC_READ negative), IdentityReference an NTAccount's Value."""
+
+    def rule(ace: Ace) -> dict[str, object]:
+        return {
+            "FileSystemRights": ace.mask - (1 << 32) if ace.mask & 0x80000000 else ace.mask,
+            "AccessControlType": 0 if ace.type == "A" else 1,
+            "IdentityReference": {"Value": NAMES_OF.get(ace.sid, ace.sid)},
+            "IsInherited": bool(ace.flags & ID),
+            "InheritanceFlags": (1 if ace.flags & CI else 0) | (2 if ace.flags & OI else 0),
+            "PropagationFlags": (1 if ace.flags & NP else 0) | (2 if ace.flags & IO else 0),
+        }
+
+    items = [
+        {
+            "Path": _ps_path(n),
+            "Access": [rule(a) for a in _dotnet_rules(sds[n.path], n.folder)],
+            "AreAccessRulesProtected": sds[n.path].protected,
+        }
+        for n in entries
+    ]
+    return b"\xff\xfe" + json.dumps(items, ensure_ascii=False).encode("utf-16-le")
+
+
+@dataclass(frozen=True)
+class Format:
+    """An export format as the property run writes it."""
+
+    writer: Callable[[list[Node], dict[tuple[str, ...], Sd], list[Node]], bytes]
+    base: str  # where the tree's root lands as a key
+    sacl: bool  # carries the SACL (labels are generated)
+    types: tuple[str, ...] = TYPES  # the DACL ACE types it carries as what they are
+    mapping: bytes = MAPPING
+
+
 FORMATS = {
-    "icacls": (write_icacls, "nas/share/", True),
-    "getacl-json": (write_getacl_json, "nas/share/", True),
-    "getacl-csv": (write_getacl_csv, "nas/share/", True),
-    "smbcacls": (write_smbcacls, "nas/", False),
+    "icacls": Format(write_icacls, "nas/share/", True),
+    "getacl-json": Format(write_getacl_json, "nas/share/", True),
+    "getacl-csv": Format(write_getacl_csv, "nas/share/", True),
+    "smbcacls": Format(write_smbcacls, "nas/", False),
+    # Access rules show a callback ACE as a plain one and leave object ACEs out: only allow and deny are drawn
+    "getacl-rules": Format(write_getacl_rules, "nas/share/", False, RULE_TYPES, MAPPING_BY_NAME),
 }
 
 
@@ -479,14 +566,15 @@ def check_tree(seed: int, fmt: str, *, folders_only: bool = False) -> Tally:
     from docindex.access.ntfs.principals import read_mapping
     from docindex.access.policy import parse_access_map
 
-    writer, base, carries_sacl = FORMATS[fmt]
+    spec = FORMATS[fmt]
+    base = spec.base
     rng = random.Random(f"{seed}-{fmt}-{folders_only}")  # noqa: S311  # seeded trees, not crypto  # nosec B311
-    nodes = random_tree(rng, labels=carries_sacl)
+    nodes = random_tree(rng, labels=spec.sacl, types=spec.types)
     sds = stored(nodes)
     entries = sorted((n for n in nodes if n.folder or not folders_only), key=lambda n: n.path)
-    data = writer(nodes, sds, entries)
+    data = spec.writer(nodes, sds, entries)
     parsed, _ = read_export(data, name=f"seed {seed} {fmt}")
-    result = import_acls(parsed, read_mapping(MAPPING, name="groups.csv"), KeyRules(prefix="nas/"))
+    result = import_acls(parsed, read_mapping(spec.mapping, name="groups.csv"), KeyRules(prefix="nas/"))
     access_map = parse_access_map(json.dumps(result.access_map(), ensure_ascii=False), admin_group="docindex-admins")
     tally = Tally(trees=1)
     own_acl = {

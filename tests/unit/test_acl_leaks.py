@@ -123,6 +123,59 @@ def test_a_null_dacl_folder_closes_the_files_the_export_does_not_list() -> None:
     assert any(f.kind == "null-dacl" and f.key == "nas/公開/" for f in result.findings)
 
 
+def access_rules(*items: tuple[str, list[tuple[str, int, int, bool, int]]]) -> bytes:
+    """``Get-Acl | Select-Object Path, Access | ConvertTo-Json -Depth 4`` (no Sddl): per path, its Access rules as
+    (identity, FileSystemRights as the Int32 .NET has, AccessControlType, IsInherited, InheritanceFlags)."""
+    document = [
+        {
+            "Path": f"Microsoft.PowerShell.Core\\FileSystem::D:\\Shares\\{path}",
+            "Access": [
+                {
+                    "IdentityReference": {"Value": who},
+                    "FileSystemRights": rights,
+                    "AccessControlType": kind,
+                    "IsInherited": inherited,
+                    "InheritanceFlags": flags,
+                    "PropagationFlags": 0,
+                }
+                for who, rights, kind, inherited, flags in rules
+            ],
+            "AreAccessRulesProtected": False,
+        }
+        for path, rules in items
+    ]
+    return json.dumps(document, ensure_ascii=False).encode()
+
+
+def test_a_null_dacl_as_get_acl_access_rules_show_it_is_not_inherited() -> None:
+    # Given Get-Acl's Access rules, where .NET shows a folder without a DACL as Everyone: every bit (-1),
+    # inheritable (CommonSecurityDescriptor's CreateAllowEveryoneFullAccess)
+    read = ("Everyone", 0x1200A9, 0, True, 3)
+    export = access_rules(
+        ("share", [("Everyone", 0x1200A9, 0, False, 3)]),
+        ("share\\公開", [("Everyone", -1, 0, False, 3)]),
+        ("share\\公開\\a.txt", [("Everyone", -1, 0, False, 0)]),
+        ("share\\普通", [read]),
+    )
+    result = imported(export, strip=("D:", "Shares", "share"))
+    # Then it is read as the NULL DACL it is: new files get their creator's default DACL (closed), the listed
+    # file (no DACL) may be read by everyone, and a folder with a real Everyone ACE is unchanged
+    assert readers(result, "nas/公開/新規.txt") == set()
+    assert readers(result, "nas/公開/下/新規.txt") == set()
+    assert readers(result, "nas/公開/a.txt") <= EVERYBODY
+    assert readers(result, "nas/普通/新規.txt") == EVERYBODY
+    assert any(f.kind == "null-dacl" and f.key == "nas/公開/" for f in result.findings)
+
+
+def test_access_rules_say_that_they_show_a_conditional_allow_as_a_plain_one() -> None:
+    # Given an export of Access rules (no Sddl), where .NET shows an XA ACE as an ordinary Allow
+    result = imported(access_rules(("share", [("Everyone", 0x1200A9, 0, False, 3)])), strip=("D:", "Shares", "share"))
+    # Then the report says so, once, and what to export instead
+    [note] = [f for f in result.findings if f.kind == "access-rules"]
+    assert "Sddl" in note.detail
+    assert not note.restrictive
+
+
 # 5 ----------------------------------------------------------------- every deny-type ACE denies, in every format
 
 SMB_HEAD = "REVISION:1\nCONTROL:SR|PD|DI|DP\nOWNER:BUILTIN\\Administrators\nGROUP:CONTOSO\\Domain Users\n"
@@ -181,8 +234,8 @@ def test_a_no_read_up_label_above_medium_closes_and_is_reported() -> None:
 
 # 7b ---------------------------------------------------------------- trust labels and access filters (Server 2016+)
 # SYSTEM_PROCESS_TRUST_LABEL_ACE (TL, type 0x14) and SYSTEM_ACCESS_FILTER_ACE (FL, 0x15) sit in the SACL and can only
-# take rights away from what the DACL grants. [MS-DTYP] defines neither (2.4.4.1 and the SDDL grammar of 2.5.1.1 stop
-# at the scoped policy ACE), so nothing says one cannot keep a user's logon from reading: the map closes.
+# take rights away from what the DACL grants. [MS-DTYP] defines neither (its SDDL grammar, 2.5.1.1, has no TL or FL),
+# so nothing published says one cannot keep a user's logon from reading: the map closes.
 
 TRUST_LABEL = "(TL;;0x1200a9;;;S-1-19-512-8192)"  # a PPL Windows trust level; the mask is not specified: not read
 ACCESS_FILTER = "(FL;;0x1200a9;;;WD;(Member_of {SID(BA)}))"  # the TP flag (trust protected) is read too

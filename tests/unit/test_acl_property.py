@@ -3,13 +3,14 @@
 devkit/acl_oracle.py generates trees with every ACE type (allow, deny, callback, object, callback
 object; mandatory labels, process trust labels and access filters in the SACL), flag (OI, CI, NP, IO,
 ID), well-known SID (Everyone, Authenticated Users, BA, OWNER RIGHTS, asserted identity, CREATOR
-OWNER, SYSTEM, an unmapped SID) and name shape
-(trailing and leading spaces, U+3000, NBSP, trailing dots, brackets, prefixes of each other, files
-and folders of one name), writes each as icacls /save, Get-Acl JSON and CSV and smbcacls do (a third
-as folders-only exports), and decides each (user, key) with its own [MS-DTYP] 2.5.3.2 evaluator and
-Windows' inheritance: every file, a new file and a new sub-folder's file in every folder, names that
-start with another's, and keys outside the export's tree. Bounded and seeded here (160 trees);
-``make bench`` (bench/acl_drift.py) runs thousands and prints the counts.
+OWNER, SYSTEM, an unmapped SID) and name shape (trailing and leading spaces, U+3000, NBSP, trailing
+dots, brackets, prefixes of each other, files and folders of one name), writes each as icacls /save,
+Get-Acl JSON and CSV (Sddl), smbcacls and Get-Acl's Access rules do (that one with allows and denies
+only, a NULL DACL as .NET shows it; a third as folders-only exports), and decides each (user, key)
+with its own [MS-DTYP] 2.5.3.2 evaluator and Windows' inheritance: every file, a new file and a new
+sub-folder's file in every folder, names that start with another's, and keys outside the export's
+tree. Bounded and seeded here (200 trees); ``make bench`` (bench/acl_drift.py) runs thousands and
+prints the counts.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ KNOWN_NARROWER = {
 
 def test_the_imported_map_never_allows_what_windows_denies() -> None:
     tally = run(range(40))
-    assert tally.trees == 160
+    assert tally.trees == 200
     assert tally.wider == [], tally.wider[:10]
     # not vacuous: many decisions, Windows allows a good share, and the map most of those
     assert tally.decisions > 10_000
@@ -65,6 +66,15 @@ def test_the_property_fails_when_the_importer_ignores_trust_labels_and_access_fi
     monkeypatch.setattr(readers, "label_closes", lambda labels: only_ml([a for a in labels if a.type == "ML"]))
     # Then the generated trees' trust labels and access filters show up as keys the map opens
     assert run(range(10), formats=("icacls",)).wider
+
+
+def test_the_access_rules_format_is_held_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given Get-Acl's Access rules read without knowing how .NET shows a NULL DACL (as the reader once did)
+    from docindex.access.ntfs import exports
+
+    monkeypatch.setattr(exports, "_dotnet_null_dacl", lambda aces: False)
+    # Then the generated NULL DACL folders show up as new files the map opens to everyone
+    assert run(range(20), formats=("getacl-rules",)).wider
 
 
 def test_the_oracle_decides_the_issues_examples_as_windows_does() -> None:

@@ -71,6 +71,7 @@ class AclEntry:
     dacl: Dacl
     where: str  # 'acl.txt: line 12'
     labels: tuple[Ace, ...] = ()  # the SACL's labels and access filters (ML, TL, FL), where the export has them
+    access_rules: bool = False  # read from Get-Acl's Access rules, not an SDDL string (see _item_entry)
 
 
 def decode_text(data: bytes, name: str) -> tuple[str, str]:
@@ -300,7 +301,22 @@ def _item_entry(item: Any, where: str) -> AclEntry:
         raise ExportError(f"{where}: neither Sddl nor a list of Access rules (ConvertTo-Json -Depth 4 keeps them)")
     aces = tuple(_rule_ace(r if isinstance(r, dict) else {}, f"{where}: Access[{i}]") for i, r in enumerate(rules))
     protected = _get(item, "AreAccessRulesProtected") in (True, "True", "true")
-    return AclEntry(path=path, dacl=Dacl(aces=aces, protected=protected), where=where)
+    # .NET's rules show a callback (conditional) ACE as a plain allow or deny and leave object ACEs out: the
+    # importer says so (an exact map needs the Sddl)
+    dacl = Dacl(null=True, protected=protected) if _dotnet_null_dacl(aces) else Dacl(aces=aces, protected=protected)
+    return AclEntry(path=path, dacl=dacl, where=where, access_rules=True)
+
+
+def _dotnet_null_dacl(aces: tuple[Ace, ...]) -> bool:
+    """Whether Access rules are how .NET shows a NULL DACL: one explicit allow of every bit (-1) for Everyone
+    (``CommonSecurityDescriptor`` fills a missing DACL with ``DiscretionaryAcl.CreateAllowEveryoneFullAccess``,
+    inheritable on a folder). Read as what it is: a folder's new files do not inherit it (a real DACL with
+    that one ACE would be read narrower, never wider)."""
+    if len(aces) != 1:
+        return False
+    ace = aces[0]
+    everyone = ace.trustee.upper() in ("S-1-1-0", "WD") or ace.trustee.casefold() == "everyone"
+    return ace.kind == ALLOW and ace.mask == 0xFFFFFFFF and not ace.inherited and everyone
 
 
 def _read_json(text: str, name: str) -> list[AclEntry]:

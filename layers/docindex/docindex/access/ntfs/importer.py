@@ -34,6 +34,7 @@ from typing import Any
 from docindex.access.ntfs.exports import AclEntry, ExportError, split_path
 from docindex.access.ntfs.principals import Mapping
 from docindex.access.ntfs.readers import (
+    ACCESS_RULES,
     FILE_LEVEL,
     IGNORED_ACCOUNTS,
     LIST_ONLY,
@@ -459,6 +460,14 @@ class _Importer:
         self.findings.extend(f for key, f in self.file_levels.items() if key in self.candidates)
 
     def _summaries(self) -> None:
+        from_rules = [e for e in self.by_parts.values() if e.access_rules]
+        if from_rules:
+            detail = (
+                f"{len(from_rules)} path(s) read from Get-Acl's Access rules, which show a conditional (callback) "
+                "allow as a plain allow and leave object ACEs out: export Select-Object Path, Sddl for a map that "
+                "is never wider"
+            )
+            self.findings.append(Finding(ACCESS_RULES, "", "", detail, from_rules[0].where))
         for trustee, count in sorted(self.ignored.items()):
             self.findings.append(
                 Finding(

@@ -21,10 +21,10 @@ and which denied, deny winning. The translation, always in the safe direction:
   a person's logon on the share is medium, an administrator's high (reported);
 - a process trust label (``S:(TL;;0x1200a9;;;S-1-19-512-8192)``) or an access filter (``S:(FL;;...;;;WD;(cond))``)
   closes the file (reported): both only take rights away from what the DACL grants, and [MS-DTYP] defines
-  neither (its ACE types, 2.4.4.1, and SDDL grammar, 2.5.1.1, stop at the scoped policy ACE; its access check,
-  2.5.3.2, names the integrity check of 2.5.3.3 alone), so nothing says their mask leaves a user's read alone:
-  Windows restricts a caller below the label's trust level (every network logon) or whose filter condition
-  fails, and what the mask then means is not published;
+  neither (no TL or FL in its SDDL grammar, 2.5.1.1; of the SACL its access check, 2.5.3.2, reads the
+  mandatory label, 2.5.3.3, and the scoped policy), so nothing published says their mask leaves a user's read
+  alone: Windows restricts a caller below the label's trust level (every network logon) or whose filter
+  condition fails, to what their mask means, which is not published (winnt.h and sddl.h name the types only);
 - a NULL DACL (``D:NO_ACCESS_CONTROL``) on a file lets everyone read (reported); a folder's is not
   inherited (docindex.access.ntfs.importer closes what is created in it).
 """
@@ -55,6 +55,7 @@ TRUST_LABEL = "trust-label"
 ACCESS_FILTER = "access-filter"
 MISSING_FOLDER = "missing-folder"
 SHARED_GROUP = "shared-group"
+ACCESS_RULES = "access-rules"  # an export of Get-Acl's Access rules: it cannot show what the Sddl shows
 RESTRICTIVE = frozenset(
     {
         UNMAPPED_ALLOW,
