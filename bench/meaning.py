@@ -184,11 +184,19 @@ def embedding_cost(documents: list[tuple[str, str]], queries: list[str]) -> dict
 
 
 def load(
-    client: Any, index: str, documents: list[tuple[str, str]], embedded: dict[str, Any], *, vectors: bool = True
+    client: Any,
+    index: str,
+    documents: list[tuple[str, str]],
+    embedded: dict[str, Any],
+    *,
+    vectors: bool = True,
+    allow: Callable[[str], tuple[str, ...]] | None = None,
 ) -> None:
-    """The corpus as docindex writes it: every field, and (``vectors``) the passages with their vectors."""
+    """The corpus as docindex writes it: every field, and (``vectors``) the passages with their vectors;
+    ``allow``: who may read each key (the access map's stamp), else no one but the operator."""
     from opensearchpy import helpers
 
+    from docindex.access.policy import AccessGrant
     from docindex.core.changes import doc_id
     from docindex.embed.settings import vector_spec
     from docindex.index.documents import IndexDocument
@@ -205,6 +213,8 @@ def load(
             doc = IndexDocument.for_object(bucket=BUCKET, key=key, size=len(text.encode()), etag="e", version_id=None)
             doc = doc.with_content(text=text, title=None, page_count=None, truncated=False, error=None)
             doc = doc.with_embeddings(embedded[key] if vectors else None)
+            if allow is not None:
+                doc = doc.with_access(AccessGrant(allow=allow(key)))
             yield {"_index": index, "_id": doc_id(BUCKET, key), "_source": doc.source()}
 
     helpers.bulk(client, actions(), chunk_size=200, request_timeout=300)
