@@ -18,7 +18,9 @@ from functools import lru_cache
 # A sentence: up to and including its end mark and closing brackets, or a line without one.
 _SENTENCE = re.compile(r"[^。！？!?\n]*(?:[。！？!?][」』）)]*|\n|$)")
 # Runs the terms come from: kanji (and 々), katakana words, letters and digits.
-_RUN = re.compile(r"[\u4e00-\u9fff\u3400-\u4dbf\uf900-\ufaff々〆ヵヶ]+|[\u30a0-\u30ffー]+|[a-z0-9]+")
+# Digits go with the kanji they count (第2週, 12月29日, 3,000円 → 3000円) and with letters (a4, q3).
+_RUN = re.compile(r"[\u4e00-\u9fff\u3400-\u4dbf\uf900-\ufaff々〆ヵヶ0-9]+|[\u30a0-\u30ffー]+|[a-z0-9]+")
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3})")
 _KANJI = re.compile(r"[\u4e00-\u9fff\u3400-\u4dbf\uf900-\ufaff]")
 # The question's own words, never terms of an answer: what is asked, not what is known.
 INTERROGATIVES = frozenset("何誰幾")
@@ -65,7 +67,7 @@ def _folded(text: str) -> str:
 def terms(text: str) -> frozenset[str]:
     """The terms of ``text``: character pairs of its runs (a one-character run as itself) and its kanji."""
     found: set[str] = set()
-    for run in _RUN.findall(_ASKING_RUNS.sub(" ", _folded(text))):
+    for run in _RUN.findall(_ASKING_RUNS.sub(" ", _THOUSANDS.sub("", _folded(text)))):
         if len(run) == 1:
             found.add(run)
         else:
