@@ -249,3 +249,41 @@ def test_docindex_ask_answers_refuses_and_says_when_it_cannot_run(
     assert main(["ask", "x" * 300]) == 2
     monkeypatch.setenv("ANSWERS", "off")
     assert main(["ask", "出張の日当は？"]) == 2
+
+
+def test_bedrock_is_sent_only_passages_of_files_the_caller_may_read(world: tuple[SearchWorld, Stack]) -> None:
+    import boto3
+
+    from devkit.local.converse import ConverseStandIn
+    from docindex.answer.bedrock import BedrockAnswerer
+    from docindex.answer.refusal import AnswerRule
+
+    found, _ = world
+    answers = found.resolver_answers()
+    real, seconds = answers.answerer, answers.cache.seconds
+    with ConverseStandIn() as stand_in:
+        client = boto3.Session(region_name="us-east-1", aws_access_key_id="l", aws_secret_access_key="l").client(
+            "bedrock-runtime", endpoint_url=stand_in.url
+        )
+        answers.answerer = BedrockAnswerer(
+            client, "us.anthropic.claude-3-5-haiku-20241022-v1:0", rule=AnswerRule(), passages=6, max_tokens=400
+        )
+        answers.cache.seconds = 0
+        try:
+            # Given 人事部's file that holds the exact answer, and 営業部's regulation
+            sales = ask(found, "eigyo", q="出張の日当はいくら？")
+            secret = ask(found, "eigyo", q="2025年度の昇給額はいくら？")
+            hr = ask(found, "jinji", q="2025年度の昇給額はいくら？")
+        finally:
+            answers.answerer, answers.cache.seconds = real, seconds
+    # Then 営業部 is answered by Bedrock from its own regulation, and refused the pay rise
+    assert sales["answered_by"] == "bedrock"
+    assert "3,000円" in sales["answer"]
+    assert [c["path"] for c in sales["citations"]] == [SALES_RULES]
+    assert secret["no_answer"] is True
+    assert "12,000円" in hr["answer"]
+    # and no request made while 営業部 asked held any text of 人事部's files
+    sent_for_sales = json.dumps(stand_in.requests[:-1], ensure_ascii=False)
+    assert not any(t in sent_for_sales for t in SECRET_TEXTS)
+    assert "5,000円" not in sent_for_sales
+    assert "12,000円" in json.dumps(stand_in.requests[-1], ensure_ascii=False)
