@@ -127,7 +127,8 @@ class MeaningRule:
             sparse=cls(
                 min_score=settings.meaning_sparse_min_score,
                 standout=settings.meaning_sparse_min_standout,
-                reference=settings.meaning_reference_rank,
+                reference=settings.meaning_sparse_reference_rank,
+                lead=settings.meaning_sparse_min_lead,
                 overlap_weight=settings.meaning_sparse_overlap_weight,
                 keyword_margin=settings.meaning_keyword_margin,
                 single_words=settings.meaning_single_words,
