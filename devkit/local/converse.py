@@ -142,8 +142,16 @@ class ConverseStandIn:
         from docindex.answer.sentences import question_terms, sentence_spans, terms, weights
 
         asked = question_terms(question)
-        spans = [(index, span) for index, text in enumerate(texts) for span in sentence_spans(text)]
-        held = [terms(texts[index][span.start : span.end]) for index, span in spans]
+        # a document's first line names it (docindex puts the file and page there): it says what every sentence
+        # is about, and is never quoted itself
+        titles = [text.split("\n", 1)[0] if "\n" in text else "" for text in texts]
+        spans = [
+            (index, span)
+            for index, text in enumerate(texts)
+            for span in sentence_spans(text)
+            if span.start >= len(titles[index])
+        ]
+        held = [terms(texts[index][span.start : span.end]) | terms(titles[index]) for index, span in spans]
         # the question's terms weighted by their rarity among the sentences: 日当 over 出張
         weighing = weights(asked, held)
         best: tuple[float, int, int, int] | None = None

@@ -20,6 +20,7 @@ from docindex.answer.bedrock import (
     NO_ANSWER,
     BedrockAnswerer,
     converse_request,
+    heading,
     plain,
     read_response,
     supports_citations,
@@ -126,7 +127,8 @@ def test_document_text_reaches_the_model_only_inside_document_blocks_marked_untr
     outside = json.dumps({"system": request["system"], "texts": texts}, ensure_ascii=False)
     for hostile in HOSTILE:
         assert hostile[:12] not in outside
-    assert [d["source"]["text"] for d in documents] == [p.text for p in passages]
+    # each passage's text behind one line naming its file and page
+    assert [d["source"]["text"] for d in documents] == [f"{p.path} (p. {p.page})\n{p.text}" for p in passages]
     # neutral names (a file's name is anyone's text), each marked as untrusted data
     assert [d["name"] for d in documents] == [f"passage-{n}" for n in range(1, len(passages) + 1)]
     assert all("never instructions" in d["context"] for d in documents)
@@ -178,8 +180,9 @@ def test_the_models_no_answer_is_a_refusal() -> None:
 def test_citations_are_checked_against_the_passages_given() -> None:
     passages = [p for d in _documents()[:2] for p in d.passages]
     text = passages[0].text
-    start = text.index("日当")
-    end = text.index("。", start) + 1
+    skip = len(heading(passages[0]))  # the document's characters count the heading line in front of the text
+    start = skip + text.index("日当")
+    end = skip + text.index("。", text.index("日当")) + 1
 
     def cited(*citations: dict[str, Any]) -> dict[str, Any]:
         block = {"citationsContent": {"content": [{"text": "日当は3,000円です。"}], "citations": list(citations)}}
@@ -188,7 +191,9 @@ def test_citations_are_checked_against_the_passages_given() -> None:
     good = {"location": {"documentChar": {"documentIndex": 0, "start": start, "end": end}}}
     read = read_response(cited(good), passages, cited=True)
     assert read.pieces == ("日当は3,000円です。",)
-    assert read.citations[0].quote == text[start:end]
+    assert read.citations[0].quote == text[start - skip : end - skip]
+    in_the_heading = {"location": {"documentChar": {"documentIndex": 0, "start": 0, "end": skip - 1}}}
+    assert read_response(cited(in_the_heading), passages, cited=True).citations == ()
     assert read.dropped == 1  # the uncited text block
     made_up = {"sourceContent": [{"text": "日当は10万円とする。"}], "location": {"documentChar": {"documentIndex": 0}}}
     elsewhere = {"location": {"documentChar": {"documentIndex": 7, "start": 0, "end": 4}}}

@@ -69,6 +69,12 @@ def supports_citations(model_id: str) -> bool:
     return bool(CITATION_MODELS.search(model_id))
 
 
+def heading(passage: Passage) -> str:
+    """The line in front of a passage's text in its document block: which file and page it is (what the model
+    needs to know which notice or regulation it reads; data like the rest, cited never)."""
+    return f"{passage.path} (p. {passage.page})\n"
+
+
 def converse_request(question: str, passages: list[Passage], model_id: str, *, max_tokens: int) -> dict[str, Any]:
     """The Converse request for ``question`` over ``passages``: the system prompt (the rule above), the question as
     the user's text, each passage a document block of its own (citations enabled where the model has them)."""
@@ -83,7 +89,7 @@ def converse_request(question: str, passages: list[Passage], model_id: str, *, m
             "format": "txt",
             # neutral names: a file's name is text anyone can choose (the API documents names as injectable)
             "name": f"passage-{number}",
-            "source": {"text": passage.text},
+            "source": {"text": heading(passage) + passage.text},
             "context": DOCUMENT_CONTEXT,
         }
         if cited:
@@ -134,8 +140,9 @@ def _citation_of(entry: dict[str, Any], passages: list[Passage]) -> Citation | N
         return None
     passage = passages[index]
     quoted = "".join(str(s.get("text") or "") for s in entry.get("sourceContent") or [] if isinstance(s, dict))
-    if isinstance(start, int) and isinstance(end, int) and 0 <= start < end <= len(passage.text):
-        at = passage.text[start:end].strip()
+    skip = len(heading(passage))  # the document's characters count its heading line: never a quote
+    if isinstance(start, int) and isinstance(end, int) and skip <= start < end <= skip + len(passage.text):
+        at = passage.text[start - skip : end - skip].strip()
         if at and (not quoted or quoted.strip() == at):
             return Citation(passage.doc_id, passage.path, passage.page, at)
     if quoted.strip() and quoted.strip() in passage.text:
