@@ -285,6 +285,47 @@ def calibrate(
     return {"rule": rule, "figures": figures, "rules": len(points), "meeting": len(meeting)}
 
 
+def bedrock_path(recorded: list[Recorded], rule: Any) -> dict[str, Any]:
+    """ANSWERS=bedrock on the recorded passages, through the real request builder, boto3 and response reader
+    against the dev kit's Converse stand-in (its answers are a stand-in's, not a model's: what this measures is
+    the requests and the tokens sent per answer, and that the reader keeps only cited text)."""
+    import boto3
+
+    from devkit.local.converse import ConverseStandIn
+    from docindex.answer.bedrock import BedrockAnswerer
+
+    with ConverseStandIn() as stand_in:
+        # the stand-in takes any credentials: these never leave the machine
+        session = boto3.Session(
+            region_name="us-east-1",
+            aws_access_key_id="local",
+            aws_secret_access_key="local",  # noqa: S106  # nosec B106
+        )
+        client = session.client("bedrock-runtime", endpoint_url=stand_in.url)
+        answerer = BedrockAnswerer(
+            client, "us.anthropic.claude-3-5-haiku-20241022-v1:0", rule=rule, passages=6, max_tokens=600
+        )
+        spent: list[dict[str, int]] = []
+
+        def answer(r: Recorded) -> Any:
+            found = answerer.answer(r.question.text, r.documents)
+            spent.append(found.usage)
+            return found
+
+        figures = judge(recorded, answer)
+    asked = [u for u in spent if u.get("requests")]
+    n = max(1, len(spent))
+    figures.update(
+        {
+            "requests_per_answer": round(sum(u.get("requests", 0) for u in spent) / n, 3),
+            "input_tokens_per_request": round(statistics.mean(u["input_tokens"] for u in asked)) if asked else 0,
+            "output_tokens_per_request": round(statistics.mean(u["output_tokens"] for u in asked)) if asked else 0,
+            "tokens_estimated_by": "the stand-in: 1 per Japanese character, 1 per 4 others",
+        }
+    )
+    return figures
+
+
 def service_for(client: Any, index: str) -> Any:
     from docindex.answer.refusal import AnswerRule
     from docindex.answer.service import AnswerService, ExtractiveAnswerer
@@ -339,6 +380,7 @@ def measure(*, calibrate_rules: bool = False, limit: int | None = None, replay: 
     out: dict[str, Any] = {"documents": len(documents), "embedding": cost}
     default = AnswerRule()
     out["default_rule"] = {name: judge(rows, extractive(default)) for name, rows in sets.items()}
+    out["bedrock_through_the_stand_in"] = bedrock_path(sets["report"], default)
     if calibrate_rules:
         point = calibrate(sets["calibration"], office=[*sets["office"], *sets["office_folder"]])
         out["calibrated"] = {
