@@ -1,6 +1,6 @@
 """What flows through an answer: the request, the passages an answerer may read, and the answer with its citations.
 
-The JSON an answer becomes is the contract's (CONTRACT.md, "Answers"): ``answer`` (null when refused),
+The JSON an answer becomes is docs/search-api.md's ("Answers"): ``answer`` (null when refused),
 ``no_answer``, ``answered_by`` and ``citations`` (``id``, ``path``, ``page``, ``quote``), every quote text
 of the cited file's page.
 """

@@ -1,6 +1,7 @@
 """``docindex ask QUESTION``: an answer from the indexed files, with the file and page each sentence comes from.
 
-Exit codes (CONTRACT.md, "Answers"): 0 an answer, 1 refused (no readable passage is near enough), 2 could not run.
+Exit codes (docs/search-api.md, "Answers"): 0 an answer, 1 refused (no readable passage is near enough),
+2 could not run.
 """
 
 from __future__ import annotations
