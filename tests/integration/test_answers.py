@@ -287,3 +287,18 @@ def test_bedrock_is_sent_only_passages_of_files_the_caller_may_read(world: tuple
     assert not any(t in sent_for_sales for t in SECRET_TEXTS)
     assert "5,000円" not in sent_for_sales
     assert "12,000円" in json.dumps(stand_in.requests[-1], ensure_ascii=False)
+
+
+def test_answers_off_removes_the_route_and_the_box(world: tuple[SearchWorld, Stack], tmp_path: Path) -> None:
+    import boto3
+
+    from tests.conftest import REGION
+    from tests.support.search_api import build_world
+
+    _, stack = world
+    cognito = boto3.client("cognito-idp", region_name=REGION, endpoint_url=stack.aws.endpoint)
+    off = build_world(stack, tmp_path, cognito, ANSWERS="off")
+    off.add_user("someone", ["営業部"])
+    assert off.answers is None
+    assert off.call("/answer", off.tokens["someone"]["access_token"], q="出張の日当は？")[0] == 404
+    assert off.call("/config.json", None)[1]["answers"] == "off"

@@ -104,8 +104,10 @@ class SearchWorld:
         return doc_id(self.stack.bucket, key)
 
 
-def build_world(stack: Stack, tmp_path: Path, cognito: Any, *, answerer: Any = None, **env: str) -> SearchWorld:
-    """The search function's resolver on ``stack`` (``env``: settings over the stack's), users in ``cognito``;
+def build_world(
+    stack: Stack, tmp_path: Path, cognito: Any, *, answerer: Any = None, **settings_env: str
+) -> SearchWorld:
+    """The search function's resolver on ``stack`` (``settings_env``: settings over the stack's), users in ``cognito``;
     ``answerer``: the answers' answerer instead of the one ``ANSWERS`` names (an instrumented one)."""
     from docindex.embed.settings import embedder_for
     from docindex.search_api.routes import answer_service, build_resolver
@@ -115,7 +117,7 @@ def build_world(stack: Stack, tmp_path: Path, cognito: Any, *, answerer: Any = N
     env = provision_user_pool(cognito, prefix=f"t{uuid.uuid4().hex[:8]}", admin_group="docindex-admins", region=REGION)
     map_path = tmp_path / "access-map.json"
     map_path.write_text(json.dumps(ACCESS_MAP, ensure_ascii=False))
-    settings = SearchApiSettings.from_env({**stack.settings_env(), **env})
+    settings = SearchApiSettings.from_env({**stack.settings_env(), **settings_env})
     # The configured embedder, as the deployed function builds it (None where the stack has EMBEDDINGS=off).
     service = SearchService(settings, opensearch=stack.opensearch, s3=stack.aws.s3, embedder=embedder_for(settings))
     answers = answer_service(settings, service, bedrock_client=lambda: stack.aws.client("bedrock-runtime"))
