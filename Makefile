@@ -165,6 +165,7 @@ bench: $(STAMP) system-deps ## Throughput vs the incident's worker and the extra
 	POWERTOOLS_LOG_LEVEL=ERROR $(BIN)/python -m bench.variants
 	POWERTOOLS_LOG_LEVEL=ERROR $(BIN)/python -m bench.vector_encodings
 	POWERTOOLS_LOG_LEVEL=ERROR $(BIN)/python -m bench.meaning
+	POWERTOOLS_LOG_LEVEL=ERROR $(BIN)/python -m bench.answers
 	$(BIN)/python -m bench.embed_engine
 	POWERTOOLS_LOG_LEVEL=ERROR $(BIN)/python -m bench.search_latency
 	POWERTOOLS_LOG_LEVEL=ERROR $(BIN)/python -m bench.pages

@@ -184,11 +184,19 @@ def embedding_cost(documents: list[tuple[str, str]], queries: list[str]) -> dict
 
 
 def load(
-    client: Any, index: str, documents: list[tuple[str, str]], embedded: dict[str, Any], *, vectors: bool = True
+    client: Any,
+    index: str,
+    documents: list[tuple[str, str]],
+    embedded: dict[str, Any],
+    *,
+    vectors: bool = True,
+    allow: Callable[[str], tuple[str, ...]] | None = None,
 ) -> None:
-    """The corpus as docindex writes it: every field, and (``vectors``) the passages with their vectors."""
+    """The corpus as docindex writes it: every field, and (``vectors``) the passages with their vectors;
+    ``allow``: who may read each key (the access map's stamp), else no one but the operator."""
     from opensearchpy import helpers
 
+    from docindex.access.policy import AccessGrant
     from docindex.core.changes import doc_id
     from docindex.embed.settings import vector_spec
     from docindex.index.documents import IndexDocument
@@ -205,6 +213,8 @@ def load(
             doc = IndexDocument.for_object(bucket=BUCKET, key=key, size=len(text.encode()), etag="e", version_id=None)
             doc = doc.with_content(text=text, title=None, page_count=None, truncated=False, error=None)
             doc = doc.with_embeddings(embedded[key] if vectors else None)
+            if allow is not None:
+                doc = doc.with_access(AccessGrant(allow=allow(key)))
             yield {"_index": index, "_id": doc_id(BUCKET, key), "_source": doc.source()}
 
     helpers.bulk(client, actions(), chunk_size=200, request_timeout=300)
@@ -465,6 +475,85 @@ def rule_curve(sets: dict[str, Any], *, target: float = 0.9) -> dict[str, Any]:
     return out
 
 
+# Single words no sample file holds, as a new user tries them on the demo's folder (issue 42).
+SMALL_FOLDER_WORDS = (
+    *(
+        "ブロックチェーン",
+        "株主優待",
+        "北海道支社",
+        "カーボンニュートラル",
+        "ドローン",
+        "ゴルフ",
+        "メタバース",
+        "労働組合",
+    ),
+    *("福利厚生", "インボイス", "知的財産", "内部監査", "退職金", "有給休暇", "残業", "テレワーク", "在宅勤務"),
+    *("ボーナス", "忘年会", "社員旅行", "年末調整", "育児休業", "ハラスメント", "コンプライアンス"),
+)
+# ... and a question in an employee's own words whose file is in that folder.
+SMALL_FOLDER_ANSWERABLE = (
+    ("お正月は会社が何日から休みになる？", "社内ポータル/お知らせ/年末年始 休業のお知らせ.html"),
+)
+
+
+def sample_folder() -> list[tuple[str, str]]:
+    """The demo's nineteen sample files as the indexer reads them (``devkit.samples``; scans, which the OCR
+    worker reads, by their name): a folder of about twenty files of every kind, some unlike the rest."""
+    from devkit.samples import sample_corpus
+    from docindex.extract.base import ExtractionLimits
+    from docindex.extract.dispatch import extract
+
+    files = []
+    for key, data in sample_corpus():
+        name = key.rsplit("/", 1)[-1]
+        text = extract(data, name, ExtractionLimits()).text or ""
+        files.append((key, text or name))
+    return files
+
+
+def small_folder(client: Any, embedded: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The small folder's case (fewer than 20 readable files: the sparse rule decides), before -> after on the
+    same recorded legs: files offered by meaning for single words no file holds (each one is noise), for the
+    52 unanswerable questions, and whether the employee's question still finds its file."""
+    from bench.meaning_unanswered import OFFICE_UNANSWERED, UNANSWERED
+    from docindex.index.search import default_rule
+
+    files = sample_folder()
+    if embedded is None:
+        embedded, _ = embed_corpus(files, VectorCache(CACHE))
+    load(client, "small-folder", files, embedded)
+    words = record(client, "small-folder", list(SMALL_FOLDER_WORDS))
+    unanswered = record(client, "small-folder", [*OFFICE_UNANSWERED, *UNANSWERED])
+    answerable = record(client, "small-folder", [q for q, _ in SMALL_FOLDER_ANSWERABLE])
+    out: dict[str, Any] = {"files": len(files)}
+    for name, rule in (("before", small_folder_rule_before()), ("after", default_rule())):
+        offered = [simulate(r, rule)[1] for r in words]
+        out[name] = {
+            "rule": rule.describe(),
+            "single_words_files_offered": sum(offered),
+            "single_words_with_files": sum(n > 0 for n in offered),
+            "single_words_most_files": max(offered),
+            "unanswerable_with_no_file": round(sum(simulate(r, rule)[1] == 0 for r in unanswered) / len(unanswered), 3),
+            "answerable_in_top_3": sum(
+                key in simulate(r, rule)[0][:3] for r, (_, key) in zip(answerable, SMALL_FOLDER_ANSWERABLE, strict=True)
+            ),
+        }
+    out["single_words"] = len(words)
+    out["unanswerable"] = len(unanswered)
+    return out
+
+
+def small_folder_rule_before() -> Any:
+    """The configured rule with the small-folder rule as issue 35 shipped it: above the *last* file, no lead."""
+    from dataclasses import replace
+
+    from docindex.index.search import default_rule
+
+    rule = default_rule()
+    assert rule.sparse is not None
+    return replace(rule, sparse=replace(rule.sparse, reference=rule.reference, lead=None))
+
+
 def measure(docs: int, office_docs: int = 300, encoding: str = "fp32") -> dict[str, Any]:
     from opensearchpy import OpenSearch
     from osmem_server import OsmemServer
@@ -540,6 +629,7 @@ def measure(docs: int, office_docs: int = 300, encoding: str = "fp32") -> dict[s
         for figures in checked.values():
             figures["no_file"] = unanswered_share(figures)
         existing = _existing_sets(client, search, {"before": before_rule(), "after": after_rule})
+        folder_of_samples = small_folder(client)
     for name in ("before", "after"):
         refused[name]["no_file"] = unanswered_share(refused[name])
     return {
@@ -561,6 +651,7 @@ def measure(docs: int, office_docs: int = 300, encoding: str = "fp32") -> dict[s
         },
         "stored_bytes_per_document": stored_bytes(size, documents, embedded, encoding_of(encoding)),
         "existing_sets": existing,
+        "small_folder": folder_of_samples,
     }
 
 
@@ -652,8 +743,23 @@ def main(argv: list[str] | None = None) -> int:
         help="the vector field's encoding the stand-in scores with (default: VECTOR_ENCODING's default)",
     )
     parser.add_argument("--results", type=Path, default=REPO / "bench" / "results.json")
+    parser.add_argument(
+        "--small-folder-only", action="store_true", help="only the small folder's case (the demo's samples)"
+    )
     args = parser.parse_args(argv)
     from docindex.index.encodings import DEFAULT_ENCODING
+
+    if args.small_folder_only:
+        from opensearchpy import OpenSearch
+        from osmem_server import OsmemServer
+
+        from devkit.faults.proxy import Proxy
+        from devkit.local.knn import HnswKnn
+
+        with OsmemServer.start(japanese=True) as server, Proxy(server.url, HnswKnn()) as proxy:
+            figures = {"small_folder": small_folder(OpenSearch(hosts=[proxy.url], timeout=300))}
+        print(json.dumps(figures, ensure_ascii=False, indent=1))
+        return 0
 
     figures = measure(args.docs, args.office_docs, args.encoding or DEFAULT_ENCODING)
     from bench.report import save_section
@@ -724,6 +830,16 @@ def main(argv: list[str] | None = None) -> int:
         f"{stored['before']:,} -> {stored['after']:,}"
     )
     print(f"  existing sets: {figures['existing_sets']}")
+    folder = figures["small_folder"]
+    for name in ("before", "after"):
+        f = folder[name]
+        print(
+            f"  the small folder ({folder['files']} sample files), {name}:"
+            f" {f['single_words_files_offered']} files offered"
+            f" for {folder['single_words']} single words no file holds ({f['single_words_with_files']} words got some,"
+            f" at most {f['single_words_most_files']}); unanswerable with no file {f['unanswerable_with_no_file']:.0%};"
+            f" the employee's question's file in the top 3: {f['answerable_in_top_3']}  ({f['rule']})"
+        )
     return 0
 
 

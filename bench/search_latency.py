@@ -52,14 +52,29 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[max(0, min(len(ordered) - 1, round(q * (len(ordered) - 1))))]
 
 
+# Questions the answers rows ask (GET /answer): the corpus's lines, asked as employees would.
+QUESTIONS = (
+    "東京都の売上はどうなった？",
+    "次回の定例会議はいつ？",
+    "見積書の有効期限は何日間？",
+    "請求書の支払い条件は？",
+    "新製品の発売に向けてどこが連携する？",
+    "業務委託契約の更新は誰に確認した？",
+    "出張ではどこを訪問した？",
+    "株主総会の議決権行使の方法は？",
+)
+
+
 def search_event(query: str, groups: list[str], **params: str) -> dict[str, Any]:
-    """``GET /search?q=…`` as API Gateway's JWT authorizer hands it to the function."""
+    """``GET /search?q=…`` (or, with ``route="/answer"``, ``GET /answer?q=…``) as API Gateway's JWT authorizer
+    hands it to the function."""
     from urllib.parse import urlencode
 
     from devkit.local.gateway import http_api_event
 
+    route = params.pop("route", "/search")
     claims = {"sub": "bench-user", "username": "bench-user", "cognito:groups": groups}
-    return http_api_event("GET", "/search", urlencode({"q": query, **params}), {}, claims)
+    return http_api_event("GET", route, urlencode({"q": query, **params}), {}, claims)
 
 
 BEFORE_REF = "59f731c"  # main before issue 35: three requests per hybrid search, page hits, the exact stand-in
@@ -150,13 +165,15 @@ def _summary(samples: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def interleaved(workers: dict[str, tuple[Worker, dict[str, str]]], repeat: int) -> dict[str, Any]:
+def interleaved(
+    workers: dict[str, tuple[Worker, dict[str, str]]], repeat: int, queries: tuple[str, ...] = QUERIES
+) -> dict[str, Any]:
     """Every query ``repeat`` times (after a warm-up round) through every worker, alternating."""
     samples: dict[str, list[dict[str, Any]]] = {name: [] for name in workers}
     names = list(workers)
     for round_number in range(repeat + 1):
         order = names if round_number % 2 == 0 else names[::-1]
-        for query in QUERIES:
+        for query in queries:
             for name in order:
                 worker, params = workers[name]
                 answer = worker.search(search_event(query, ["部署3"], **params))
@@ -304,6 +321,31 @@ def measure(docs: int, repeat: int, *, hybrid: bool = True, before: str = BEFORE
             finally:
                 for worker in workers.values():
                     worker.close()
+            if hybrid:
+                # Answers (GET /answer, ANSWERS=extractive): the same function, retrieval and sentence choice
+                answering = {
+                    # answers not kept (ANSWER_CACHE_SECONDS=0): each one retrieved and chosen again
+                    "answer (extractive), HNSW stand-in": (
+                        Worker(
+                            REPO,
+                            {**environment, **vectors, "OPENSEARCH_ENDPOINT": hnsw.url, "ANSWER_CACHE_SECONDS": "0"},
+                        ),
+                        {"route": "/answer"},
+                    ),
+                    "answer (extractive), every question embedded": (
+                        Worker(
+                            REPO,
+                            {**environment, **vectors, "OPENSEARCH_ENDPOINT": hnsw.url, "ANSWER_CACHE_SECONDS": "0"},
+                            flags=("--no-query-cache",),
+                        ),
+                        {"route": "/answer"},
+                    ),
+                }
+                try:
+                    results.update(interleaved(answering, repeat, QUESTIONS))
+                finally:
+                    for worker, _ in answering.values():
+                        worker.close()
     results["documents"] = docs
     results["queries"] = len(QUERIES) * repeat
     results["before"] = before
@@ -324,6 +366,8 @@ ROWS_PRINTED = (
     "hybrid after, HNSW stand-in",
     "hybrid before, every query embedded",
     "hybrid after, every query embedded",
+    "answer (extractive), HNSW stand-in",
+    "answer (extractive), every question embedded",
 )
 
 

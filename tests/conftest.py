@@ -71,6 +71,16 @@ class Aws:
         self.sqs = session.client("sqs", endpoint_url=endpoint, config=boto_config(max_attempts=2))
         self.dynamodb = session.client("dynamodb", endpoint_url=endpoint, config=boto_config(max_attempts=2))
 
+    def client(self, service: str) -> Any:
+        """Another service's client on the same server (the dev kit's moto serves them all)."""
+        import boto3
+
+        from docindex.core.clients import boto_config
+
+        return boto3.Session(region_name=REGION).client(
+            service, endpoint_url=self.endpoint, config=boto_config(max_attempts=2)
+        )
+
 
 @pytest.fixture(scope="session")
 def aws(moto_endpoint: str) -> Aws:

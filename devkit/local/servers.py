@@ -137,6 +137,13 @@ def start_knn(state_dir: Path, upstream: str, port: int | None = None) -> Server
     return _launch("knn", argv, state_dir, port)
 
 
+def start_converse(state_dir: Path, port: int | None = None) -> ServerInfo:
+    """The Converse stand-in (devkit.local.converse): ANSWERS=bedrock without Bedrock."""
+    port = port or free_port()
+    argv = [sys.executable, "-m", "devkit.local.converse", "--port", str(port)]
+    return _launch("converse", argv, state_dir, port)
+
+
 def start_gateway(state_dir: Path, env_file: Path, port: int | None = None) -> ServerInfo:
     """The local API Gateway + sign-in stand-in serving the search API and page (devkit.local.gateway)."""
     port = port or free_port()

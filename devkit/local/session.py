@@ -144,7 +144,7 @@ def _embedded_servers(
     restarted: list[str],
 ) -> tuple[str, str]:
     """Start (or reuse) moto, osmem and the k-NN stand-in for the endpoints not given; their URLs."""
-    from devkit.local.servers import responds, start_knn, start_moto, start_osmem, stop
+    from devkit.local.servers import responds, start_converse, start_knn, start_moto, start_osmem, stop
 
     if aws_endpoint is None:
         known = servers.get("moto")
@@ -154,6 +154,11 @@ def _embedded_servers(
             servers["moto"] = start_moto(state_dir)
         aws_endpoint = servers["moto"].url
         env.update(EMBEDDED_CREDENTIALS)
+        # moto has no Converse: the stand-in answers ANSWERS=bedrock (devkit/local/converse.py)
+        converse = servers.get("converse")
+        if not (converse and responds(converse.url)):
+            servers["converse"] = start_converse(state_dir)
+        env["AWS_ENDPOINT_URL_BEDROCK_RUNTIME"] = servers["converse"].url
     if opensearch_endpoint is None:
         known = servers.get("osmem")
         if not (known and responds(known.url)):

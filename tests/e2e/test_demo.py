@@ -57,3 +57,32 @@ def test_demo_indexes_samples_and_finds_japanese_and_english(demo_run: DemoRun) 
     assert "総務部/古い文書/社員名簿 メモ.txt" in sales
     assert "総務部/古い文書/社員名簿 メモ.txt" in hr
     assert "Search page: http://127.0.0.1:" in out
+
+
+def test_demo_answers_questions_with_file_and_page_and_refuses_what_no_file_answers(demo_run: DemoRun) -> None:
+    out = demo_run.result.stdout
+    answers = out.split("7. Employees ask questions")[1]
+
+    def asked(text: str, question: str) -> str:
+        return text.split(f"asks {question!r}")[1].split(" asks ", maxsplit=1)[0]
+
+    # two questions the samples answer: each answer with its file and page, and the quote
+    holidays = asked(answers, "年末年始はいつから休み？")
+    assert "12月28日" in holidays.split("answer:")[1]
+    assert "[社内ポータル/お知らせ/年末年始 休業のお知らせ.html p. 1]" in holidays
+    meeting = asked(answers, "次回の定例会議はいつ？")
+    assert "10月15日" in meeting.split("answer:")[1]
+    assert "[総務部/会議議事録/2024-10-01 定例会議 議事録.docx p. 1]" in meeting
+    # one no file answers: refused
+    assert "(no answer" in asked(answers, "株主総会の議決権行使の方法は？")
+    # the same question, two employees: each answered from files they may read only
+    sales = answers.split("eigyo (営業部) asks")[1].split("jinji (人事部) asks")[0]
+    hr = answers.split("jinji (人事部) asks")[1].split("with ANSWERS=bedrock")[0]
+    assert "人事部/" not in sales
+    assert "営業部/" not in hr
+    assert "[人事部/評価/2024年度 人事評価 髙橋.txt p. 1]" in hr
+    # the Bedrock path, through the dev kit's Converse stand-in: the same question, cited
+    bedrock = answers.split("with ANSWERS=bedrock")[1]
+    assert "12月28日" in bedrock.split("answer:")[1]
+    assert "[社内ポータル/お知らせ/年末年始 休業のお知らせ.html p. 1]" in bedrock
+    assert "1 request" in bedrock

@@ -33,6 +33,21 @@ BY_MEANING = {
     ),
     "共有/案内/社員食堂のご案内.txt": "社員食堂のご案内\n地下1階の食堂は平日11時30分から13時30分まで営業します。",
 }
+# Files the answer box quotes: each department's own per-diem, a training plan's slide, and a notice whose text
+# holds markup (an answer and its quote are shown as text: no markup, no remote picture).
+FOR_ANSWERS = {
+    "営業部/規程/営業部 出張旅費規程.txt": (
+        "営業部 出張旅費規程\n第1条 出張の旅費について定める。\n第2条 日当は1日につき3,000円とする。"
+    ),
+    "人事部/規程/人事部 出張旅費規程.txt": (
+        "人事部 出張旅費規程\n第1条 出張の旅費について定める。\n第2条 日当は1日につき5,000円とする。"
+    ),
+    "共有/お知らせ/掲示板の使い方.txt": (
+        '掲示板の使い方\n掲示板の投稿に書いた<img src="https://attacker.example/x.png">や<b>太字</b>のタグは、'
+        "そのまま文字として表示されます。"
+    ),
+}
+TRAINING = "共有/研修/新入社員研修計画.pptx"
 SALES = {"営業部/見積/2024_見積書_A社.txt", "営業部/提案/提案書_B社.md", "共有/規程/就業規則.txt"}
 HR = {"人事部/評価/2024_人事評価_山田.txt", "人事部/給与/給与テーブル.csv", "共有/規程/就業規則.txt"}
 
@@ -77,10 +92,15 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
             settings, s3=client("s3"), sqs=client("sqs"), dynamodb=client("dynamodb"), opensearch=opensearch
         )
         bodies = []
-        for key, text in {**FILES, **BY_MEANING}.items():
+        for key, text in {**FILES, **BY_MEANING, **FOR_ANSWERS}.items():
             client("s3").put_object(Bucket=env["DOCINDEX_BUCKET"], Key=key, Body=text.encode())
             bodies.append({"docindex": "change", "bucket": env["DOCINDEX_BUCKET"], "key": key, "action": "created"})
         from devkit.samples import make_pdf
+        from devkit.samples.office import make_pptx
+
+        slides = ["新入社員研修計画\n第1週はビジネスマナーと会社の組織の説明。", "第2週\n第2週から各部署で実習を行う。"]
+        client("s3").put_object(Bucket=env["DOCINDEX_BUCKET"], Key=TRAINING, Body=make_pptx(slides))
+        bodies.append({"docindex": "change", "bucket": env["DOCINDEX_BUCKET"], "key": TRAINING, "action": "created"})
 
         report = [f"第{n}頁 事業の概況 売上高と営業利益の推移" for n in range(1, 121)]
         report[86] = f"第87頁 {WORD}の評価結果"
@@ -120,11 +140,12 @@ def _read_scans(env: dict[str, str], client: Any, opensearch: Any) -> None:
     )
     try:
         # the scan's OCR job and the embed jobs (the scan's own once it is read), until the queue is empty
-        jobs = 0
-        for _ in range(12):
+        jobs = idle = 0
+        for _ in range(20):
             done = worker.poll_once(wait_seconds=1)
             jobs += done
-            if not done and jobs >= 2:
+            idle = 0 if done else idle + 1
+            if idle >= 2 and jobs >= 2:
                 break
         assert jobs >= 2
         assert worker.poll_once(wait_seconds=1) == 0
@@ -265,6 +286,76 @@ def test_a_file_found_by_meaning_alone_is_counted_apart(page: dict[str, str], br
     # Then the page says no file contains the words, and counts the file found by meaning apart
     assert browser.find_elements(By.ID, "total") == []
     assert browser.find_element(By.ID, "by-meaning").text.startswith("キーワードを含むファイルはありません。")
-    (hit,) = browser.find_elements(By.CSS_SELECTOR, "#results > li")
-    assert "旅費精算規程.txt" in hit.text
+    hits = browser.find_elements(By.CSS_SELECTOR, "#results > li")
+    hit = next(li for li in hits if "旅費精算規程.txt" in li.text)
     assert hit.find_element(By.CSS_SELECTOR, ".by-meaning").text == "意味で一致"
+    assert all(li.find_elements(By.CSS_SELECTOR, ".by-meaning") for li in hits)
+
+
+def _answer_box(browser: Any) -> Any:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    WebDriverWait(browser, 30).until(
+        lambda d: d.find_elements(By.ID, "answer-text") or d.find_elements(By.ID, "no-answer")
+    )
+    return browser.find_element(By.ID, "answer")
+
+
+def test_the_answer_box_quotes_the_users_own_files_with_file_page_and_the_quote_marked(
+    page: dict[str, str], browser: Any
+) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    # When the sales user asks a question in the search box
+    sign_in_and_search(browser, page["SEARCH_PAGE_URL"], "sales", "出張の日当はいくら？")
+    box = _answer_box(browser)
+    # Then the answer box, above the results, answers from 営業部's regulation: the file, its page and the quote
+    assert box.location["y"] < browser.find_element(By.ID, "results").location["y"]
+    answer = box.find_element(By.ID, "answer-text").text
+    assert "3,000円" in answer
+    assert "5,000円" not in box.text
+    (citation,) = box.find_elements(By.CSS_SELECTOR, ".citation")
+    assert citation.find_element(By.CSS_SELECTOR, ".page-open").text == "営業部 出張旅費規程.txt p. 1"
+    assert citation.find_element(By.CSS_SELECTOR, "blockquote").text in answer
+    # And 人事部's employee asking the same is answered from their own file
+    browser.delete_all_cookies()
+    browser.execute_script("sessionStorage.clear()")
+    sign_in_and_search(browser, page["SEARCH_PAGE_URL"], "hr", "出張の日当はいくら？")
+    box = _answer_box(browser)
+    assert "5,000円" in box.find_element(By.ID, "answer-text").text
+    assert "3,000円" not in box.text
+    # A slide's answer: the citation names the slide, and its preview shows the quote marked
+    browser.execute_script("sessionStorage.clear()")
+    sign_in_and_search(browser, page["SEARCH_PAGE_URL"], "sales", "新人研修の第2週は何をする？")
+    box = _answer_box(browser)
+    citation = box.find_elements(By.CSS_SELECTOR, ".citation")[0]
+    assert citation.find_element(By.CSS_SELECTOR, ".page-open").text == "新入社員研修計画.pptx p. 2"
+    quote = citation.find_element(By.CSS_SELECTOR, "blockquote").text
+    assert "実習" in quote
+    mark = WebDriverWait(browser, 30).until(lambda d: citation.find_elements(By.CSS_SELECTOR, "figure mark.quote"))[0]
+    assert "".join(mark.text.split()) == "".join(quote.split())
+
+
+def test_an_answer_and_its_quote_are_text_never_markup(page: dict[str, str], browser: Any) -> None:
+    from selenium.webdriver.common.by import By
+
+    sign_in_and_search(browser, page["SEARCH_PAGE_URL"], "sales", "掲示板の投稿に書いたタグはどう表示される？")
+    box = _answer_box(browser)
+    answer = box.find_element(By.ID, "answer-text").text
+    # the tags are shown as the characters they are: no element made of them, no request to the remote host
+    assert '<img src="https://attacker.example/x.png">' in answer
+    assert box.find_elements(By.TAG_NAME, "img") == []
+    assert box.find_elements(By.TAG_NAME, "b") == []
+    requested = browser.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")
+    assert not [url for url in requested if "attacker.example" in url]
+
+
+def test_a_question_no_readable_file_answers_says_so_plainly(page: dict[str, str], browser: Any) -> None:
+    from selenium.webdriver.common.by import By
+
+    sign_in_and_search(browser, page["SEARCH_PAGE_URL"], "sales", "量子コンピュータの導入計画は？")
+    box = _answer_box(browser)
+    assert box.find_element(By.ID, "no-answer").text == "読めるファイルの中に答えは見つかりませんでした"
+    assert box.find_elements(By.CSS_SELECTOR, ".citation") == []

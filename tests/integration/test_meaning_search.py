@@ -7,11 +7,9 @@ devkit/local/knn.py), users from moto's Cognito. One world per module: embedding
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 from typing import Any
 
-import boto3
 import pytest
 from opensearchpy import OpenSearch
 
@@ -20,8 +18,8 @@ from devkit.local.knn import HnswKnn
 from docindex.core.observability import Metric
 from docindex.embed import EmbedderUnavailable
 from docindex.worker.pool import OcrPool
-from tests.conftest import REGION, Aws, Stack
-from tests.support.search_api import SearchWorld, build_world
+from tests.conftest import Stack
+from tests.support.search_api import SearchWorld, drain, meaning_world
 from tests.support.worker import metric_total, ocr_queue_depth, worker_factory
 
 pytestmark = pytest.mark.integration
@@ -61,49 +59,10 @@ def ocr_pool() -> Iterator[OcrPool]:
 def world(
     tmp_path_factory: pytest.TempPathFactory, moto_endpoint: str, osmem_server: Any, ocr_pool: OcrPool
 ) -> Iterator[tuple[SearchWorld, Stack, Proxy]]:
-    import json
-
-    from devkit.local.stack import StackNames, StackOptions, provision
-
-    aws = Aws(moto_endpoint)
-    clone = osmem_server.clone()
-    proxy = Proxy(clone.url, HnswKnn()).start()
-    opensearch = OpenSearch(hosts=[proxy.url], timeout=60)
-    names = StackNames(f"t{uuid.uuid4().hex[:10]}")
-    env = provision(
-        s3=aws.s3,
-        sqs=aws.sqs,
-        dynamodb=aws.dynamodb,
-        opensearch=opensearch,
-        names=names,
-        options=StackOptions(embeddings="local"),
-        region=REGION,
-    )
-    stack = Stack(aws, opensearch, proxy.url, env)
-    cognito = boto3.client("cognito-idp", region_name=REGION, endpoint_url=moto_endpoint)
+    users = {"eigyo": ["営業部"], "jinji": ["人事部"]}
     tmp = tmp_path_factory.mktemp("meaning")
-    found = build_world(stack, tmp, cognito)
-    found.map_path.write_text(json.dumps(ACCESS, ensure_ascii=False))
-    found.add_user("eigyo", ["営業部"])
-    found.add_user("jinji", ["人事部"])
-    # Given the files indexed by the real indexer (searchable by their words at once)
-    found.index_files(FILES)
-    # and the embed jobs it queued run by the real worker
-    with worker_factory(ocr_pool) as make:
-        worker = make(stack, ACCESS_MAP_URI=str(found.map_path), ACCESS_MAP_TTL_SECONDS="0")
-        _drain(worker, stack)
-    try:
-        yield found, stack, proxy
-    finally:
-        proxy.stop()
-        clone.close()
-
-
-def _drain(worker: Any, stack: Stack) -> None:
-    for _ in range(30):
-        if not worker.poll_once(wait_seconds=1) and ocr_queue_depth(stack) == {"visible": 0, "in_flight": 0}:
-            return
-    raise AssertionError(f"the OCR queue did not drain: {ocr_queue_depth(stack)}")
+    with meaning_world(tmp, moto_endpoint, osmem_server, ocr_pool, FILES, ACCESS, users) as found:
+        yield found
 
 
 def _keys(result: dict[str, Any]) -> list[str]:
@@ -362,7 +321,7 @@ def test_an_index_from_before_meaning_search_gets_vectors_by_reindex_and_reproce
         assert main(["reprocess", "--missing-vectors", *target, "--json"]) == 0
         assert json.loads(capsys.readouterr().out)["sent"] == 2
         with worker_factory(ocr_pool) as make:
-            _drain(make(stack, EMBEDDINGS="local"), stack)
+            drain(make(stack, EMBEDDINGS="local"), stack)
         # Then every document has its vectors and is found by meaning
         assert all(stack.doc(key)["_source"]["passages"] for key in keys)  # type: ignore[index]
         assert search(client, stack.index, "出張のお金を返してもらう手続き")[0]["key"] == keys[0]

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -52,6 +54,12 @@ class SearchWorld:
     verifier: JwtVerifier
     tokens: dict[str, dict[str, str]] = field(default_factory=dict)
     subs: dict[str, str] = field(default_factory=dict)
+    # The answers' service behind GET /answer (None when ANSWERS=off).
+    answers: Any = None
+
+    def resolver_answers(self) -> Any:
+        assert self.answers is not None, "ANSWERS=off: no answers' service"
+        return self.answers
 
     def add_user(self, name: str, groups: list[str]) -> str:
         self.subs[name] = ensure_user(self.cognito, self.pool_id, name, PASSWORD, groups)
@@ -97,18 +105,25 @@ class SearchWorld:
         return doc_id(self.stack.bucket, key)
 
 
-def build_world(stack: Stack, tmp_path: Path, cognito: Any) -> SearchWorld:
+def build_world(
+    stack: Stack, tmp_path: Path, cognito: Any, *, answerer: Any = None, **settings_env: str
+) -> SearchWorld:
+    """The search function's resolver on ``stack`` (``settings_env``: settings over the stack's), users in ``cognito``;
+    ``answerer``: the answers' answerer instead of the one ``ANSWERS`` names (an instrumented one)."""
     from docindex.embed.settings import embedder_for
-    from docindex.search_api.routes import build_resolver
+    from docindex.search_api.routes import answer_service, build_resolver
     from docindex.search_api.service import SearchService
     from docindex.search_api.settings import SearchApiSettings
 
     env = provision_user_pool(cognito, prefix=f"t{uuid.uuid4().hex[:8]}", admin_group="docindex-admins", region=REGION)
     map_path = tmp_path / "access-map.json"
     map_path.write_text(json.dumps(ACCESS_MAP, ensure_ascii=False))
-    settings = SearchApiSettings.from_env(stack.settings_env())
+    settings = SearchApiSettings.from_env({**stack.settings_env(), **settings_env})
     # The configured embedder, as the deployed function builds it (None where the stack has EMBEDDINGS=off).
     service = SearchService(settings, opensearch=stack.opensearch, s3=stack.aws.s3, embedder=embedder_for(settings))
+    answers = answer_service(settings, service, bedrock_client=lambda: stack.aws.client("bedrock-runtime"))
+    if answers is not None and answerer is not None:
+        answers.answerer = answerer
     verifier = JwtVerifier(
         jwks_url=f"{stack.aws.endpoint}/{env['COGNITO_USER_POOL_ID']}/.well-known/jwks.json",
         issuer=env["OIDC_ISSUER"],
@@ -120,6 +135,72 @@ def build_world(stack: Stack, tmp_path: Path, cognito: Any) -> SearchWorld:
         pool_id=env["COGNITO_USER_POOL_ID"],
         client_id=env["COGNITO_CLIENT_ID"],
         map_path=map_path,
-        resolver=build_resolver(settings, service),
+        resolver=build_resolver(settings, service, answers),
         verifier=verifier,
+        answers=answers,
     )
+
+
+@contextmanager
+def meaning_world(
+    tmp: Path,
+    moto_endpoint: str,
+    osmem_server: Any,
+    ocr_pool: Any,
+    files: dict[str, str],
+    access: dict[str, Any],
+    users: dict[str, list[str]],
+    **env: str,
+) -> Iterator[tuple[SearchWorld, Stack, Any]]:
+    """A search world with meaning search: its own osmem clone behind the HNSW k-NN stand-in, a stack with
+    ``EMBEDDINGS=local``, ``files`` indexed by the real indexer under ``access`` and embedded by the real
+    worker, and ``users`` (name -> groups) signed in. Yields the world, the stack and the stand-in's proxy."""
+    import boto3
+    from opensearchpy import OpenSearch
+
+    from devkit.faults.proxy import Proxy
+    from devkit.local.knn import HnswKnn
+    from devkit.local.stack import StackNames, StackOptions, provision
+    from tests.conftest import Aws
+    from tests.support.worker import worker_factory
+
+    aws = Aws(moto_endpoint)
+    clone = osmem_server.clone()
+    proxy = Proxy(clone.url, HnswKnn()).start()
+    try:
+        opensearch = OpenSearch(hosts=[proxy.url], timeout=60)
+        names = StackNames(f"t{uuid.uuid4().hex[:10]}")
+        stack_env = provision(
+            s3=aws.s3,
+            sqs=aws.sqs,
+            dynamodb=aws.dynamodb,
+            opensearch=opensearch,
+            names=names,
+            options=StackOptions(embeddings="local"),
+            region=REGION,
+        )
+        stack = Stack(aws, opensearch, proxy.url, stack_env)
+        cognito = boto3.client("cognito-idp", region_name=REGION, endpoint_url=moto_endpoint)
+        found = build_world(stack, tmp, cognito, **env)
+        found.map_path.write_text(json.dumps(access, ensure_ascii=False))
+        for name, groups in users.items():
+            found.add_user(name, groups)
+        # the files indexed by the real indexer (searchable by their words at once) ...
+        found.index_files(files)
+        # ... and the embed jobs it queued run by the real worker
+        with worker_factory(ocr_pool) as make:
+            drain(make(stack, ACCESS_MAP_URI=str(found.map_path), ACCESS_MAP_TTL_SECONDS="0"), stack)
+        yield found, stack, proxy
+    finally:
+        proxy.stop()
+        clone.close()
+
+
+def drain(worker: Any, stack: Stack) -> None:
+    """Run ``worker`` until the OCR (and embed) queue is empty."""
+    from tests.support.worker import ocr_queue_depth
+
+    for _ in range(30):
+        if not worker.poll_once(wait_seconds=1) and ocr_queue_depth(stack) == {"visible": 0, "in_flight": 0}:
+            return
+    raise AssertionError(f"the OCR queue did not drain: {ocr_queue_depth(stack)}")

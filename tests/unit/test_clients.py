@@ -51,3 +51,13 @@ def test_answers_read_as_json_loads_reads_them() -> None:
     for answer in answers:
         assert deserializer.loads(answer, "application/json") == json.loads(answer)
     assert deserializer.loads('{"text": "\\ud800"}', "application/json") == {"text": "\ud800"}
+
+
+def test_a_services_own_endpoint_wins_over_the_shared_one(monkeypatch) -> None:
+    from docindex.core.clients import AwsClients
+
+    # the local run: moto for everything, the Converse stand-in for bedrock-runtime (boto3's own variable)
+    monkeypatch.setenv("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", "http://127.0.0.1:4599")
+    clients = AwsClients("us-east-1", endpoint_url="http://127.0.0.1:5000")
+    assert clients.client("bedrock-runtime").meta.endpoint_url == "http://127.0.0.1:4599"
+    assert clients.client("s3").meta.endpoint_url == "http://127.0.0.1:5000"

@@ -218,3 +218,25 @@ def test_a_warm_process_embeds_a_query_once_and_keeps_only_the_last_ones() -> No
     finally:
         hybrid.QUERY_VECTORS_KEPT = kept
     assert embedder.asked == 4
+
+
+def test_a_small_folders_file_unlike_the_rest_no_longer_lets_half_the_folder_stand_out() -> None:
+    """Issue 42: in a folder of about twenty files, a single word no file holds got files by meaning, because the
+    small-folder rule measured the standout above the *last* file — often one unlike the rest (an English memo, a
+    CSV, a scan known by its name). Now above the 10th, with a lead for the best."""
+    from dataclasses import replace
+
+    from docindex.core.settings import EmbeddingSettings
+
+    rule = MeaningRule.from_settings(EmbeddingSettings.from_env({}))
+    # nineteen readable files: a crowd near 0.92, three a little nearer, and one far off (a CSV)
+    scores = [0.931, 0.929, 0.927, *[0.921 - i * 0.0005 for i in range(15)], 0.862]
+    folder = [VectorHit(doc_id=f"f{i:02d}", score=s, passage="社内の行事と研修の予定") for i, s in enumerate(scores)]
+    assert accept(folder, rule=rule, keyword_total=0, query="ブロックチェーン") == []
+    # issue 35's small-folder rule (above the last file, no lead) offered the three
+    assert rule.sparse is not None
+    before = replace(rule, sparse=replace(rule.sparse, reference=20, lead=None))
+    assert len(accept(folder, rule=before, keyword_total=0, query="ブロックチェーン")) == 3
+    # a file that stands out by meaning is still offered
+    leading = [VectorHit(doc_id="notice", score=0.952, passage="年末年始休業のお知らせ"), *folder[3:]]
+    assert [h.doc_id for h in accept(leading, rule=rule, keyword_total=0, query="お正月は何日から休み？")] == ["notice"]

@@ -217,3 +217,17 @@ def test_passages_are_counted_as_the_worker_cuts_them() -> None:
     assert passages_of(text, pages, title="規程", max_passages=16, max_chars=400) == len(embedded.passages) > 5
     flat = embed_document(Counting(), sentence * 5, title="規程", max_passages=16, max_chars=400)
     assert passages_of(sentence * 5, (), title="規程", max_passages=16, max_chars=400) == len(flat.passages)
+
+
+def test_answers_cost_per_thousand_from_tokens_and_the_models_list_price() -> None:
+    assumptions = default_assumptions()
+    plan = make_plan(figures(10_000), assumptions)
+    a = {name: item.value for name, item in assumptions.items()}
+    tokens = 1000 * (a["answer_input_tokens"] * 0.80 + a["answer_output_tokens"] * 4.00) / 1e6
+    assert plan.answers["bedrock_tokens_only"] == pytest.approx(tokens)
+    assert plan.answers["bedrock"] == pytest.approx(plan.answers["extractive"] + tokens)
+    # the extractive answer costs the function's time only: a fraction of a cent per thousand
+    assert 0 < plan.answers["extractive"] < 0.01
+    # twice the passages sent, about twice the model's part
+    assumptions["answer_input_tokens"].value *= 2
+    assert make_plan(figures(10_000), assumptions).answers["bedrock_tokens_only"] > 1.9 * tokens * 0.9

@@ -932,6 +932,7 @@ def test_search_data_routes_need_a_jwt_and_only_the_page_is_public():
         "GET /documents/{id}",
         "GET /documents/{id}/download",
         "GET /documents/{id}/pages/{n}/preview",
+        "GET /answer",
     ):
         assert routes[key]["AuthorizationType"] == "JWT"
         assert ref_target(routes[key]["AuthorizerId"]) == "SearchAuthorizer"
@@ -1014,3 +1015,48 @@ def test_the_model_layer_is_built_without_numpy_for_python313_arm64() -> None:
     assert "--no-deps" in makefile
     assert "--platform manylinux2014_aarch64" in makefile
     assert "--python-version 3.13" in makefile
+
+
+# ------------------------------------------------------------------ answers (issue 42)
+
+
+@pytest.mark.parametrize(
+    ("answers", "profile"), [("extractive", "us"), ("off", "us"), ("bedrock", "us"), ("bedrock", "")]
+)
+def test_bedrock_rights_for_answers_are_exactly_the_converse_call_on_the_one_model(answers: str, profile: str) -> None:
+    resources = default_resources(Answers=answers, AnswerInferenceProfile=profile, Embeddings="local")
+    variables = env(resources, "SearchFunction")
+    assert variables["ANSWERS"] == answers
+    model = "anthropic.claude-3-5-haiku-20241022-v1:0"
+    # the model through its inference profile (us.MODEL), or the model itself
+    expected = {"Fn::Sub": "${AnswerInferenceProfile}.${AnswerModelId}"} if profile else model
+    assert variables["ANSWER_MODEL"] == expected
+    granted = {
+        s["Sid"]: s
+        for role in ("SearchRole", "WorkerTaskRole", "IndexerRole", "RedriveRole")
+        for s in _statements(resources[role])
+        if "bedrock" in str(s["Action"])
+    }
+    if answers != "bedrock":
+        # extractive and off make no Bedrock call: no right to one (Embeddings=local here)
+        assert granted == {}
+        return
+    # Converse is bedrock:InvokeModel; on that model (or its inference profile) only, to the search function only
+    assert all(s["Action"] == "bedrock:InvokeModel" for s in granted.values())
+    assert all(role_of(resources, sid) == "SearchRole" for sid in granted)
+    if profile:
+        assert set(granted) == {"AnswerThroughInferenceProfile", "AnswerModelBehindProfile"}
+        assert "inference-profile/${AnswerInferenceProfile}.${AnswerModelId}" in str(
+            granted["AnswerThroughInferenceProfile"]["Resource"]
+        )
+        behind = granted["AnswerModelBehindProfile"]
+        assert "foundation-model/${AnswerModelId}" in str(behind["Resource"])
+        assert "bedrock:InferenceProfileArn" in behind["Condition"]["StringEquals"]
+    else:
+        (only,) = granted.values()
+        assert "${AWS::Region}::foundation-model/${AnswerModelId}" in str(only["Resource"])
+        assert "Condition" not in only
+
+
+def role_of(resources: dict[str, dict[str, Any]], sid: str) -> str:
+    return next(name for name, r in resources.items() if r["Type"] == "AWS::IAM::Role" and sid in str(r))

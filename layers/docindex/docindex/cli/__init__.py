@@ -26,6 +26,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "local",
     "demo",
     "search",
+    "ask",
     "analysis",
     "reindex",
     "access",

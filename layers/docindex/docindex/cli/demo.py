@@ -133,6 +133,101 @@ def _employee_search(env: dict[str, str]) -> None:
     print(f"\n   Search page: {page}  (sign in as {' or '.join(DEMO_USERS)}, password {DEMO_PASSWORD}; local only)")
 
 
+# Questions the demo asks through GET /answer (docs/search-api.md#answers): two the samples answer, one none
+# does, and one each employee is answered from their own department's file (or refused).
+DEMO_QUESTIONS = ("年末年始はいつから休み？", "次回の定例会議はいつ？", "株主総会の議決権行使の方法は？")
+EMPLOYEE_QUESTION = "髙橋さんの人事評価は？"
+
+
+def _answer_via_api(page: str, token: str, question: str) -> dict[str, Any]:
+    import urllib.parse
+    import urllib.request
+
+    request = urllib.request.Request(  # noqa: S310  # the local gateway, http://127.0.0.1
+        f"{page}answer?{urllib.parse.urlencode({'q': question})}", headers={"Authorization": f"Bearer {token}"}
+    )
+    with urllib.request.urlopen(request, timeout=60) as response:  # noqa: S310  # nosec B310
+        return dict(json.loads(response.read()))
+
+
+def _print_answer(body: dict[str, Any]) -> None:
+    if body["no_answer"]:
+        print("     (no answer: no file they may read holds a passage near enough)")
+        return
+    print(f"     answer: {' '.join(str(body['answer']).split())}")
+    for citation in body["citations"]:
+        print(f"       [{citation['path']} p. {citation['page']}] 「{' '.join(citation['quote'].split())}」")
+
+
+def _employee_answers(env: dict[str, str]) -> None:
+    """Questions through the answers API as each employee: answers quote only files they may read."""
+    import boto3
+
+    from devkit.local.signin import sign_in
+
+    page = env["SEARCH_PAGE_URL"]
+    cognito = boto3.client("cognito-idp", endpoint_url=env["AWS_ENDPOINT_URL"], region_name=env["AWS_REGION"])
+    tokens = {
+        user: sign_in(cognito, env["COGNITO_USER_POOL_ID"], env["COGNITO_CLIENT_ID"], user, DEMO_PASSWORD)
+        for user in DEMO_USERS
+    }
+    print(
+        f"7. Employees ask questions through the answers API (GET /answer, ANSWERS={env.get('ANSWERS', 'extractive')})"
+    )
+    first = next(iter(DEMO_USERS))
+    for question in DEMO_QUESTIONS:
+        print(f"\n   {first} asks {question!r}")
+        _print_answer(_answer_via_api(page, tokens[first]["access_token"], question))
+    for user, group in DEMO_USERS.items():
+        print(f"\n   {user} ({group}) asks {EMPLOYEE_QUESTION!r}")
+        _print_answer(_answer_via_api(page, tokens[user]["access_token"], EMPLOYEE_QUESTION))
+
+
+def _bedrock_answer(env: dict[str, str]) -> None:
+    """The same question with ANSWERS=bedrock: the real request builder, boto3 client and response reader against
+    the dev kit's Converse stand-in (it validates each request against botocore's service model)."""
+    import boto3
+
+    from devkit.local.converse import ConverseStandIn
+    from docindex.answer.bedrock import BedrockAnswerer
+    from docindex.answer.models import AnswerRequest
+    from docindex.answer.refusal import AnswerRule
+    from docindex.answer.service import AnswerService
+    from docindex.answer.settings import AnswerSettings
+    from docindex.core.clients import opensearch_client
+    from docindex.core.settings import Settings
+    from docindex.index.search import default_embedder, default_rule
+    from docindex.search_api.principals import Caller
+
+    settings = AnswerSettings.from_env({**env, "ANSWERS": "bedrock", "ANSWER_CACHE_SECONDS": "0"})
+    indexed = Settings.from_env(env)
+    question = DEMO_QUESTIONS[0]
+    with ConverseStandIn() as stand_in:
+        client = boto3.client("bedrock-runtime", endpoint_url=stand_in.url, region_name=env["AWS_REGION"])
+        answerer = BedrockAnswerer(
+            client,
+            settings.answer_model,
+            rule=AnswerRule.from_settings(settings),
+            passages=settings.answer_passages,
+            max_tokens=settings.answer_max_tokens,
+        )
+        service = AnswerService(
+            settings,
+            opensearch=opensearch_client(indexed),
+            index=indexed.opensearch_index,
+            embedder=default_embedder(),
+            meaning_rule=default_rule(),
+            answerer=answerer,
+        )
+        user, group = next(iter(DEMO_USERS.items()))
+        found = service.answer(AnswerRequest(q=question), Caller(sub=user, groups=(group,)).principals)
+    print(
+        f"\n   {user} asks {question!r} with ANSWERS=bedrock (the dev kit's Converse stand-in, {settings.answer_model})"
+    )
+    _print_answer(found.to_json())
+    print(f"     ({found.usage.get('requests', 0)} request, {found.usage.get('input_tokens', 0)} input tokens)")
+
+
 def _demo(args: argparse.Namespace) -> int:
     from docindex.core.clients import opensearch_client
     from docindex.core.settings import Settings
@@ -190,6 +285,8 @@ def _demo(args: argparse.Namespace) -> int:
             for page in hit.get("pages") or []:
                 print(f"       {page['label']}: {' '.join(page['snippet'].split())[:100]}")
     _employee_search(env)
+    _employee_answers(env)
+    _bedrock_answer(env)
     if args.stop:
         for info in session.local_down(args.state_dir):
             print(f"stopped {info.name} ({info.url})")

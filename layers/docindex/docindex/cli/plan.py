@@ -211,6 +211,7 @@ def _document(  # noqa: PLR0917 - the parts of one document
         "hours": {k: round(v, 2) for k, v in plan.hours.items()},
         "dollars_once": {k: round(v, 2) for k, v in plan.once.items()},
         "dollars_per_month": {k: round(v, 2) for k, v in plan.monthly.items()},
+        "dollars_per_thousand_answers": {k: round(v, 4) for k, v in plan.answers.items()},
         "notes": plan.notes,
         "assumptions": {name: asdict(item) for name, item in assumptions.items()},
         "seconds": round(seconds, 2),
@@ -262,6 +263,11 @@ def _render(data: dict[str, Any]) -> None:
     out.line(f"  total once ${once['total']:,.2f}")
     out.line("dollars per month: " + ", ".join(f"{k} {v:,.2f}" for k, v in monthly.items() if k != "total"))
     out.line(f"  total per month ${monthly['total']:,.2f}")
+    answers = data["dollars_per_thousand_answers"]
+    out.line(
+        f"dollars per 1,000 answers: extractive {answers['extractive']:,.4f}, bedrock {answers['bedrock']:,.4f} "
+        f"(of which the model's tokens {answers['bedrock_tokens_only']:,.4f})"
+    )
     for note in data["notes"]:
         out.line(f"note: {note}")
     out.line("assumptions (--assume NAME=VALUE):")

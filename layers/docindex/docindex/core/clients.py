@@ -10,6 +10,7 @@ document store retry with their own time budget (one retry layer per hop).
 
 from __future__ import annotations
 
+import os
 import threading
 from functools import cache, cached_property
 from typing import TYPE_CHECKING, Any
@@ -143,8 +144,11 @@ class AwsClients:
         with self._lock:
             if service not in self._clients:
                 kwargs: dict[str, Any] = {"config": boto_config()}
-                if self.endpoint_url:
-                    kwargs["endpoint_url"] = self.endpoint_url
+                # boto3's own per-service override first (AWS_ENDPOINT_URL_BEDROCK_RUNTIME: the local run's
+                # Converse stand-in), as botocore reads it when no endpoint is given
+                specific = os.environ.get("AWS_ENDPOINT_URL_" + service.upper().replace("-", "_"))
+                if specific or self.endpoint_url:
+                    kwargs["endpoint_url"] = specific or self.endpoint_url
                 self._clients[service] = self.session.client(service, **kwargs)
             return self._clients[service]
 

@@ -143,6 +143,12 @@ class EmbeddingSettings(EnvSettings):
     meaning_sparse_min_score: float = Field(0.925, alias="MEANING_SPARSE_MIN_SCORE", ge=0, le=1)
     meaning_sparse_min_standout: float = Field(0.0135, alias="MEANING_SPARSE_MIN_STANDOUT", ge=0, le=1)
     meaning_sparse_overlap_weight: float = Field(0.0125, alias="MEANING_SPARSE_OVERLAP_WEIGHT", ge=0, le=1)
+    # ... above the MEANING_SPARSE_REFERENCE_RANK-th file (the last, when fewer), the best of them standing out
+    # at least MEANING_SPARSE_MIN_LEAD above it (unset: no such bar). A small folder's last file is often one
+    # unlike the rest (an English memo, a CSV, a scan known by its name only): above it, half the folder
+    # stands out for a single word no file holds (bench.meaning, "the small folder").
+    meaning_sparse_reference_rank: int = Field(10, alias="MEANING_SPARSE_REFERENCE_RANK", ge=2, le=20)
+    meaning_sparse_min_lead: float | None = Field(0.025, alias="MEANING_SPARSE_MIN_LEAD", ge=0, le=1)
     # When files contain the query, a file by meaning must score this much more (unset: none then).
     meaning_keyword_margin: float | None = Field(0.0, alias="MEANING_KEYWORD_MARGIN", ge=0, le=1)
     # A name, a code or a single word is a keyword search: files by meaning never, only when no file

@@ -127,7 +127,8 @@ class MeaningRule:
             sparse=cls(
                 min_score=settings.meaning_sparse_min_score,
                 standout=settings.meaning_sparse_min_standout,
-                reference=settings.meaning_reference_rank,
+                reference=settings.meaning_sparse_reference_rank,
+                lead=settings.meaning_sparse_min_lead,
                 overlap_weight=settings.meaning_sparse_overlap_weight,
                 keyword_margin=settings.meaning_keyword_margin,
                 single_words=settings.meaning_single_words,
@@ -206,6 +207,28 @@ def accept(
         floor = max(floor, nearest[0].score - rule.spread)
     if keyword_total and rule.keyword_margin:
         floor += rule.keyword_margin
+    candidates = [
+        (hit, standout)
+        for hit, standout in standouts(nearest, rule=rule, query=query, crowd=crowd)
+        if not hit.keyword and hit.score >= floor
+    ]
+    if rule.lead is not None and (not candidates or max(standout for _, standout in candidates) < rule.lead):
+        return []
+    chosen = [hit for hit, standout in candidates if not rule.standout or standout >= rule.standout]
+    return chosen[: rule.max_files]
+
+
+def standouts(
+    nearest: Sequence[VectorHit], *, rule: MeaningRule, query: str, crowd: Sequence[float] | None = None
+) -> list[tuple[VectorHit, float]]:
+    """Each of the nearest files with how far it stands out (``rule``'s measure), best first.
+
+    The score after crowding (``rule.crowding``) less the ``rule.reference``-th file's, plus
+    ``rule.overlap_weight`` times the share of the query's characters its best passage holds. What
+    ``accept`` bars; the answers (docindex.answer) weigh it too.
+    """
+    if not nearest:
+        return []
     scores = [hit.score for hit in nearest]
     if rule.crowding:
         crowd = crowding(nearest, rule.neighbours) if crowd is None else crowd
@@ -214,17 +237,11 @@ def accept(
     order = sorted(range(len(nearest)), key=lambda i: -scores[i])  # stable: nearest first without crowding
     reference = scores[order[min(rule.reference, len(order)) - 1]]
     asked = _characters(query) if rule.overlap_weight else frozenset()
-    candidates: list[tuple[VectorHit, float]] = []
+    found = []
     for i in order:
-        hit = nearest[i]
-        if hit.keyword or hit.score < floor:
-            continue
-        overlap = len(asked & _characters(hit.passage)) / len(asked) if asked else 0.0
-        candidates.append((hit, scores[i] - reference + rule.overlap_weight * overlap))
-    if rule.lead is not None and (not candidates or max(standout for _, standout in candidates) < rule.lead):
-        return []
-    chosen = [hit for hit, standout in candidates if not rule.standout or standout >= rule.standout]
-    return chosen[: rule.max_files]
+        overlap = len(asked & _characters(nearest[i].passage)) / len(asked) if asked else 0.0
+        found.append((nearest[i], scores[i] - reference + rule.overlap_weight * overlap))
+    return found
 
 
 # Two passages this near (cosine) are copies of one text: they do not crowd each other.

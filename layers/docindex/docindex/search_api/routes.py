@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from functools import lru_cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any
@@ -25,6 +26,7 @@ from docindex.search_api.service import NotFound, NotModified, SearchService
 from docindex.search_api.settings import SearchApiSettings
 
 if TYPE_CHECKING:
+    from docindex.answer.service import AnswerService
     from docindex.core.clients import Clients
 
 STATIC = {
@@ -72,8 +74,10 @@ def preview_headers(settings: SearchApiSettings, *, found_etag: str) -> dict[str
     }
 
 
-def build_resolver(settings: SearchApiSettings, service: SearchService) -> APIGatewayHttpResolver:
-    """The routes, bound to one service."""
+def build_resolver(
+    settings: SearchApiSettings, service: SearchService, answers: AnswerService | None = None
+) -> APIGatewayHttpResolver:
+    """The routes, bound to one service (and the answers' service: None when ``ANSWERS=off``)."""
     app = APIGatewayHttpResolver()
 
     def caller() -> Caller:
@@ -102,6 +106,13 @@ def build_resolver(settings: SearchApiSettings, service: SearchService) -> APIGa
             return json_response(400, {"message": "invalid parameters", "problems": problems})
         except ValueError as exc:
             return json_response(400, {"message": str(exc)})
+
+    @app.get("/answer")
+    def answer() -> Response:
+        """An answer from the files the caller may read, with its citations (docindex.answer)."""
+        from docindex.answer.service import answer_response
+
+        return json_response(*answer_response(answers, app.current_event.query_string_parameters or {}, caller))
 
     @app.get("/documents/<doc_id>")
     def document(doc_id: str) -> Response:
@@ -149,6 +160,8 @@ def build_resolver(settings: SearchApiSettings, service: SearchService) -> APIGa
                 "clientId": settings.oidc_client_id,
                 "scopes": settings.oidc_scopes,
                 "apiToken": settings.oidc_api_token,
+                # The page shows its answer box unless ANSWERS=off.
+                "answers": settings.answers,
             },
         )
 
@@ -185,11 +198,32 @@ def get_resolver() -> APIGatewayHttpResolver:
 
         settings = SearchApiSettings.from_env()
         clients = Clients(settings)
-        service = SearchService(
-            settings, opensearch=clients.opensearch, s3=clients.s3, embedder=_embedder(settings, clients)
-        )
-        _resolver = build_resolver(settings, service)
+        embedder = _embedder(settings, clients)
+        service = SearchService(settings, opensearch=clients.opensearch, s3=clients.s3, embedder=embedder)
+        answers = answer_service(settings, service, bedrock_client=lambda: clients.bedrock_runtime)
+        _resolver = build_resolver(settings, service, answers)
     return _resolver
+
+
+def answer_service(
+    settings: SearchApiSettings, service: SearchService, *, bedrock_client: Callable[[], Any] | None = None
+) -> AnswerService | None:
+    """The answers of ``ANSWERS`` on the search service's index and embedder (None when off);
+    ``bedrock_client`` builds the ``bedrock-runtime`` client (asked only with ``ANSWERS=bedrock``)."""
+    from docindex.answer.service import AnswerService, build_answerer
+
+    answerer = build_answerer(settings, bedrock_client=bedrock_client)
+    if answerer is None:
+        return None
+    return AnswerService(
+        settings,
+        opensearch=service.opensearch,
+        index=service.index,
+        embedder=service.embedder,
+        meaning_rule=service.meaning_rule,
+        answerer=answerer,
+        max_analyzer_offset=settings.highlight_max_analyzer_offset,
+    )
 
 
 def _embedder(settings: SearchApiSettings, clients: Clients) -> Embedder | None:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from docindex.answer.settings import AnswerSettings
 from docindex.core.settings import AccessSettings, EmbeddingSettings, OpenSearchSettings
 
 
-class SearchApiSettings(OpenSearchSettings, AccessSettings, EmbeddingSettings):
+class SearchApiSettings(OpenSearchSettings, AccessSettings, EmbeddingSettings, AnswerSettings):
     """The index to search, the claim that carries groups, bounds, and what the page needs to sign in."""
 
     groups_claim: str = Field("cognito:groups", alias="GROUPS_CLAIM", min_length=1)

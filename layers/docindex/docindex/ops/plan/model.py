@@ -103,6 +103,12 @@ def default_assumptions() -> dict[str, Assumption]:
         "price_ebs_gb_month": Assumption(0.122, "$ per GB-month gp3", f"{price}, OpenSearch Service"),
         "price_dynamodb_gb_month": Assumption(0.25, "$", price),
         "ledger_bytes_per_file": Assumption(500, "bytes", "docs/operations.md"),
+        # answers (GET /answer; docs/search-api.md#answers)
+        "answer_function_ms": Assumption(250, "ms of the search function per answer", "bench.answers (1,024 MB)"),
+        "answer_input_tokens": Assumption(2600, "tokens per Bedrock answer", "bench.answers: 6 passages + prompt"),
+        "answer_output_tokens": Assumption(120, "tokens per Bedrock answer", "bench.answers"),
+        "price_answer_input_million_tokens": Assumption(0.80, "$", f"{price}, Claude 3.5 Haiku input"),
+        "price_answer_output_million_tokens": Assumption(4.00, "$", f"{price}, Claude 3.5 Haiku output"),
     }
 
 
@@ -218,6 +224,8 @@ class Plan:
     hours: dict[str, float] = field(default_factory=dict)
     once: dict[str, float] = field(default_factory=dict)
     monthly: dict[str, float] = field(default_factory=dict)
+    # Dollars per 1,000 answers (ANSWERS=extractive: the function's time; bedrock: and the model's tokens).
+    answers: dict[str, float] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
 
@@ -340,8 +348,26 @@ def make_plan(kinds: dict[str, KindFigures], assumptions: dict[str, Assumption])
         "queues_idle": 0.3,
     }
     plan.monthly["total"] = sum(plan.monthly.values())
+    plan.answers = answer_costs(a)
     if plan.hours["backfill"] == plan.hours["cluster"]:
         plan.notes.append(
             "the cluster bounds the backfill: more data nodes (or a larger type) while it runs, then scale back"
         )
     return plan
+
+
+def answer_costs(a: dict[str, float]) -> dict[str, float]:
+    """Dollars per 1,000 answers: the search function's time (1,024 MB) and one request to Lambda for each;
+    with Bedrock, the model's input and output tokens at its list price too."""
+    function = 1000 * (
+        a["answer_function_ms"] / 1000 * 1.0 * a["price_lambda_gb_second"] + a["price_lambda_million_requests"] / 1e6
+    )
+    model = (
+        1000
+        * (
+            a["answer_input_tokens"] * a["price_answer_input_million_tokens"]
+            + a["answer_output_tokens"] * a["price_answer_output_million_tokens"]
+        )
+        / 1e6
+    )
+    return {"extractive": function, "bedrock": function + model, "bedrock_tokens_only": model}

@@ -11,7 +11,8 @@
       modified: "更新", error: "エラーが発生しました", within: "絞り込み:",
       openAt: (l) => `${l} を開く`, preview: "プレビュー", hidePreview: "プレビューを閉じる",
       previewOf: (l) => `${l} のプレビュー`, morePages: (n) => `ほか ${n} ページ`, pagesIn: "一致したページ",
-      meaning: "言葉の意味でも探す", byMeaning: "意味で一致"},
+      meaning: "言葉の意味でも探す", byMeaning: "意味で一致",
+      answerTitle: "回答", noAnswer: "読めるファイルの中に答えは見つかりませんでした", sources: "出典", answering: "回答を探しています…"},
     en: {title: "Document search", lang: "日本語", signin: "Sign in", signout: "Sign out", query: "Keywords",
       sort: "Sort by", relevance: "Relevance", date: "Modified", search: "Search", pleaseSignIn: "Please sign in.",
       results: (n) => `${n} results`, none: "No documents match.", noFile: "No file.",
@@ -20,7 +21,8 @@
       modified: "Modified", error: "Something went wrong", within: "Filters:",
       openAt: (l) => `Open at ${l}`, preview: "Preview", hidePreview: "Hide preview",
       previewOf: (l) => `Preview of ${l}`, morePages: (n) => `${n} more pages`, pagesIn: "Matching pages",
-      meaning: "Also search by meaning", byMeaning: "Found by meaning"},
+      meaning: "Also search by meaning", byMeaning: "Found by meaning",
+      answerTitle: "Answer", noAnswer: "No answer was found in the files you can read", sources: "Sources", answering: "Looking for an answer…"},
   };
   let lang = localStorage.getItem("docindex.lang") || "ja";
   let config = null;
@@ -91,11 +93,12 @@
 
   // A page's preview: a picture (PDF, scans) or the page's text; fetched with the token, shown as a blob URL.
   // Asked with the query the hit was found by: a scan's page comes with the query's words marked.
-  async function loadPreview(hit, page, figure, q) {
+  // With ``quote`` (an answer's citation): a text page shows the quote marked, and a page without a preview is left out.
+  async function loadPreview(hit, page, figure, q, quote) {
     if (figure.dataset.loaded) return;
     figure.dataset.loaded = "1";
     try {
-      const qs = q ? "?" + new URLSearchParams({q}) : "";
+      const qs = q ? "?" + new URLSearchParams({q: q.slice(0, 256)}) : "";
       const r = await fetch(`documents/${hit.id}/pages/${page.number}/preview${qs}`, {headers: {Authorization: "Bearer " + token()}});
       if (!r.ok) throw new Error(String(r.status));
       if ((r.headers.get("Content-Type") || "").startsWith("image/")) {
@@ -103,9 +106,58 @@
         figure.replaceChildren(img);
       } else {
         const data = await r.json();
-        figure.replaceChildren(el("pre", {className: "page-text", textContent: data.text, tabIndex: 0}));
+        figure.replaceChildren(el("pre", {className: "page-text", tabIndex: 0}, ...withQuote(data.text, quote)));
       }
-    } catch (e) { figure.replaceChildren(el("p", {textContent: t("error")})); }
+    } catch (e) {
+      if (quote) figure.hidden = true;
+      else figure.replaceChildren(el("p", {textContent: t("error")}));
+    }
+  }
+
+  // A page's text as text nodes, the quote (where it is found) in a <mark>: never HTML. A quote is the page's text
+  // with its line breaks and spaces folded (as passages keep it): it is looked for whatever the white space.
+  function withQuote(text, quote) {
+    const chars = Array.from((quote || "").replace(/\s+/g, ""));
+    if (!chars.length) return [text];
+    const found = new RegExp(chars.map((c) => c.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("\\s*")).exec(text);
+    if (!found) return [text];
+    return [text.slice(0, found.index), el("mark", {className: "quote", textContent: found[0]}),
+      text.slice(found.index + found[0].length)];
+  }
+
+  // ---- the answer box (GET /answer): the answer and its citations, every value inserted as text
+  async function runAnswer() {
+    const box = $("answer");
+    if (!config || config.answers === "off" || !state.q || state.page !== 1) { box.hidden = true; return; }
+    const asked = state.q;
+    box.hidden = false;
+    box.replaceChildren(el("h2", {id: "answer-title", textContent: t("answerTitle")}), el("p", {textContent: t("answering")}));
+    let data;
+    try {
+      data = await api("answer", state.prefix ? {q: asked, prefix: state.prefix} : {q: asked});
+    } catch (e) { box.hidden = true; return; }
+    if (asked !== state.q) return;  // a newer search replaced this one
+    renderAnswer(box, data);
+  }
+
+  function renderAnswer(box, data) {
+    const title = el("h2", {id: "answer-title", textContent: t("answerTitle")});
+    if (data.no_answer) {
+      box.replaceChildren(title, el("p", {id: "no-answer", className: "answer-none", textContent: t("noAnswer")}));
+      return;
+    }
+    const list = el("ol", {className: "citations", ariaLabel: t("sources")});
+    for (const citation of data.citations) {
+      const name = citation.path.split("/").pop();
+      const page = {number: citation.page, label: `p. ${citation.page}`};
+      const hit = {id: citation.id};
+      const open = el("button", {type: "button", className: "page-open", textContent: `${name} ${page.label}`,
+        title: t("openAt", page.label), onclick: () => openAt(hit, page)});
+      const figure = el("figure", {className: "preview"});
+      list.append(el("li", {className: "citation"}, open, el("blockquote", {className: "quote-text", textContent: citation.quote}), figure));
+      loadPreview(hit, page, figure, citation.quote, citation.quote);
+    }
+    box.replaceChildren(title, el("p", {id: "answer-text", className: "answer-text", textContent: data.answer}), list);
   }
 
   async function openAt(hit, page) {
@@ -144,6 +196,7 @@
     const params = {};
     for (const [k, v] of Object.entries(state)) if (v !== "" && v !== null) params[k] = v;
     $("status").textContent = "…";
+    runAnswer();
     try {
       render(await api("search", params));
     } catch (e) { $("status").textContent = t("error"); }

@@ -1,0 +1,125 @@
+"""Sentences of a passage, and how much of a question a sentence holds: the measures an extractive answer is chosen by.
+
+Japanese has no spaces, and the search function has no morphological analyzer (kuromoji runs on the
+cluster), so a question's words are compared as its *terms*: the character pairs of each run of kanji,
+katakana, letters or digits, and each kanji on its own (a one-kanji word: 梅雨とは何季 → 季). Particles,
+verb endings and the question's own words (何, いつ, どこ, いくら) are not terms: they are what the question
+asks, not what the answer holds. Text is compared folded as the index folds it (width, case).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+# A sentence: up to and including its end mark and closing brackets, or a line without one.
+_SENTENCE = re.compile(r"[^。！？!?\n]*(?:[。！？!?][」』）)]*|\n|$)")
+# Runs the terms come from: kanji (and 々), katakana words, letters and digits.
+# Digits go with the kanji they count (第2週, 12月29日, 3,000円 → 3000円) and with letters (a4, q3).
+_RUN = re.compile(r"[\u4e00-\u9fff\u3400-\u4dbf\uf900-\ufaff々〆ヵヶ0-9]+|[\u30a0-\u30ffー]+|[a-z0-9]+")
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3})")
+_KANJI = re.compile(r"[\u4e00-\u9fff\u3400-\u4dbf\uf900-\ufaff]")
+# The question's own words, never terms of an answer: what is asked, not what is known.
+INTERROGATIVES = frozenset("何誰幾")
+_ASKING_RUNS = re.compile(r"何[年月日時回人件個歳度割分倍点]?|幾[つら]?|誰")
+# A question that asks for a number, a date, an amount or a count: its answer holds digits or numerals.
+_ASKS_NUMBER = re.compile(
+    r"いつ|いくら|何[年月日時回人歳割円個件倍度位番世紀点%％]|何パーセント|何キロ|何メートル|どれ(?:くらい|ほど|だけ)|どのくらい"
+)
+_NUMBER = re.compile(r"[0-9０-９〇一二三四五六七八九十百千万億]")
+# A sentence shorter than this (characters) says too little alone: the next sentence is quoted with it.
+SHORT_SENTENCE = 12
+
+
+@dataclass(frozen=True)
+class Span:
+    """A sentence of a text: ``text[start:end]``, stripped."""
+
+    start: int
+    end: int
+
+
+def sentence_spans(text: str) -> list[Span]:
+    """The sentences of ``text`` in order (blank ones skipped), each a span of the text itself."""
+    spans = []
+    for match in _SENTENCE.finditer(text):
+        start, end = match.span()
+        piece = text[start:end]
+        stripped = piece.strip()
+        if not stripped:
+            continue
+        offset = start + len(piece) - len(piece.lstrip())
+        spans.append(Span(offset, offset + len(stripped)))
+    return spans
+
+
+@lru_cache(maxsize=8192)
+def _folded(text: str) -> str:
+    from docindex.text.width import normalize
+
+    return normalize(text).lower()
+
+
+@lru_cache(maxsize=8192)
+def terms(text: str) -> frozenset[str]:
+    """The terms of ``text``: character pairs of its runs (a one-character run as itself) and its kanji."""
+    found: set[str] = set()
+    for run in _RUN.findall(_ASKING_RUNS.sub(" ", _THOUSANDS.sub("", _folded(text)))):
+        if len(run) == 1:
+            found.add(run)
+        else:
+            found.update(run[i : i + 2] for i in range(len(run) - 1))
+        found.update(ch for ch in run if _KANJI.match(ch) and ch not in INTERROGATIVES)
+    return frozenset(found)
+
+
+def asks_number(question: str) -> bool:
+    """Whether the question asks when, how much or how many (its answer holds a number)."""
+    return bool(_ASKS_NUMBER.search(question))
+
+
+def holds_number(text: str) -> bool:
+    return bool(_NUMBER.search(text))
+
+
+def question_terms(question: str) -> frozenset[str]:
+    """The terms of a question (its interrogatives left out)."""
+    return terms(question)
+
+
+@dataclass(frozen=True)
+class Weights:
+    """How much each of the question's terms counts: rare among the passages read, more."""
+
+    of: dict[str, float]
+
+    @property
+    def total(self) -> float:
+        return sum(self.of.values())
+
+    def coverage(self, held: Iterable[str]) -> float:
+        """The weighted share of the question's terms ``held`` has (0..1)."""
+        total = self.total
+        if not total:
+            return 0.0
+        return sum(self.of.get(term, 0.0) for term in set(held)) / total
+
+
+# A pair of characters (a word's part) counts this much more than a single kanji.
+PAIR_WEIGHT = 1.0
+SINGLE_WEIGHT = 0.35
+
+
+def weights(asked: frozenset[str], texts: Sequence[frozenset[str]]) -> Weights:
+    """Each term of the question weighted by its rarity among ``texts`` (the files read: a term every file
+    holds tells nothing) and its kind (a pair over a single kanji)."""
+    n = len(texts)
+    of: dict[str, float] = {}
+    for term in asked:
+        df = sum(term in held for held in texts)
+        rarity = math.log((n + 1) / (df + 0.5)) if n else 1.0
+        of[term] = (PAIR_WEIGHT if len(term) > 1 else SINGLE_WEIGHT) * max(0.2, rarity)
+    return Weights(of)

@@ -1,0 +1,135 @@
+"""The extractive answer, its refusal rule and the answers' cache, on passages as retrieval hands them over."""
+
+from __future__ import annotations
+
+from docindex.answer.cache import AnswerCache, cache_key
+from docindex.answer.extractive import answer
+from docindex.answer.models import Answer, AnswerRequest, Citation, Document, Passage
+from docindex.answer.refusal import AnswerRule
+from docindex.answer.sentences import asks_number, question_terms, sentence_spans, terms
+
+
+def _document(doc_id: str, path: str, *texts: str, standout: float | None = None, offered: bool = False) -> Document:
+    document = Document(doc_id=doc_id, bucket="b", path=path, standout=standout, offered=offered)
+    document.passages = [Passage(doc_id, "b", path, page, text, order=page) for page, text in enumerate(texts, 1)]
+    return document
+
+
+HOLIDAYS = _document(
+    "a" * 64,
+    "総務/年末年始 休業のお知らせ.txt",
+    "年末年始休業のお知らせ\n本年は12月29日から翌年1月4日まで休業いたします。緊急のご連絡は総務部までお願いします。",
+)
+TRAVEL = _document(
+    "b" * 64,
+    "総務/規程/出張旅費規程.txt",
+    "出張旅費規程\n第1条 この規程は社員の出張旅費について定める。",
+    "第3条 日当は1日につき3,000円とする。宿泊費は実費を精算する。",
+)
+
+
+def test_sentences_are_slices_of_the_text() -> None:
+    text = "第1条 目的。\n第2条 日当は3,000円とする。（注）改定あり！最後の行"
+    spans = sentence_spans(text)
+    assert [text[s.start : s.end] for s in spans] == [
+        "第1条 目的。",
+        "第2条 日当は3,000円とする。",
+        "（注）改定あり！",
+        "最後の行",
+    ]
+
+
+def test_a_questions_own_words_are_not_terms() -> None:
+    assert "何" not in question_terms("出張の日当は何円？")
+    assert {"日当", "出張"} <= question_terms("出張の日当はいくら？")
+    assert asks_number("年末年始はいつから休み？")
+    assert not asks_number("火事のときはどこに集まる")
+    assert "日当" in terms("日当は1日につき")
+
+
+def test_the_answer_quotes_the_sentence_with_its_file_and_page() -> None:
+    found = answer("出張の日当はいくら？", [HOLIDAYS, TRAVEL], AnswerRule())
+    assert not found.no_answer
+    assert found.citations[0].path == "総務/規程/出張旅費規程.txt"
+    assert found.citations[0].page == 2
+    assert "3,000円" in found.citations[0].quote
+    # every quote is text of that page, and the answer is made of the quotes
+    page_text = TRAVEL.passages[1].text
+    assert all(c.quote in page_text for c in found.citations if c.path == TRAVEL.path)
+    assert found.answer is not None
+    assert all(c.quote in found.answer for c in found.citations)
+
+
+def test_a_question_no_passage_holds_is_refused() -> None:
+    found = answer("株主総会の議決権行使の方法", [HOLIDAYS, TRAVEL], AnswerRule())
+    assert found.no_answer
+    assert found.citations == ()
+    assert found.to_json() == {
+        "answer": None,
+        "no_answer": True,
+        "answered_by": "extractive",
+        "citations": [],
+        "reason": "not_near_enough",
+    }
+
+
+def test_a_single_word_no_file_holds_is_refused_however_near_the_files_are_by_meaning() -> None:
+    # Given files the meaning rule would call near (a small folder's floor): none holds the word
+    near = [
+        _document(str(i) * 64, f"f/{i}.txt", "社内の行事と研修の予定を案内します。", standout=0.03, offered=False)
+        for i in range(1, 8)
+    ]
+    assert answer("ブロックチェーン", near, AnswerRule()).no_answer
+
+
+def test_a_paraphrase_whose_file_stands_out_by_meaning_is_answered() -> None:
+    leave = _document(
+        "c" * 64,
+        "総務課/規程/休暇規程.docx",
+        "休暇規程 第1条 年次有給休暇のほか、夏季休暇として7月から9月の間に3日、"
+        "年末年始休暇として12月29日から1月3日までを与える。",
+        standout=0.07,
+        offered=True,
+    )
+    found = answer("夏休みは何日とれる", [leave, HOLIDAYS], AnswerRule())
+    assert not found.no_answer
+    assert "3日" in (found.answer or "")
+
+
+def test_the_json_is_the_contracts() -> None:
+    found = Answer(
+        "本年は12月29日から休業します。",
+        (Citation("d" * 64, "総務/お知らせ.txt", 1, "本年は12月29日から休業します。"),),
+    )
+    assert found.to_json() == {
+        "answer": "本年は12月29日から休業します。",
+        "no_answer": False,
+        "answered_by": "extractive",
+        "citations": [
+            {"id": "d" * 64, "path": "総務/お知らせ.txt", "page": 1, "quote": "本年は12月29日から休業します。"}
+        ],
+    }
+
+
+def test_the_request_has_the_searchs_bounds() -> None:
+    import pytest
+    from pydantic import ValidationError
+
+    assert AnswerRequest(q=" 日当は？ ", prefix="総務/").q == "日当は？"
+    for bad in ({"q": ""}, {"q": "x" * 257}, {"q": "a\x00b"}, {"q": "ok", "prefix": "p" * 1025}):
+        with pytest.raises(ValidationError):
+            AnswerRequest.model_validate(bad)
+
+
+def test_the_cache_never_gives_one_callers_answer_to_another() -> None:
+    now = [0.0]
+    cache = AnswerCache(seconds=60, entries=10, clock=lambda: now[0])
+    sales = cache_key("documents", "extractive", "日当は？", "", ["user:a", "everyone", "group:営業部"])
+    hr = cache_key("documents", "extractive", "日当は？", "", ["user:b", "everyone", "group:人事部"])
+    cache.put(sales, Answer("営業部の答え"))
+    assert cache.get(sales) is not None
+    assert cache.get(hr) is None
+    # the same principals in another order are the same caller's key; the answer expires
+    assert cache.get(cache_key("documents", "extractive", "日当は？", "", ["group:営業部", "everyone", "user:a"]))
+    now[0] = 61.0
+    assert cache.get(sales) is None
