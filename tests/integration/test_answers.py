@@ -302,3 +302,43 @@ def test_answers_off_removes_the_route_and_the_box(world: tuple[SearchWorld, Sta
     assert off.answers is None
     assert off.call("/answer", off.tokens["someone"]["access_token"], q="出張の日当は？")[0] == 404
     assert off.call("/config.json", None)[1]["answers"] == "off"
+
+
+def test_a_cached_answer_never_outlives_its_files_permission_or_version(world: tuple[SearchWorld, Stack]) -> None:
+    from docindex.access.policy import parse_access_map
+    from docindex.ops.access import Restamper
+
+    found, stack = world
+    answers = found.resolver_answers()
+    answers.cache.seconds = 60
+    notice = "人事部/お知らせ/健康診断のお知らせ.txt"
+    question = "今年の健康診断はいつ実施する？"
+
+    def restamp(access: dict[str, Any]) -> None:
+        access_map = parse_access_map(json.dumps(access, ensure_ascii=False), admin_group="docindex-admins")
+        Restamper(stack.opensearch, stack.index, access_map, still_current=None).run()
+
+    # Given 人事部's notice, quoted to 人事部 and cached
+    found.index_files({notice: "健康診断のお知らせ\n今年の健康診断は10月7日に本社で実施します。"})
+    first = ask(found, "jinji", q=question)
+    assert [c["path"] for c in first["citations"]] == [notice]
+    assert "10月7日" in first["answer"]
+    # When the map narrows the notice's folder to 人事部長 and it is applied (re-stamped, as access apply does),
+    # within the cache's 60 s: the same caller, with the same principals, gets no quote of it
+    closed = {"prefix": "人事部/お知らせ/", "inherit": False, "allow": {"groups": ["人事部長"]}}
+    narrower = {"rules": [*ACCESS["rules"], closed]}
+    restamp(narrower)
+    try:
+        revoked = ask(found, "jinji", q=question)
+        assert notice not in [c["path"] for c in revoked["citations"]]
+        assert "10月7日" not in json.dumps(revoked, ensure_ascii=False)
+    finally:
+        restamp(ACCESS)
+    # When the notice is readable again and answers (cached; the refusal above is kept for its own key until it
+    # expires: it quotes nothing), then is rewritten, the same caller is answered from what it says now
+    again = "健康診断はいつ実施しますか？"
+    assert "10月7日" in ask(found, "jinji", q=again)["answer"]
+    found.index_files({notice: "健康診断のお知らせ\n今年の健康診断は10月14日に本社で実施します。"})
+    rewritten = ask(found, "jinji", q=again)
+    assert "10月14日" in rewritten["answer"]
+    assert "10月7日" not in json.dumps(rewritten, ensure_ascii=False)

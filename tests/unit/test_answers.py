@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from docindex.answer.cache import AnswerCache, cache_key
+from docindex.answer.cache import AnswerCache, Kept, cache_key
 from docindex.answer.extractive import answer
 from docindex.answer.models import Answer, AnswerRequest, Citation, Document, Passage
 from docindex.answer.refusal import AnswerRule
@@ -126,7 +126,7 @@ def test_the_cache_never_gives_one_callers_answer_to_another() -> None:
     cache = AnswerCache(seconds=60, entries=10, clock=lambda: now[0])
     sales = cache_key("documents", "extractive", "日当は？", "", ["user:a", "everyone", "group:営業部"])
     hr = cache_key("documents", "extractive", "日当は？", "", ["user:b", "everyone", "group:人事部"])
-    cache.put(sales, Answer("営業部の答え"))
+    cache.put(sales, Kept(Answer("営業部の答え")))
     assert cache.get(sales) is not None
     assert cache.get(hr) is None
     # the same principals in another order are the same caller's key; the answer expires

@@ -68,6 +68,8 @@ class Document:
     path: str
     title: str = ""
     passages: list[Passage] = field(default_factory=list)
+    # The indexed version's ETag (what a cached answer's quotes were read from).
+    etag: str = ""
     # The vector leg: the file's score (its best passage's), its rank after crowding and how far it stands
     # out from the crowd of nearest files (MeaningRule's standout), whether the rule offers it.
     meaning_score: float | None = None

@@ -32,8 +32,9 @@ KEYWORD_FILES = 8
 # A page's or a file's window around the question's words: characters either side of the matches.
 WINDOW_CHARS = 320
 WINDOWS_PER_FILE = 2
-# What a file's summary and passages the answerer needs (no content: it can be megabytes).
-SOURCE = ["bucket", "key", "filename", "title", "passages.text", "passages.page"]
+# What a file's summary and passages the answerer needs (no content: it can be megabytes); its ETag is the
+# version a cached answer quoted (docindex.answer.cache).
+SOURCE = ["bucket", "key", "filename", "title", "etag", "passages.text", "passages.page"]
 
 
 @dataclass
@@ -136,6 +137,7 @@ def _document(documents: dict[str, Document], doc_id: str, source: dict[str, Any
             bucket=str(source.get("bucket") or ""),
             path=str(source.get("key") or ""),
             title=str(source.get("title") or ""),
+            etag=str(source.get("etag") or ""),
         )
     return documents[doc_id]
 

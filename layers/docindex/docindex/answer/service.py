@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-from docindex.answer.cache import AnswerCache, cache_key
+from docindex.answer.cache import AnswerCache, Kept, cache_key, still_readable
 from docindex.answer.models import Answer, AnsweredBy, AnswerRequest, Document
 from docindex.answer.refusal import AnswerRule
 from docindex.answer.retrieval import Retrieved, retrieve
@@ -98,14 +98,18 @@ class AnswerService:
         """The answer to ``request.q`` from the files ``principals`` may read (None: the operator, every file)."""
         key = cache_key(self.index, self.answerer.name, request.q, request.prefix, principals or OPERATOR)
         started = time.perf_counter()
-        cached = self.cache.get(key)
+        kept = self.cache.get(key)
+        stale = kept is not None and not still_readable(
+            self.opensearch, self.index, kept, answer_filters(principals, request.prefix)
+        )
         retrieved: Retrieved | None = None
-        if cached is None:
+        if kept is None or stale:
             retrieved = self.retrieve(request, principals)
             found = self.answerer.answer(request.q, list(retrieved.documents.values()))
-            self.cache.put(key, found)
+            etags = {doc_id: document.etag for doc_id, document in retrieved.documents.items()}
+            self.cache.put(key, Kept.of(found, etags))
         else:
-            found = cached
+            found = kept.answer
         logger.info(
             "answer",
             extra={
@@ -118,7 +122,8 @@ class AnswerService:
                 "files_read": len(retrieved.documents) if retrieved is not None else None,
                 "passages_read": len(retrieved.passages()) if retrieved is not None else None,
                 "by_meaning": retrieved.by_meaning if retrieved is not None else None,
-                "cached": cached is not None,
+                "cached": kept is not None and not stale,
+                "cache_stale": stale,
                 **{f"usage_{name}": value for name, value in found.usage.items()},
                 "ms": round((time.perf_counter() - started) * 1000, 1),
             },
