@@ -226,3 +226,19 @@ def test_the_stand_in_refuses_what_the_service_would() -> None:
     }
     assert stand_in.handle("/model/m/converse", json.dumps(bad_document).encode())[0] == 400
     assert stand_in.requests == []
+
+
+def test_the_converse_client_retries_once_and_waits_at_most_its_read_timeout() -> None:
+    from docindex.answer.settings import AnswerSettings
+    from docindex.core.clients import AwsClients
+
+    settings = AnswerSettings.from_env({"ANSWER_READ_TIMEOUT_SECONDS": "8"})
+    clients = AwsClients("us-east-1")
+    converse = clients.client("bedrock-runtime", **settings.converse_bounds())
+    config = converse.meta.config
+    # botocore's standard mode, two attempts in all; the whole response awaited at most 8 s, a connection 2 s
+    assert config.retries == {"mode": "standard", "total_max_attempts": 2}
+    assert (config.read_timeout, config.connect_timeout) == (8.0, 2.0)
+    # the other callers of the same service (the embedder) keep the shared policy, in a client of their own
+    assert clients.client("bedrock-runtime").meta.config.retries["total_max_attempts"] == 6
+    assert clients.client("bedrock-runtime", **settings.converse_bounds()) is converse

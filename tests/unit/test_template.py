@@ -1060,3 +1060,23 @@ def test_bedrock_rights_for_answers_are_exactly_the_converse_call_on_the_one_mod
 
 def role_of(resources: dict[str, dict[str, Any]], sid: str) -> str:
     return next(name for name, r in resources.items() if r["Type"] == "AWS::IAM::Role" and sid in str(r))
+
+
+@pytest.mark.parametrize("answers", ["extractive", "bedrock"])
+def test_the_search_functions_timeout_covers_a_bounded_converse_call_under_the_http_apis_30_s(answers: str) -> None:
+    from docindex.answer.settings import AnswerSettings
+
+    resources = default_resources(Answers=answers)
+    function = resources["SearchFunction"]["Properties"]["Timeout"]
+    integration = resources["SearchIntegration"]["Properties"]["TimeoutInMillis"]
+    # API Gateway answers 503 while the function still runs when the integration gives up first; 30 s is its maximum
+    assert function * 1000 < integration <= 30_000
+    if answers != "bedrock":
+        assert function == 15
+        return
+    # Converse with the SDK's own retries bounded (the client's attempts, connect and read timeouts), plus the
+    # retrieval (a query's vector and one _msearch) fits the function's timeout with 4 s to spare
+    bounds = AnswerSettings.from_env({})
+    assert bounds.converse_bounds() == {"total_attempts": 2, "read_timeout": 10.0, "connect_timeout": 2.0}
+    assert bounds.converse_worst_seconds() == 25.0
+    assert bounds.converse_worst_seconds() + 4 <= function

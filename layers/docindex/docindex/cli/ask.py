@@ -33,7 +33,9 @@ def _ask(args: argparse.Namespace) -> int:
     settings = AnswerSettings.from_env()
     if settings.answers == "off":
         raise CommandError("answers are off (ANSWERS=off): set ANSWERS=extractive or ANSWERS=bedrock")
-    answerer = build_answerer(settings, bedrock_client=lambda: clients.client("bedrock-runtime"))
+    answerer = build_answerer(
+        settings, bedrock_client=lambda: clients.client("bedrock-runtime", **settings.converse_bounds())
+    )
     assert answerer is not None
     service = AnswerService(
         settings,

@@ -24,13 +24,26 @@ if TYPE_CHECKING:
 RETRY_ATTEMPTS = 5
 
 
-def boto_config(max_attempts: int = RETRY_ATTEMPTS, *, read_timeout: float = 30.0, pool: int = 32) -> Any:
-    """The botocore config of every docindex client (``max_attempts`` is for test harnesses only)."""
+def boto_config(
+    max_attempts: int = RETRY_ATTEMPTS,
+    *,
+    read_timeout: float = 30.0,
+    connect_timeout: float = 5.0,
+    pool: int = 32,
+    total_attempts: int | None = None,
+) -> Any:
+    """The botocore config of every docindex client (``max_attempts`` is for test harnesses only). A call that
+    must fit a caller's deadline (Bedrock's Converse inside an API request) gives ``total_attempts`` (botocore's
+    ``total_max_attempts``: the first attempt included — its ``max_attempts`` counts the retries only) and its
+    timeouts."""
     from botocore.config import Config
 
+    retries: dict[str, Any] = {"mode": "standard", "max_attempts": max_attempts}
+    if total_attempts is not None:
+        retries = {"mode": "standard", "total_max_attempts": total_attempts}
     return Config(
-        retries={"mode": "standard", "max_attempts": max_attempts},
-        connect_timeout=5,
+        retries=retries,
+        connect_timeout=connect_timeout,
         read_timeout=read_timeout,
         max_pool_connections=pool,
     )
@@ -130,7 +143,7 @@ class AwsClients:
         self.region = region
         self.profile = profile
         self.endpoint_url = endpoint_url
-        self._clients: dict[str, Any] = {}
+        self._clients: dict[tuple[str, int | None, float, float], Any] = {}
         self._lock = threading.Lock()
 
     @cached_property
@@ -139,18 +152,30 @@ class AwsClients:
 
         return boto3.Session(region_name=self.region, profile_name=self.profile)
 
-    def client(self, service: str) -> Any:
-        """The client of ``service`` (one per process and service)."""
+    def client(
+        self,
+        service: str,
+        *,
+        total_attempts: int | None = None,
+        read_timeout: float = 30.0,
+        connect_timeout: float = 5.0,
+    ) -> Any:
+        """The client of ``service`` (one per process, service and bounds: ``total_attempts`` and the timeouts for
+        a call that must fit a deadline, e.g. ``AnswerSettings.converse_bounds``; else the shared retry policy)."""
+        key = (service, total_attempts, read_timeout, connect_timeout)
         with self._lock:
-            if service not in self._clients:
-                kwargs: dict[str, Any] = {"config": boto_config()}
+            if key not in self._clients:
+                config = boto_config(
+                    total_attempts=total_attempts, read_timeout=read_timeout, connect_timeout=connect_timeout
+                )
+                kwargs: dict[str, Any] = {"config": config}
                 # boto3's own per-service override first (AWS_ENDPOINT_URL_BEDROCK_RUNTIME: the local run's
                 # Converse stand-in), as botocore reads it when no endpoint is given
                 specific = os.environ.get("AWS_ENDPOINT_URL_" + service.upper().replace("-", "_"))
                 if specific or self.endpoint_url:
                     kwargs["endpoint_url"] = specific or self.endpoint_url
-                self._clients[service] = self.session.client(service, **kwargs)
-            return self._clients[service]
+                self._clients[key] = self.session.client(service, **kwargs)
+            return self._clients[key]
 
 
 class Clients:

@@ -200,7 +200,12 @@ def get_resolver() -> APIGatewayHttpResolver:
         clients = Clients(settings)
         embedder = _embedder(settings, clients)
         service = SearchService(settings, opensearch=clients.opensearch, s3=clients.s3, embedder=embedder)
-        answers = answer_service(settings, service, bedrock_client=lambda: clients.bedrock_runtime)
+        # Converse has bounds of its own (ANSWER_READ_TIMEOUT_SECONDS, ANSWER_MAX_ATTEMPTS): it must fit the request
+        answers = answer_service(
+            settings,
+            service,
+            bedrock_client=lambda: clients.aws.client("bedrock-runtime", **settings.converse_bounds()),
+        )
         _resolver = build_resolver(settings, service, answers)
     return _resolver
 
