@@ -7,7 +7,9 @@ its valid split: the train split's file is not in the snapshot this was made fro
 never read) indexed as documents in six folders, their questions split by article into a **calibration**
 half and a **report** half, and the questions of six whole articles left out of the index — no indexed
 paragraph answers them. Beside it, office documents of our own (``OFFICE``: policies, notices, minutes,
-forms) with questions in employees' words and the answer each must quote, and questions none answers.
+forms) with questions in employees' words and the answer each must quote, and questions none answers — the
+tuned ones (``office``, ``office_folder``: among the JSQuAD files, and the office folder alone) and held-out
+ones written before the rule was changed and never used to choose it (``office_held_out``, ``..._folder``).
 
 Every question's retrieval is recorded once, as the search function runs it (``docindex.answer.retrieval``
 over osmem-server with the HNSW k-NN stand-in, the real model's vectors, the permission filter of a user
@@ -21,9 +23,11 @@ applies it. Figures per set:
 - the CPU the function spends per answer (``bench.search_latency`` measures it on 10,000 documents through
   the function itself), and the Bedrock path's requests and tokens per answer (the local stand-in's count).
 
-``--calibrate``: the grid of ``AnswerRule``s on the calibration half; the operating point is the rule with
-the most gold in a cited quote among those refusing at least 90 % of the calibration's unanswerable questions
-with a citation precision of at least 95 %; the report half is held out.
+Each set's figures are given for the rule before issue 42's second round (``before_rule``) and the configured
+one (``default_rule``), on the same recorded retrievals.
+
+``--calibrate``: the grid of ``AnswerRule``s on the calibration half and the tuned office questions (``calibrate``
+says how the operating point is chosen); the report half and the held-out office questions are held out.
 """
 
 from __future__ import annotations
@@ -153,13 +157,97 @@ OFFICE_UNANSWERABLE: tuple[str, ...] = (
 )
 
 
+# Held out (issue 42's second round): eight more files and questions written before the answer rule was
+# changed, and never used to choose it — its figures are not in-sample. Half the unanswerable questions name
+# a file's subject without that file answering them (VPNのパスワードを変更したい beside the VPN procedure that
+# logs in with a one-time password), as パスワードを忘れた does beside the security policy.
+OFFICE_HELD_OUT_FILES: tuple[tuple[str, str], ...] = (
+    (
+        "情報システム課/手順/VPN接続の手順.docx",
+        "VPN接続の手順\n社外から社内システムを使うときは、VPNクライアントを起動して社員番号とワンタイムパスワードで"
+        "ログインする。接続は8時間で自動的に切断される。つながらないときは情報システム課の内線2400へ連絡する。",
+    ),
+    (
+        "人事課/規程/服務規程.docx",
+        "服務規程\n第3条 始業は午前9時、終業は午後6時とし、休憩は正午から1時間とする。\n"
+        "第7条 副業をするときは、事前に所属長を経て人事課に届け出る。",
+    ),
+    (
+        "総務課/お知らせ/防災備蓄品の配布について.txt",
+        "防災備蓄品の配布について\n賞味期限が近づいた非常食と飲料水を3月10日に1階ロビーで配布します。1人2セットまでです。",
+    ),
+    (
+        "経理課/規程/交際費規程.docx",
+        "交際費規程\n取引先との会食は1人あたり5,000円までとし、それを超えるときは部長の事前承認を得る。",
+    ),
+    (
+        "総務課/会議/総務課 定例会議 議事録 2024年9月.docx",
+        "総務課 定例会議 議事録\n日時：2024年9月3日\n"
+        "決定事項：来客用の駐輪場を西門側に移設する。会議室の予約はグループウェアに一本化する。",
+    ),
+    (
+        "営業課/様式/見積依頼書.xlsx",
+        "見積依頼書\n記入例：品名 ノートPC 数量 15台 希望納期 2024年11月末\n"
+        "依頼は購買課を通して3社以上から見積を取ること。",
+    ),
+    (
+        "人事課/お知らせ/インフルエンザ予防接種のお知らせ.txt",
+        "インフルエンザ予防接種のお知らせ\n社内での予防接種を10月21日と22日に行います。費用は会社が全額負担します。"
+        "申込みは10月11日までに人事課へ。",
+    ),
+    (
+        "総務課/手順/郵便物の発送手順.txt",
+        "郵便物の発送手順\n社外へ送る郵便物は午後3時までに総務課の発送箱に入れる。速達や書留は発送伝票に記入して窓口で渡す。",
+    ),
+)
+OFFICE_HELD_OUT_QUESTIONS: tuple[tuple[str, str, str], ...] = (
+    ("VPNにつながらないときの連絡先は？", "情報システム課/手順/VPN接続の手順.docx", "内線2400"),
+    ("家から社内システムに入るには？", "情報システム課/手順/VPN接続の手順.docx", "VPNクライアント"),
+    ("会社は何時に始まる？", "人事課/規程/服務規程.docx", "午前9時"),
+    ("副業してもいい？", "人事課/規程/服務規程.docx", "人事課に届け出る"),
+    ("昼休みは何時から？", "人事課/規程/服務規程.docx", "正午から1時間"),
+    ("非常食はいつ配られる？", "総務課/お知らせ/防災備蓄品の配布について.txt", "3月10日"),
+    ("備蓄品はいくつもらえる？", "総務課/お知らせ/防災備蓄品の配布について.txt", "1人2セット"),
+    ("取引先との食事代の上限は？", "経理課/規程/交際費規程.docx", "5,000円"),
+    ("接待で予算を超えそうなときは？", "経理課/規程/交際費規程.docx", "部長の事前承認"),
+    ("駐輪場はどこに移る？", "総務課/会議/総務課 定例会議 議事録 2024年9月.docx", "西門側"),
+    ("会議室の予約は何ですることになった？", "総務課/会議/総務課 定例会議 議事録 2024年9月.docx", "グループウェア"),
+    ("見積は何社から取る？", "営業課/様式/見積依頼書.xlsx", "3社以上"),
+    ("予防接種はいつ受けられる？", "人事課/お知らせ/インフルエンザ予防接種のお知らせ.txt", "10月21日"),
+    ("インフルエンザのワクチンは自己負担？", "人事課/お知らせ/インフルエンザ予防接種のお知らせ.txt", "全額負担"),
+    ("郵便は何時までに出せばいい？", "総務課/手順/郵便物の発送手順.txt", "午後3時"),
+    ("書留を送りたい", "総務課/手順/郵便物の発送手順.txt", "発送伝票に記入して窓口で渡す"),
+)
+OFFICE_HELD_OUT_UNANSWERABLE: tuple[str, ...] = (
+    "VPNのパスワードを変更したい",
+    "残業は月何時間まで？",
+    "非常食の賞味期限は何年？",
+    "ゴルフ接待は認められる？",
+    "駐輪場の利用料金はいくら？",
+    "見積依頼書の保存期間は？",
+    "予防接種の副反応が出たら？",
+    "海外に荷物を送る方法",
+    "社員証をなくした",
+    "有給休暇の残り日数を確認したい",
+    "引っ越したときの届け出",
+    "年末調整の書類の締め切り",
+    "会議室のプロジェクターが映らない",
+    "電子署名",
+    "インボイス制度",
+    "産業医の面談を受けたい",
+)
+
+
 def office() -> tuple[list[tuple[str, str]], list[Question]]:
-    """The twenty office files and their questions (answerable with the text to quote, and unanswerable)."""
+    """The twenty-eight office files and their questions (answerable with the text to quote, and unanswerable):
+    the tuned ones (``office``) and the held-out ones (``office_held_out``)."""
     from bench.meaning_unanswered import OFFICE_FILES
 
-    files = [*OFFICE_FILES, *OFFICE_MORE]
+    files = [*OFFICE_FILES, *OFFICE_MORE, *OFFICE_HELD_OUT_FILES]
     asked = [Question(q, key, (gold,), "office") for q, key, gold in OFFICE_QUESTIONS]
     asked += [Question(q, None, (), "office") for q in OFFICE_UNANSWERABLE]
+    asked += [Question(q, key, (gold,), "office_held_out") for q, key, gold in OFFICE_HELD_OUT_QUESTIONS]
+    asked += [Question(q, None, (), "office_held_out") for q in OFFICE_HELD_OUT_UNANSWERABLE]
     return files, asked
 
 
@@ -215,6 +303,7 @@ def judge(recorded: list[Recorded], answer: Any) -> dict[str, Any]:
         "gold_in_cited_quote": round(gold_in_quote / n, 3),
         "answered": round(answered / n, 3),
         "citation_precision": round(precise / max(1, citations), 3),
+        "citations": citations,
         "citations_per_answer": round(citations / max(1, answered), 2),
         "refused": round(refused / max(1, len(unanswerable)), 3),
         "cpu_ms_p50": round(statistics.median(cpu), 1) if cpu else 0.0,
@@ -233,6 +322,7 @@ RANKINGS = {
     "meaning_weight": (6.0, 10.0),
     "offered_weight": (0.2,),
     "context_weight": (0.5,),
+    "counter_weight": (0.0, 0.2),
 }
 REFUSALS = {
     "min_coverage": (0.4, 0.5, 0.6),
@@ -240,8 +330,21 @@ REFUSALS = {
     "min_standout_alone": (0.04, 0.06, 1.0),
     "min_coverage_alone": (0.0, 0.1),
     "min_lead_gap": (0.015, 0.02, 0.025, 1.0),
+    "min_score": (0.0, 0.91, 0.915, 0.92, 0.925),
     "max_citations": (1, 2),
 }
+# The rule before issue 42's second round (the operating point of the first: no bar by meaning on the cited file,
+# numbers of any kind alike), kept to report before -> after on the same recorded retrievals.
+BEFORE = {"min_score": 0.0, "counter_weight": 0.0, "meaning_weight": 10.0, "min_coverage": 0.4}
+# The one-sided confidence the calibration half's citation precision must reach 95 % with (Wilson's bound).
+PRECISION_CONFIDENCE_Z = 1.2816  # 90 %
+
+
+def before_rule() -> Any:
+    """The answer rule as issue 42's first round shipped it."""
+    from docindex.answer.refusal import AnswerRule
+
+    return AnswerRule(**BEFORE)
 
 
 def _grid(axes: dict[str, tuple[Any, ...]]) -> list[dict[str, Any]]:
@@ -251,19 +354,31 @@ def _grid(axes: dict[str, tuple[Any, ...]]) -> list[dict[str, Any]]:
     return [dict(zip(names, values, strict=True)) for values in itertools.product(*(axes[n] for n in names))]
 
 
+def wilson_lower(share: float, n: int, z: float = PRECISION_CONFIDENCE_Z) -> float:
+    """The lower end of Wilson's score interval for a share measured on ``n`` trials (one-sided, ``z``)."""
+    if n <= 0:
+        return 0.0
+    centre = share + z * z / (2 * n)
+    spread = z * (share * (1 - share) / n + z * z / (4 * n * n)) ** 0.5
+    return (centre - spread) / (1 + z * z / n)
+
+
 def calibrate(
     recorded: list[Recorded], *, office: list[Recorded], refused: float = 0.9, precision: float = 0.95
 ) -> dict[str, Any]:
-    """The operating point: among the rules that refuse at least ``refused`` of the calibration half's
-    unanswerable questions with a citation precision of at least ``precision``, the one with the most gold
-    in a cited quote over the calibration half and the office questions together (answerable ones; the
-    office folder's unanswerable ones are reported, not tuned on: too few), and among those within half a
-    point of it the safest. Sentences are ranked once per ranking (its weights), and every refusal rule is
-    applied to that ranking."""
+    """The operating point, chosen on the calibration half and the tuned office questions only: among the rules
+    that refuse at least ``refused`` of the calibration half's unanswerable questions and of the office ones (in
+    each of the two indexes), with a calibration citation precision whose 90 % one-sided Wilson bound is at least
+    ``precision`` (the last operating point met 95 % on the calibration half by its point value, 0.958, and
+    missed it on the held-out half, 0.942: the bound asks for the margin such a sample needs), the one with the
+    most gold in a cited quote over the calibration half and the office questions together (answerable ones),
+    and among those within half a point of it the safest. Sentences are ranked once per ranking (its weights),
+    and every refusal rule is applied to that ranking."""
     from docindex.answer.extractive import candidates, compose
     from docindex.answer.refusal import AnswerRule
 
     rows = [*recorded, *office]
+    folders = sorted({r.question.set for r in office})
     points = []
     for ranking in _grid(RANKINGS):
         ranked = {id(r): candidates(r.question.text, r.documents, AnswerRule(**ranking)) for r in rows}
@@ -271,13 +386,25 @@ def calibrate(
             rule = AnswerRule(**ranking, **refusal)
             figures = judge(recorded, lambda r, rule=rule, ranked=ranked: compose(ranked[id(r)], rule))
             figures["office"] = judge(office, lambda r, rule=rule, ranked=ranked: compose(ranked[id(r)], rule))
+            figures["office_refused"] = min(
+                judge(
+                    [r for r in office if r.question.set == name and r.question.key is None],
+                    lambda r, rule=rule, ranked=ranked: compose(ranked[id(r)], rule),
+                )["refused"]
+                for name in folders
+            )
+            figures["precision_bound"] = round(wilson_lower(figures["citation_precision"], figures["citations"]), 3)
             points.append((rule, figures))
 
     def gold(f: dict[str, Any]) -> float:
         n, m = f["answerable"], f["office"]["answerable"]
         return float((f["gold_in_cited_quote"] * n + f["office"]["gold_in_cited_quote"] * m) / max(1, n + m))
 
-    meeting = [(r, f) for r, f in points if f["refused"] >= refused and f["citation_precision"] >= precision]
+    meeting = [
+        (r, f)
+        for r, f in points
+        if f["refused"] >= refused and f["office_refused"] >= refused and f["precision_bound"] >= precision
+    ]
     pool = meeting or points
     top = max(gold(f) for _, f in pool)
     near_top = [p for p in pool if gold(p[1]) >= top - 0.005]
@@ -293,6 +420,7 @@ def bedrock_path(recorded: list[Recorded], rule: Any) -> dict[str, Any]:
 
     from devkit.local.converse import ConverseStandIn
     from docindex.answer.bedrock import BedrockAnswerer
+    from docindex.answer.settings import AnswerSettings
 
     with ConverseStandIn() as stand_in:
         # the stand-in takes any credentials: these never leave the machine
@@ -302,8 +430,13 @@ def bedrock_path(recorded: list[Recorded], rule: Any) -> dict[str, Any]:
             aws_secret_access_key="local",  # noqa: S106  # nosec B106
         )
         client = session.client("bedrock-runtime", endpoint_url=stand_in.url)
+        settings = AnswerSettings.from_env({})
         answerer = BedrockAnswerer(
-            client, "us.anthropic.claude-3-5-haiku-20241022-v1:0", rule=rule, passages=6, max_tokens=600
+            client,
+            settings.answer_model,
+            rule=rule,
+            passages=settings.answer_passages,
+            max_tokens=settings.answer_max_tokens,
         )
         spent: list[dict[str, int]] = []
 
@@ -369,19 +502,22 @@ def measure(*, calibrate_rules: bool = False, limit: int | None = None, replay: 
             load(client, "office", files, embedded, allow=lambda key: (EVERYONE,))
             recorded = record(service_for(client, "jsquad"), [*questions, *asked], [EVERYONE])
             alone = record(service_for(client, "office"), asked, [EVERYONE])
-            recorded += [replace(r, question=replace(r.question, set="office_folder")) for r in alone]
+            recorded += [replace(r, question=replace(r.question, set=r.question.set + "_folder")) for r in alone]
         if replay is not None:
             with replay.open("wb") as kept:
                 pickle.dump(recorded, kept)
     sets = {
         name: [r for r in recorded if r.question.set == name]
-        for name in ("calibration", "report", "office", "office_folder")
+        for name in ("calibration", "report", "office", "office_folder", "office_held_out", "office_held_out_folder")
     }
     out: dict[str, Any] = {"documents": len(documents), "embedding": cost}
     default = AnswerRule()
+    # before -> after on the same recorded retrievals: the first round's rule, and the configured one
+    out["before_rule"] = {name: judge(rows, extractive(before_rule())) for name, rows in sets.items()}
     out["default_rule"] = {name: judge(rows, extractive(default)) for name, rows in sets.items()}
     out["bedrock_through_the_stand_in"] = bedrock_path(sets["report"], default)
     if calibrate_rules:
+        # the tuned office questions only: the held-out ones (office_held_out*) never choose anything
         point = calibrate(sets["calibration"], office=[*sets["office"], *sets["office_folder"]])
         out["calibrated"] = {
             "rule": repr(point["rule"]),

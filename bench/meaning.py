@@ -624,7 +624,13 @@ def measure(docs: int, office_docs: int = 300, encoding: str = "fp32") -> dict[s
         curve = rule_curve(sets)
         checked = {
             name: {**score_rule(rule, sets), "rule": rule.describe()}
-            for name, rule in (("before", before_rule()), ("standout", standout_rule()), ("after", after_rule))
+            for name, rule in (
+                ("before", before_rule()),
+                ("standout", standout_rule()),
+                # the configured rule with issue 35's small-folder rule (before issue 42 measured above the 10th)
+                ("after_sparse_before", small_folder_rule_before()),
+                ("after", after_rule),
+            )
         }
         for figures in checked.values():
             figures["no_file"] = unanswered_share(figures)

@@ -96,6 +96,55 @@ def test_a_paraphrase_whose_file_stands_out_by_meaning_is_answered() -> None:
     assert "3日" in (found.answer or "")
 
 
+SECURITY = "総務課/規程/情報セキュリティポリシー.pdf"
+ENERGY = "総務課/計画/省エネルギー推進計画.xlsx"
+
+
+def _near(doc_id: str, path: str, text: str, score: float, standout: float) -> Document:
+    """A file the vector leg returned: its best passage's cosine with the question and its standout."""
+    document = _document(doc_id, path, text, standout=standout, offered=standout >= 0.025)
+    document.meaning_score = score
+    document.embedded = True
+    return document
+
+
+def test_a_file_that_names_the_questions_subject_without_answering_it_is_not_quoted() -> None:
+    # Given the security policy, whose sentence holds パスワード - most of the question's weighted terms - but which
+    # is not near "I forgot my password" by meaning (its best passage 0.905: bench.answers' office questions)
+    security = _near(
+        "d" * 64,
+        SECURITY,
+        "情報セキュリティポリシー 社外への持ち出しは暗号化したノートPCに限る。パスワードは他人と共有しない。",
+        score=0.905,
+        standout=0.046,
+    )
+    # Then no answer, however many of its words the sentence holds
+    assert answer("パスワードを忘れた", [security, HOLIDAYS], AnswerRule()).no_answer
+    # while a question it answers, near it by meaning, is answered from it
+    near = _near("f" * 64, SECURITY, security.passages[0].text, score=0.943, standout=0.069)
+    found = answer("パスワードを人に教えてもいい？", [near, HOLIDAYS], AnswerRule())
+    assert [c.path for c in found.citations] == [SECURITY]
+    # and a file without vectors (EMBEDDINGS=off, or not embedded yet: no score) is judged by its words alone
+    unembedded = _document("d" * 64, SECURITY, security.passages[0].text)
+    assert not answer("パスワードを忘れた", [unembedded], AnswerRule()).no_answer
+    assert not answer("パスワードを忘れた", [unembedded, near], AnswerRule()).no_answer
+
+
+def test_a_question_that_asks_a_number_of_a_kind_is_answered_with_a_number_of_that_kind() -> None:
+    # Given the energy plan: 28度 answers 何度; 5% is a number too, and パソコン shares コン with エアコン
+    energy = _near(
+        "e" * 64,
+        ENERGY,
+        "省エネルギー推進計画 夏季の冷房は28度、冬季の暖房は20度を目安に設定する。昼休みは執務室の照明を消す。"
+        "退社時はパソコンの電源を切り、電力使用量を前年比5%削減する。",
+        score=0.929,
+        standout=0.066,
+    )
+    found = answer("エアコンの温度は何度にする", [energy, HOLIDAYS], AnswerRule())
+    assert "28度" in (found.answer or "")
+    assert "28度" in found.citations[0].quote
+
+
 def test_the_json_is_the_contracts() -> None:
     found = Answer(
         "本年は12月29日から休業します。",

@@ -22,6 +22,7 @@ from docindex.answer.sentences import (
     Span,
     Weights,
     asks_number,
+    counted,
     holds_number,
     question_terms,
     sentence_spans,
@@ -57,6 +58,7 @@ def candidates(question: str, documents: list[Document], rule: AnswerRule) -> li
         return []
     weighing = weighed(question, documents)
     number = rule.number_weight if asks_number(question) else 0.0
+    counter = counted(question) if rule.counter_weight else None
     found: list[Candidate] = []
     for document in documents:
         standout = document.standout if document.standout is not None else 0.0
@@ -69,7 +71,8 @@ def candidates(question: str, documents: list[Document], rule: AnswerRule) -> li
             for i in range(len(spans)):
                 measured = _measured(spans, i)
                 quoted = _quoted(spans, i, measured)
-                coverage = weighing.coverage(terms(passage.text[measured.start : measured.end]) | named)
+                sentence = passage.text[measured.start : measured.end]
+                coverage = weighing.coverage(terms(sentence) | named)
                 score = (
                     coverage
                     + rule.context_weight * context
@@ -77,7 +80,8 @@ def candidates(question: str, documents: list[Document], rule: AnswerRule) -> li
                     + rule.offered_weight * document.offered
                     + rule.best_weight * passage.best
                     + rule.keyword_weight * keyword
-                    + (number if number and holds_number(passage.text[measured.start : measured.end]) else 0.0)
+                    + (number if number and holds_number(sentence) else 0.0)
+                    + (rule.counter_weight if counter is not None and counter.search(sentence) else 0.0)
                 )
                 found.append(
                     Candidate(
@@ -137,13 +141,21 @@ def compose(ranked: list[Candidate], rule: AnswerRule) -> Answer:
             best = next(c for c in ranked if c.document is lead)
         elif not rule.near_enough(best.coverage, offered=best.document.offered, standout=best.document.standout):
             return Answer.refused("extractive", "not_near_enough")
+    # A sentence holding the question's words in a file about something else (パスワードを忘れた: パスワードは他人と
+    # 共有しない): its file itself is not near the question by meaning
+    # (judged only when the vector leg ran, and only a file with vectors: one not embedded yet has no score)
+    judged = any(c.document.meaning_score is not None for c in ranked)
+    if not rule.near_by_meaning(best.document.meaning_score, judged=judged and best.document.embedded):
+        return Answer.refused("extractive", "not_near_enough")
     chosen = [best]
     for other in ranked[1:]:
         if len(chosen) >= rule.max_citations or best.score - other.score > rule.second_within:
             break
         if other.document.doc_id in {c.document.doc_id for c in chosen} or other.quote == best.quote:
             continue
-        if rule.near_enough(other.coverage, offered=other.document.offered, standout=other.document.standout):
+        if rule.near_enough(
+            other.coverage, offered=other.document.offered, standout=other.document.standout
+        ) and rule.near_by_meaning(other.document.meaning_score, judged=judged and other.document.embedded):
             chosen.append(other)
     citations = tuple(Citation(c.document.doc_id, c.document.path, c.passage.page, c.quote) for c in chosen)
     return Answer(" ".join(c.quote for c in chosen), citations, "extractive")

@@ -70,6 +70,9 @@ class Document:
     passages: list[Passage] = field(default_factory=list)
     # The indexed version's ETag (what a cached answer's quotes were read from).
     etag: str = ""
+    # Whether the file has passages with vectors (embedded by the worker): only such a file can be near by meaning;
+    # one not embedded yet (or too large to embed) is judged by its words alone.
+    embedded: bool = False
     # The vector leg: the file's score (its best passage's), its rank after crowding and how far it stands
     # out from the crowd of nearest files (MeaningRule's standout), whether the rule offers it.
     meaning_score: float | None = None

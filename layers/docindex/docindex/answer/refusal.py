@@ -36,6 +36,7 @@ class AnswerRule:
     best_weight: float = 0.05  # ... 1 for the passage the vector leg scored its file by
     keyword_weight: float = 0.05  # ... 1 / (1 + rank) among the files that hold most of the words
     number_weight: float = 0.1  # ... 1 when the question asks when or how much and the sentence holds a number
+    counter_weight: float = 0.2  # ... 1 when it holds a number with the counter asked for (何度: 28度, not 5%)
     # Near enough: held up by its words ...
     min_coverage: float = 0.4
     # ... or by meaning: its file offered by the meaning rule and the sentence holding this much ...
@@ -46,8 +47,13 @@ class AnswerRule:
     # ... or its file leads by meaning: offered, and standing out this much more than the next nearest file
     # (a file that stands out alone: its best sentence answers even when few words are shared).
     min_lead_gap: float = 0.02
-    # At most this many files cited; another file's sentence only when it scores within this of the best.
-    max_citations: int = 2
+    # ... and, whichever of those holds it up, its file is near the question by meaning itself: among the
+    # nearest files, its best passage scoring at least this (the embedding model's cosine; 0: no such bar). Only
+    # when the vector leg ran (no vectors: words alone decide).
+    min_score: float = 0.91
+    # At most this many files cited; another file's sentence only when it scores within this of the best (and
+    # its file is as near by meaning: ``min_score``).
+    max_citations: int = 1
     second_within: float = 0.05
 
     @classmethod
@@ -60,7 +66,13 @@ class AnswerRule:
             min_coverage_alone=float(getattr(settings, "answer_min_coverage_alone", cls.min_coverage_alone)),
             max_citations=int(getattr(settings, "answer_max_citations", cls.max_citations)),
             min_lead_gap=float(getattr(settings, "answer_min_lead_gap", cls.min_lead_gap)),
+            min_score=float(getattr(settings, "answer_min_score", cls.min_score)),
         )
+
+    def near_by_meaning(self, score: float | None, *, judged: bool) -> bool:
+        """Whether a file whose best passage scores ``score`` (None: not among the nearest files) may be cited;
+        ``judged``: the vector leg ran for this question."""
+        return not judged or self.min_score <= 0 or (score is not None and score >= self.min_score)
 
     def near_enough(self, coverage: float, *, offered: bool, standout: float | None) -> bool:
         """Whether a sentence holding ``coverage`` of the question's terms, in a file ``offered`` by the

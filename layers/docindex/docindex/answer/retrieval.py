@@ -111,6 +111,7 @@ def retrieve(
     for rank, hit in enumerate(keyword.get("hits", {}).get("hits", [])):
         document = _document(documents, hit["_id"], hit.get("_source") or {})
         document.keyword_rank = rank
+        document.embedded = document.embedded or bool((hit.get("_source") or {}).get("passages"))
         document.passages.extend(_windows(document, hit))
     if nearest:
         # Near enough by meaning, whatever the words leg found (an answer is not a keyword search).
@@ -124,6 +125,7 @@ def retrieve(
             document.standout = standout
             document.offered = hit.doc_id in offered
             document.best_vector = hit.vector
+            document.embedded = True
             document.passages.extend(_passages(document, hit))
     for document in documents.values():
         document.passages = _unique(document.passages)

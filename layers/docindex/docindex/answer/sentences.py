@@ -30,6 +30,9 @@ _ASKS_NUMBER = re.compile(
     r"いつ|いくら|何[年月日時回人歳割円個件倍度位番世紀点%％]|何パーセント|何キロ|何メートル|どれ(?:くらい|ほど|だけ)|どのくらい"
 )
 _NUMBER = re.compile(r"[0-9０-９〇一二三四五六七八九十百千万億]")
+# The counter a question asks for (何度 → 度, 何日 → 日, いくら → 円): its answer holds a number with it.
+_ASKED_COUNTER = re.compile(r"何(か月|ヶ月|[年月日時回人歳割円個件倍度位番世紀点%％箱社台])|(いくら)")
+_NUMERAL = "[0-9０-９〇一二三四五六七八九十百千万億,，.]"
 # A sentence shorter than this (characters) says too little alone: the next sentence is quoted with it.
 SHORT_SENTENCE = 12
 
@@ -85,6 +88,17 @@ def holds_number(text: str) -> bool:
     return bool(_NUMBER.search(text))
 
 
+@lru_cache(maxsize=1024)
+def counted(question: str) -> re.Pattern[str] | None:
+    """A number with the counter ``question`` asks for (何度 → ``28度``, いくら → ``3,000円``); None when it asks
+    for none. A sentence with a number of another kind (5%, 第2週) is not the answer to 何度."""
+    match = _ASKED_COUNTER.search(question)
+    if match is None:
+        return None
+    counter = "円" if match.group(2) else match.group(1)
+    return re.compile(f"{_NUMERAL}+{re.escape(counter)}")
+
+
 def question_terms(question: str) -> frozenset[str]:
     """The terms of a question (its interrogatives left out)."""
     return terms(question)
@@ -98,14 +112,15 @@ class Weights:
 
     @property
     def total(self) -> float:
-        return sum(self.of.values())
+        return sum(sorted(self.of.values()))
 
     def coverage(self, held: Iterable[str]) -> float:
         """The weighted share of the question's terms ``held`` has (0..1)."""
         total = self.total
         if not total:
             return 0.0
-        return sum(self.of.get(term, 0.0) for term in set(held)) / total
+        # summed in one order: a set's order varies with the process's hash seed, and so would the float sum
+        return sum(sorted(self.of.get(term, 0.0) for term in set(held))) / total
 
 
 # A pair of characters (a word's part) counts this much more than a single kanji.

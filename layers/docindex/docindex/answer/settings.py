@@ -38,7 +38,10 @@ class AnswerSettings(EnvSettings):
     answer_min_standout_alone: float = Field(0.06, alias="ANSWER_MIN_STANDOUT_ALONE", ge=0, le=1)
     answer_min_coverage_alone: float = Field(0.0, alias="ANSWER_MIN_COVERAGE_ALONE", ge=0, le=1)
     answer_min_lead_gap: float = Field(0.02, alias="ANSWER_MIN_LEAD_GAP", ge=0, le=1)
-    answer_max_citations: int = Field(2, alias="ANSWER_MAX_CITATIONS", ge=1, le=5)
+    # The cited file's own nearness by meaning (its best passage's cosine with the question, multilingual-e5-small's
+    # scale; 0: none): a sentence with the question's words in a file about something else is no answer.
+    answer_min_score: float = Field(0.91, alias="ANSWER_MIN_SCORE", ge=0, le=1)
+    answer_max_citations: int = Field(1, alias="ANSWER_MAX_CITATIONS", ge=1, le=5)
     # A warm function keeps answers this long, keyed on the caller's principals (0: no cache).
     answer_cache_seconds: float = Field(60.0, alias="ANSWER_CACHE_SECONDS", ge=0, le=3600)
     answer_cache_entries: int = Field(256, alias="ANSWER_CACHE_ENTRIES", ge=1, le=10_000)
