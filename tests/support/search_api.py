@@ -96,7 +96,7 @@ class SearchWorld:
         return doc_id(self.stack.bucket, key)
 
 
-def build_world(stack: Stack, tmp_path: Path, cognito: Any) -> SearchWorld:
+def build_world(stack: Stack, tmp_path: Path, cognito: Any, **env_overrides: str) -> SearchWorld:
     from docindex.embed.settings import embedder_for
     from docindex.search_api.routes import build_resolver
     from docindex.search_api.service import SearchService
@@ -105,7 +105,7 @@ def build_world(stack: Stack, tmp_path: Path, cognito: Any) -> SearchWorld:
     env = provision_user_pool(cognito, prefix=f"t{uuid.uuid4().hex[:8]}", admin_group="docindex-admins", region=REGION)
     map_path = tmp_path / "access-map.json"
     map_path.write_text(json.dumps(ACCESS_MAP, ensure_ascii=False))
-    settings = SearchApiSettings.from_env(stack.settings_env())
+    settings = SearchApiSettings.from_env(stack.settings_env(**env_overrides))
     # The configured embedder, as the deployed function builds it (None where the stack has EMBEDDINGS=off).
     service = SearchService(settings, opensearch=stack.opensearch, s3=stack.aws.s3, embedder=embedder_for(settings))
     verifier = JwtVerifier(
