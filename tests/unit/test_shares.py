@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from docindex.access.ntfs.importer import KeyRules, normalize_prefix
@@ -141,3 +143,16 @@ def test_the_search_api_refuses_to_start_with_an_unreadable_mapping() -> None:
     with pytest.raises(SettingsError, match="FILE_SERVER_SHARES: entry 1"):
         SearchApiSettings.from_env(env)
     assert not SearchApiSettings.from_env({**env, "FILE_SERVER_SHARES": ""}).shares
+
+
+def test_the_local_env_file_keeps_a_unc_path_exactly(tmp_path: Path) -> None:
+    # `docindex local up` writes FILE_SERVER_SHARES to the env file the search page's gateway reads:
+    # dotenv reads \\ as \ inside single quotes, so a UNC path lost a backslash there
+    from docindex.ops.envfile import read_env_file, write_env_file
+
+    values = {"FILE_SERVER_SHARES": "=\\\\fileserver\\文書;x/=//nas/a b", "OTHER": "it's \\ # $x", "PLAIN": "v"}
+    write_env_file(tmp_path / "local.env", values)
+    assert read_env_file(tmp_path / "local.env") == values
+    assert parse_shares(read_env_file(tmp_path / "local.env")["FILE_SERVER_SHARES"]).locate("b", "a").path == (  # type: ignore[union-attr]
+        "\\\\fileserver\\文書\\a"
+    )

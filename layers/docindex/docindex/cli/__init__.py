@@ -35,6 +35,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "reconcile",
     "pause",
     "reprocess",
+    "failures",
     "ledger",
     "plan",
 )

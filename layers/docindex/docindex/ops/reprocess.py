@@ -54,6 +54,10 @@ class ReprocessFilter:
     ocr_confidence_below: int | None = None
     # OCR'd documents read by an older OCR pipeline (ocr_version below OCR_VERSION, or none recorded).
     ocr_outdated: bool = False
+    # Documents whose OCR ended so (``failed``: what `docindex failures` lists as ocr_failed).
+    ocr_status: str | None = None
+    # Documents read in part (content_truncated: a limit cut their text).
+    truncated: bool = False
 
     def query(self) -> dict[str, Any]:
         """The OpenSearch query of this filter."""
@@ -77,6 +81,10 @@ class ReprocessFilter:
             )
         if self.extraction_error:
             clauses.append({"term": {"extraction_error": self.extraction_error}})
+        if self.ocr_status:
+            clauses.append({"term": {"ocr_status": self.ocr_status}})
+        if self.truncated:
+            clauses.append({"term": {"content_truncated": True}})
         if self.extension:
             clauses.append({"term": {"extension": self.extension.lower().lstrip(".")}})
         if self.prefix:
