@@ -186,3 +186,49 @@ def test_the_operator_cli_searches_names_sorts_and_prints_the_path(
     assert main(["search", "--sort", "size", "--prefix", "営業部/", "--env-file", str(env_file), "--json"]) == 0
     listed = [hit["key"] for hit in json.loads(capsys.readouterr().out)["hits"]]
     assert listed == sorted(listed, key=lambda key: -len(FILES[key].encode()))
+
+
+def test_an_index_from_before_name_search_is_reported_and_reindex_brings_the_names(
+    stack: Stack, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import copy
+
+    from docindex.cli import main
+    from docindex.index.mapping import MAPPINGS, index_body
+    from docindex.index.search import search
+    from docindex.ops.diagnose.checks.index import names_warnings
+
+    # Given an index built before name search (no names field, no analyzer for it) behind its alias
+    client = stack.opensearch
+    body = index_body()
+    del body["settings"]["index"]["analysis"]["analyzer"]["docindex_names"]
+    del body["settings"]["index"]["analysis"]["tokenizer"]["docindex_names"]
+    body["mappings"] = copy.deepcopy(MAPPINGS) | {"_source": {"excludes": ["variants"]}}
+    del body["mappings"]["properties"]["names"]
+    body["aliases"] = {"legacy": {"is_write_index": True}}
+    client.indices.create(index="legacy-v1", body=body)
+    source = {
+        "bucket": "b",
+        "key": "営業部/見積/2024_御見積書.xlsx",
+        "filename": "2024_御見積書.xlsx",
+        "content": "価格",
+    }
+    client.index(index="legacy", id="x", body=source, version=3, version_type="external", refresh=True)
+    # Then the operator is told, and a name search finds nothing there yet (content search still works)
+    (mapping,) = client.indices.get_mapping(index="legacy").values()
+    assert names_warnings(mapping["mappings"]) == [
+        "built before name search (no `names` field: a name search finds nothing): run `docindex reindex`"
+    ]
+    assert list(search(client, "legacy", "見積", names=True)) == []
+    # When `docindex reindex` rebuilds it, deriving the field as it copies each document
+    for name, value in stack.settings_env().items():
+        monkeypatch.setenv(name, value)
+    target = ["--opensearch-endpoint", stack.osmem_url, "--index", "legacy"]
+    assert main(["reindex", *target, "--ledger-table", stack.env["LEDGER_TABLE"], "--settle", "0"]) == 0
+    capsys.readouterr()
+    # Then the name search finds the file, and nothing is left to report
+    assert [h["key"] for h in search(client, "legacy", "見積", names=True)] == ["営業部/見積/2024_御見積書.xlsx"]
+    (mapping,) = client.indices.get_mapping(index="legacy").values()
+    assert names_warnings(mapping["mappings"]) == []
+    assert client.get(index="legacy", id="x")["_version"] == 3
+    assert "names" not in client.get(index="legacy", id="x")["_source"]

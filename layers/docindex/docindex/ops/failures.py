@@ -34,7 +34,6 @@ LOW_OCR_CONFIDENCE = "low_ocr_confidence"
 TRUNCATED = "truncated"
 # The search API's threshold (docindex.search_api.query.LOW_OCR_CONFIDENCE; recognize.PLAUSIBLE_CONFIDENCE).
 DEFAULT_CONFIDENCE_BELOW = 75
-PAGE_SIZE = 500
 MAX_ERROR_CODES = 200
 SOURCE_FIELDS = [
     *("bucket", "key", "extension", "content_type", "size", "last_modified", "indexed_at"),
@@ -225,22 +224,9 @@ def count_reasons(opensearch: Any, index: str, selection: FailureFilter) -> list
 
 def documents(opensearch: Any, index: str, selection: FailureFilter, reason: str) -> Iterator[Failure]:
     """The documents of ``reason``, in (bucket, key) order."""
-    search_after: list[Any] | None = None
-    while True:
-        body: dict[str, Any] = {
-            "query": selection.reason_query(reason),
-            "sort": [{"bucket": "asc"}, {"key": "asc"}],
-            "_source": SOURCE_FIELDS,
-            "size": PAGE_SIZE,
-        }
-        if search_after:
-            body["search_after"] = search_after
-        hits = opensearch.search(index=index, body=body)["hits"]["hits"]
-        for hit in hits:
-            source = hit.get("_source") or {}
-            yield Failure(
-                reason, str(source.get("bucket", "")), str(source.get("key", "")), detail_of(reason, source), source
-            )
-        if len(hits) < PAGE_SIZE:
-            return
-        search_after = list(hits[-1]["sort"])
+    from docindex.ops.reprocess import by_key
+
+    for hit in by_key(opensearch, index, selection.reason_query(reason), source=SOURCE_FIELDS):
+        source = hit.get("_source") or {}
+        bucket, key = str(source.get("bucket", "")), str(source.get("key", ""))
+        yield Failure(reason, bucket, key, detail_of(reason, source), source)

@@ -82,7 +82,7 @@ def variants_warnings(actual: Mapping[str, Any]) -> list[str]:
 
 
 def names_warnings(actual: Mapping[str, Any]) -> list[str]:
-    """Why a name search (docs/search.md#name-search) does not find every file of this index."""
+    """Why a name search (docs/search-api.md#name-search) does not find every file of this index."""
     if "names" not in actual.get("properties", {}):
         return ["built before name search (no `names` field: a name search finds nothing): run `docindex reindex`"]
     version = actual.get("_meta", {}).get("docindex", {}).get("names")
