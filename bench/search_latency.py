@@ -416,6 +416,33 @@ def postings_estimate(documents: int, frequencies: dict[str, int], grams_per_doc
     }
 
 
+def names_bytes(docs: int) -> dict[str, Any]:
+    """:func:`postings_estimate` of ``docs`` generated paths, without an engine, and the JSON the field adds
+    to each write request."""
+    import json
+    from collections import Counter
+
+    from bench.corpus import file_path
+    from docindex.index.names import document_names
+
+    frequencies: Counter[str] = Counter()
+    grams = sent = characters = 0
+    for n in range(docs):
+        key = file_path(n)
+        values = document_names(key)
+        found = set().union(*(_grams(value) for value in values))
+        frequencies.update(found)
+        grams += len(found)
+        characters += len(key)
+        sent += len(json.dumps({"names": values}, ensure_ascii=False).encode()) + 1
+    return {
+        "documents": docs,
+        "mean_path_characters": round(characters / docs, 1),
+        "request_bytes_per_document": round(sent / docs, 1),
+        **postings_estimate(docs, frequencies, grams / docs),
+    }
+
+
 def measure_names(docs: int, repeat: int) -> dict[str, Any]:
     """Name search against keyword search over the same ``docs`` documents, through the search function; the
     bytes per document the ``names`` field adds (osmem's store on a sample, and a Lucene estimate on all)."""
@@ -563,7 +590,19 @@ def main(argv: list[str] | None = None) -> int:
         metavar="N",
         help="instead: name search against keyword search on N generated file server paths (issue 43)",
     )
+    parser.add_argument(
+        "--names-bytes",
+        type=int,
+        default=0,
+        metavar="N",
+        help="instead: only the names field's Lucene estimate on N generated paths (no engine: 1,000,000 fit)",
+    )
     args = parser.parse_args(argv)
+    if args.names_bytes:
+        estimate = names_bytes(args.names_bytes)
+        save_section(args.results, "name_search_bytes", estimate)
+        print(f"the names field on {args.names_bytes:,} generated paths, Lucene estimate: {estimate}")
+        return 0
     if args.names:
         named = measure_names(args.names, args.repeat)
         save_section(args.results, "name_search", named)
