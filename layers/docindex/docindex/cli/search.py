@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 import sys
 from datetime import date, datetime
-from pathlib import Path
 from typing import Any
 
 from docindex.cli import _ops
@@ -297,21 +296,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         action="store_true",
         help="identical copies (same content) are one result, followed by 'also in:' and the other copies",
     )
-    group = parser.add_argument_group(
-        "where the index is",
-        "Explicit flags, then the exported environment (OPENSEARCH_ENDPOINT, OPENSEARCH_INDEX, ...), then "
-        f"--env-file or {_ops.DEFAULT_ENV_FILE} (when it exists), then the stack (--stack or DOCINDEX_STACK).",
-    )
-    group.add_argument("--stack", metavar="NAME", help="CloudFormation stack deployed from template.yaml")
-    group.add_argument(
-        "--env-file",
-        type=Path,
-        default=None,
-        help=f"read settings from this env file (default {_ops.DEFAULT_ENV_FILE} when it exists)",
-    )
-    group.add_argument("--region", help="AWS region (SigV4)")
-    group.add_argument("--profile", help="AWS named profile")
-    group.add_argument("--opensearch-endpoint", help="OpenSearch endpoint URL")
-    group.add_argument("--index", help="index or alias (default documents)")
+    _ops.add_index_options(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON document (schema: docs/operations.md)")
     parser.set_defaults(func=_search)
