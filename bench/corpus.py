@@ -590,3 +590,90 @@ def describe(corpus: Corpus) -> dict[str, Any]:
         "large": {"docs": len(corpus.large), "bytes": sum(d.size for d in corpus.large)},
         "scans": [asdict(s) | {"truth": None} for s in corpus.scans],
     }
+
+
+# ----------------------------------------------------------------------------- file names (name search)
+
+_COMPANIES = [
+    *("株式会社サンプル商事", "有限会社山田製作所", "ABC株式会社", "東京物流株式会社", "株式会社みらい電機"),
+    *("大阪精工株式会社", "株式会社グリーンフーズ", "北海道酪農協同組合", "株式会社テクノソリューションズ"),
+    *("合同会社ブルースカイ", "株式会社髙橋建設", "山﨑産業株式会社", "株式会社ｻﾝﾌﾟﾙ", "XYZ Holdings"),
+]
+_PROJECTS = ["基幹システム刷新", "新製品開発", "物流センター移転", "Webサイト改修", "ISO認証取得", "社内ポータル"]
+_MODULES = ["受注管理", "在庫管理", "会計連携", "認証", "帳票出力", "API"]
+_MEETINGS = ["定例会議", "営業会議", "経営会議", "部内ミーティング", "キックオフ", "打ち合わせ"]
+_MARKS = [
+    "",
+    "",
+    "",
+    "",
+    "【社外秘】",
+    "【至急】",
+    "(改)",
+    "_最終版",
+    "_最終版_修正",
+    " - コピー",
+    "_v2",
+    "_ver1.2",
+    "（案）",
+]
+_FORMS = ["申し込み書", "申込書", "申請書", "届出書", "同意書"]
+_EXTENSIONS = ["xlsx"] * 6 + ["docx"] * 6 + ["pdf"] * 8 + ["pptx"] * 2 + ["txt", "csv", "msg", "zip", "jpg"]
+
+
+def _day(rng: random.Random) -> date:
+    return date(rng.randint(2016, 2025), rng.randint(1, 12), rng.randint(1, 28))
+
+
+def file_path(index: int, seed: int = DEFAULT_SEED) -> str:
+    """Key ``index`` of a file server's tree as a sync copies it: department folders by year and customer,
+    dates and versions in the names, the marks people add (【社外秘】, _最終版_修正, - コピー), half-width
+    katakana and full-width digits of old systems, spaces and brackets. Independent of how many are asked for."""
+    rng = random.Random(f"{seed}-path-{index}")  # noqa: S311 - a fixed seed, not secrecy
+    day = _day(rng)
+    stamp = rng.choice([day.strftime("%Y%m%d"), day.isoformat(), day.strftime("%y%m%d"), f"{day.year}年{day.month}月"])
+    fiscal = f"{day.year if day.month > 3 else day.year - 1}年度"
+    mark = rng.choice(_MARKS)
+    company = rng.choice(_COMPANIES)
+    ext = rng.choice(_EXTENSIONS)
+    shape = rng.randrange(8)
+    if shape == 0:
+        kind, title = rng.choice([("見積", "御見積書"), ("提案", "提案書"), ("契約", "契約書"), ("請求", "請求書")])
+        name = f"{stamp}_{company}様_{title}{mark}"
+        path = f"営業部/{fiscal}/{company}/{kind}/{name}.{ext}"
+    elif shape == 1:
+        meeting = rng.choice(_MEETINGS)
+        path = f"{rng.choice(_ORGS)}/会議/{day.year}/{day.month:02d}月/議事録_{meeting}_{stamp}{mark}.{ext}"
+    elif shape == 2:
+        person = rng.choice(_PEOPLE)
+        path = f"人事部/採用/{fiscal}/応募書類/{rng.choice(['履歴書', '職務経歴書', '面接評価'])}_{person}_{stamp}.pdf"
+    elif shape == 3:
+        kind = rng.choice(["請求書", "支払", "経費精算"])
+        path = f"経理部/{kind}/{day.year}/{day.month:02d}/{company}_{stamp}{mark}.{ext}"
+    elif shape == 4:
+        project = rng.choice(_PROJECTS)
+        module = rng.choice(_MODULES)
+        doc = rng.choice(["仕様書", "設計書", "テスト計画書", "手順書"])
+        phase = rng.choice(["01_要件定義", "02_設計", "03_開発", "04_テスト"])
+        path = f"開発部/{project}/{phase}/{doc}_{module}_v{rng.randint(1, 5)}{mark}.{ext}"
+    elif shape == 5:
+        path = f"スキャン/{day.year}/{day.month:02d}/SCAN_{day.strftime('%Y%m%d')}_{rng.randint(0, 235959):06d}.pdf"
+    elif shape == 6:
+        form = rng.choice(_FORMS)
+        section = rng.choice(["各種様式", "手続き", "福利厚生"])
+        path = f"総務部/{section}/{rng.choice(_TOPICS)}/{form}_{rng.choice(_ITEMS)}{mark}.{ext}"
+    else:
+        org = rng.choice(_ORGS)
+        title = rng.choice(_DOC_NAMES)
+        year = (
+            str(day.year).translate(str.maketrans("0123456789", "０１２３４５６７８９"))
+            if rng.random() < 0.1
+            else day.year
+        )
+        path = f"{org}/{fiscal}/{rng.choice(_TOPICS)}/{year}年{rng.choice(_PLACES)} {title}{mark}.{ext}"
+    if shape != 5 and rng.random() < 0.35:  # a working folder or a person's folder one level deeper
+        folder, name = path.rsplit("/", 1)
+        path = (
+            f"{folder}/{rng.choice(['作業用', '過去分', '旧', 'アーカイブ', rng.choice(_PEOPLE), '確認済み'])}/{name}"
+        )
+    return path

@@ -45,7 +45,7 @@ from unittest import mock
 from urllib.parse import urlencode
 
 from bench.report import save_section
-from bench.search_latency import LINES, QUERIES, _percentile, search_event
+from bench.search_latency import LINES, QUERIES, _percentile, function_environment, search_event
 
 REPO = Path(__file__).resolve().parent.parent
 WORD = "内部統制"
@@ -118,21 +118,6 @@ def measure_index(long_docs: int, pages: int) -> dict[str, Any]:
     return figures
 
 
-def _function_environment(url: str, extra: dict[str, str]) -> dict[str, str]:
-    return {
-        "OPENSEARCH_ENDPOINT": url,
-        "OPENSEARCH_INDEX": "documents",
-        "OPENSEARCH_AUTH": "none",
-        "AWS_REGION": os.environ.get("AWS_REGION", "us-east-1"),
-        "AWS_DEFAULT_REGION": os.environ.get("AWS_DEFAULT_REGION", "us-east-1"),
-        "POWERTOOLS_SERVICE_NAME": "docindex",
-        "POWERTOOLS_METRICS_NAMESPACE": "DocIndex",
-        "POWERTOOLS_TRACE_DISABLED": "true",
-        "POWERTOOLS_LOG_LEVEL": "WARNING",
-        **extra,
-    }
-
-
 def measure_search(docs: int, long_docs: int, pages: int, repeat: int) -> dict[str, Any]:
     """Search latency through the function with and without page hits, on ``docs`` documents."""
     from opensearchpy import helpers
@@ -172,7 +157,9 @@ def measure_search(docs: int, long_docs: int, pages: int, repeat: int) -> dict[s
         logger.setLevel("WARNING")
         warnings.filterwarnings("ignore", message="No application metrics to publish")
         for mode, page_hits in (("without_page_hits", "0"), ("with_page_hits", "3")):
-            with mock.patch.dict(os.environ, _function_environment(server.url, {"SEARCH_PAGE_HITS": page_hits})):
+            with mock.patch.dict(
+                os.environ, function_environment(server.url, SEARCH_PAGE_HITS=page_hits, EMBEDDINGS="local")
+            ):
                 routes._resolver = None
                 handler = load_handler("search")
                 latencies: list[float] = []
@@ -275,7 +262,7 @@ def measure_preview(samples: int) -> dict[str, Any]:  # noqa: PLR0915 - one meas
                 "AWS_SECRET_ACCESS_KEY": "local",
                 "CONTENT_CACHE_BUCKET": "cache",
             }
-            with mock.patch.dict(os.environ, _function_environment(server.url, extra)):
+            with mock.patch.dict(os.environ, function_environment(server.url, **extra, EMBEDDINGS="local")):
                 routes._resolver = None
                 handler = load_handler("search")
                 claims = {"sub": "bench-user", "username": "bench-user", "cognito:groups": []}

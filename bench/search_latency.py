@@ -166,17 +166,27 @@ def _summary(samples: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def interleaved(
-    workers: dict[str, tuple[Worker, dict[str, str]]], repeat: int, queries: tuple[str, ...] = QUERIES
+    workers: dict[str, tuple[Worker, dict[str, str]]],
+    repeat: int,
+    *,
+    queries: dict[str, tuple[str, ...]] | None = None,
+    groups: tuple[str, ...] = ("部署3",),
 ) -> dict[str, Any]:
-    """Every query ``repeat`` times (after a warm-up round) through every worker, alternating."""
+    """Every query ``repeat`` times (after a warm-up round) through every worker, alternating.
+
+    ``queries``: a row's own queries (default :data:`QUERIES` for every row), as an employee of ``groups``.
+    """
     samples: dict[str, list[dict[str, Any]]] = {name: [] for name in workers}
     names = list(workers)
+    asked = {name: (queries or {}).get(name, QUERIES) for name in names}
     for round_number in range(repeat + 1):
         order = names if round_number % 2 == 0 else names[::-1]
-        for query in queries:
+        for position in range(max(len(q) for q in asked.values())):
             for name in order:
+                if position >= len(asked[name]):
+                    continue
                 worker, params = workers[name]
-                answer = worker.search(search_event(query, ["部署3"], **params))
+                answer = worker.search(search_event(asked[name][position], list(groups), **params))
                 if round_number:  # the first round warms caches
                     samples[name].append(answer)
     return {name: _summary(rows) for name, rows in samples.items()}
@@ -215,6 +225,26 @@ def _with_vectors(client: Any, index: str, documents: list[dict[str, Any]]) -> N
         actions.append({**action, "_index": index, "_source": source})
     helpers.bulk(client, actions, chunk_size=500, request_timeout=300)
     client.indices.refresh(index=index)
+
+
+def function_environment(url: str, index: str = "documents", **extra: str) -> dict[str, str]:
+    """The search function's settings against the bench's engine (keyword search: no embedder, unless ``extra``
+    says otherwise)."""
+    import os
+
+    return {
+        "OPENSEARCH_ENDPOINT": url,
+        "OPENSEARCH_INDEX": index,
+        "OPENSEARCH_AUTH": "none",
+        "EMBEDDINGS": "off",
+        "AWS_REGION": os.environ.get("AWS_REGION", "us-east-1"),
+        "AWS_DEFAULT_REGION": os.environ.get("AWS_DEFAULT_REGION", "us-east-1"),
+        "POWERTOOLS_SERVICE_NAME": "docindex",
+        "POWERTOOLS_METRICS_NAMESPACE": "DocIndex",
+        "POWERTOOLS_TRACE_DISABLED": "true",
+        "POWERTOOLS_LOG_LEVEL": "WARNING",
+        **extra,
+    }
 
 
 def measure(docs: int, repeat: int, *, hybrid: bool = True, before: str = BEFORE_REF) -> dict[str, Any]:
@@ -264,18 +294,7 @@ def measure(docs: int, repeat: int, *, hybrid: bool = True, before: str = BEFORE
         client.indices.refresh(index=index)
         if hybrid:
             _with_vectors(client, "documents-vectors", documents)
-        environment = {
-            "OPENSEARCH_ENDPOINT": server.url,
-            "OPENSEARCH_INDEX": index,
-            "OPENSEARCH_AUTH": "none",
-            "EMBEDDINGS": "off",
-            "AWS_REGION": os.environ.get("AWS_REGION", "us-east-1"),
-            "AWS_DEFAULT_REGION": os.environ.get("AWS_DEFAULT_REGION", "us-east-1"),
-            "POWERTOOLS_SERVICE_NAME": "docindex",
-            "POWERTOOLS_METRICS_NAMESPACE": "DocIndex",
-            "POWERTOOLS_TRACE_DISABLED": "true",
-            "POWERTOOLS_LOG_LEVEL": "WARNING",
-        }
+        environment = function_environment(server.url, index)
         old = code_at(before, Path(scratch) / "before")
         with Proxy(server.url, ExactKnn()) as exact, Proxy(server.url, HnswKnn()) as hnsw:
             vectors = {"OPENSEARCH_INDEX": "documents-vectors", "EMBEDDINGS": "local"}
@@ -342,7 +361,7 @@ def measure(docs: int, repeat: int, *, hybrid: bool = True, before: str = BEFORE
                     ),
                 }
                 try:
-                    results.update(interleaved(answering, repeat, QUESTIONS))
+                    results.update(interleaved(answering, repeat, queries=dict.fromkeys(answering, QUESTIONS)))
                 finally:
                     for worker, _ in answering.values():
                         worker.close()
@@ -355,6 +374,234 @@ def measure(docs: int, repeat: int, *, hybrid: bool = True, before: str = BEFORE
     }
     results["through"] = "functions/search/app.py lambda_handler (GET /search, JWT claims), one process per row"
     return results
+
+
+# Name search (docindex.index.names) over generated file server paths (bench.corpus.file_path): a
+# customer, a meeting, a width variant (ｻﾝﾌﾟﾙ: the paths write both ｻﾝﾌﾟﾙ and サンプル), a spelling
+# variant (申込書: the paths write 申し込み書 too), fragments, several words, a folder and a file name.
+NAME_QUERIES = (
+    *("見積", "議事録 定例会議", "サンプル商事", "ｻﾝﾌﾟﾙ", "最終版 修正", "2024 請求書", "申込書"),
+    *("仕様書 在庫管理", "SCAN_201903", "髙橋建設 契約", "応募書類", "コピー"),
+)
+NAME_ROWS = {
+    "keyword search (content)": ({}, QUERIES),
+    "name search": ({"scope": "name"}, NAME_QUERIES),
+    "name search, by name": ({"scope": "name", "sort": "name"}, NAME_QUERIES),
+    "name search, newest first": ({"scope": "name", "sort": "date"}, NAME_QUERIES),
+}
+NAME_GROUP = "営業部"
+BYTES_SAMPLE = 10_000
+
+
+def name_document(n: int, *, names: bool = True) -> dict[str, Any]:
+    """Document ``n`` of the name bench: a generated path, a few lines of text, the access map's stamp
+    (its department's group and the administrators; every fifth department's files shared with everyone)."""
+    from bench.corpus import _ORGS, file_path
+    from docindex.access.policy import EVERYONE, group_principal
+    from docindex.index.documents import file_name_parts, folder_prefixes
+    from docindex.index.names import document_names
+
+    key = file_path(n)
+    filename, extension = file_name_parts(key)
+    org = key.split("/", 1)[0]
+    shared = org in _ORGS and _ORGS.index(org) % 5 == 0
+    source: dict[str, Any] = {
+        "bucket": "docs",
+        "key": key,
+        "filename": filename,
+        "extension": extension,
+        "content": "".join(LINES[(n + k) % len(LINES)] for k in range(3)),
+        "size": 10_000 + (n * 7919) % 5_000_000,
+        "allow_principals": [group_principal(org), group_principal("docindex-admins")] + ([EVERYONE] if shared else []),
+        "folders": list(folder_prefixes(key)),
+        "last_modified": f"20{16 + n % 10}-{1 + n % 12:02d}-{1 + n % 28:02d}T09:00:00Z",
+        "ocr_status": "none",
+    }
+    if names:
+        source["names"] = document_names(key)
+    return source
+
+
+def _grams(text: str) -> set[str]:
+    """The ``docindex_names`` analyzer's tokens of ``text`` (single characters and pairs of each run of letters
+    and digits), as Python sees letters and digits."""
+    import re
+
+    found: set[str] = set()
+    for run in re.findall(r"[^\W_]+", text):
+        found.update(run)
+        found.update(run[i : i + 2] for i in range(len(run) - 1))
+    return found
+
+
+def postings_estimate(documents: int, frequencies: dict[str, int], grams_per_document: float) -> dict[str, Any]:
+    """What the ``names`` field costs a Lucene index, estimated from its terms (osmem-server keeps no Lucene files).
+
+    Postings without frequencies or positions (``index_options: docs``): a document id per (term, document),
+    delta-coded in blocks, about log2(N / df) + 1 bits each; the terms dictionary about the term's UTF-8 bytes plus
+    8 bytes each; norms one byte per document.
+    """
+    import math
+
+    postings_bits = sum(df * (math.log2(documents / df) + 1) for df in frequencies.values())
+    terms = sum(len(term.encode()) + 8 for term in frequencies)
+    total = postings_bits / 8 + terms + documents
+    return {
+        "terms": len(frequencies),
+        "grams_per_document": round(grams_per_document, 1),
+        "postings_bytes_per_document": round(postings_bits / 8 / documents, 1),
+        "terms_bytes_per_document": round(terms / documents, 2),
+        "norms_bytes_per_document": 1,
+        "bytes_per_document": round(total / documents, 1),
+    }
+
+
+def names_bytes(docs: int) -> dict[str, Any]:
+    """:func:`postings_estimate` of ``docs`` generated paths, without an engine, and the JSON the field adds
+    to each write request."""
+    import json
+    from collections import Counter
+
+    from bench.corpus import file_path
+    from docindex.index.names import document_names
+
+    frequencies: Counter[str] = Counter()
+    grams = sent = characters = 0
+    for n in range(docs):
+        key = file_path(n)
+        values = document_names(key)
+        found = set().union(*(_grams(value) for value in values))
+        frequencies.update(found)
+        grams += len(found)
+        characters += len(key)
+        sent += len(json.dumps({"names": values}, ensure_ascii=False).encode()) + 1
+    return {
+        "documents": docs,
+        "mean_path_characters": round(characters / docs, 1),
+        "request_bytes_per_document": round(sent / docs, 1),
+        **postings_estimate(docs, frequencies, grams / docs),
+    }
+
+
+def measure_names(docs: int, repeat: int) -> dict[str, Any]:
+    """Name search against keyword search over the same ``docs`` documents, through the search function; the
+    bytes per document the ``names`` field adds (osmem's store on a sample, and a Lucene estimate on all)."""
+    import os
+    import time
+    from collections import Counter
+
+    from opensearchpy import OpenSearch, helpers
+    from osmem_server import OsmemServer
+
+    from docindex.index.mapping import ensure_index
+
+    load_before = os.getloadavg()
+    frequencies: Counter[str] = Counter()
+    grams = 0
+
+    def actions(index: str, count: int, *, names: bool = True, tally: bool = False) -> Any:
+        nonlocal grams
+        for n in range(count):
+            source = name_document(n, names=names)
+            if tally:
+                found = set().union(*(_grams(value) for value in source["names"]))
+                frequencies.update(found)
+                grams += len(found)
+            yield {"_index": index, "_id": f"doc-{n}", "_source": source}
+
+    with OsmemServer.start(japanese=True) as server:
+        client = OpenSearch(hosts=[server.url], timeout=600)
+        sample = min(docs, BYTES_SAMPLE)
+        stored = {label: _stored_bytes(client, label, sample, actions) for label in ("before", "after")}
+        index = "documents"
+        ensure_index(client, index)
+        started = time.monotonic()
+        helpers.bulk(client, actions(index, docs, tally=True), chunk_size=2000, request_timeout=600)
+        client.indices.refresh(index=index)
+        load_seconds = time.monotonic() - started
+        environment = function_environment(server.url, index)
+        workers = {name: Worker(REPO, environment) for name in NAME_ROWS}
+        try:
+            results: dict[str, Any] = interleaved(
+                {name: (worker, NAME_ROWS[name][0]) for name, worker in workers.items()},
+                repeat,
+                queries={name: queries for name, (_, queries) in NAME_ROWS.items()},
+                groups=(NAME_GROUP,),
+            )
+        finally:
+            for worker in workers.values():
+                worker.close()
+        server_rss = _rss_mib(server.pid)
+    results["documents"] = docs
+    results["load_seconds"] = round(load_seconds, 1)
+    results["osmem_rss_mib"] = server_rss
+    results["queries_per_row"] = {name: len(queries) * repeat for name, (_, queries) in NAME_ROWS.items()}
+    results["index_bytes_per_document"] = {
+        "sample": sample,
+        "osmem_store_before": round(stored["before"] / sample),
+        "osmem_store_after": round(stored["after"] / sample),
+        "names_field_lucene_estimate": postings_estimate(docs, frequencies, grams / max(1, docs)),
+    }
+    results["load_average"] = {
+        "start": [round(x, 1) for x in load_before],
+        "end": [round(x, 1) for x in os.getloadavg()],
+    }
+    results["through"] = "functions/search/app.py lambda_handler (GET /search, JWT claims), one process per row"
+    return results
+
+
+def _stored_bytes(client: Any, label: str, sample: int, actions: Any) -> int:
+    """osmem's store for ``sample`` documents with the ``names`` field (``after``) or without it and its
+    mapping (``before``, the mapping before issue 43)."""
+    from opensearchpy import helpers
+
+    from docindex.index.mapping import index_body
+
+    names = label == "after"
+    body = index_body(tier="cjk")
+    if not names:
+        del body["mappings"]["properties"]["names"]
+        body["mappings"]["_source"] = {"excludes": ["variants"]}
+    index = f"bytes-{label}"
+    client.indices.create(index=index, body=body)
+    helpers.bulk(client, actions(index, sample, names=names), chunk_size=2000, request_timeout=600)
+    client.indices.refresh(index=index)
+    size = int(client.indices.stats(index=index)["_all"]["primaries"]["store"]["size_in_bytes"])
+    client.indices.delete(index=index)
+    return size
+
+
+def _rss_mib(pid: int) -> int | None:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) // 1024
+    except OSError:
+        return None
+    return None
+
+
+def print_names(figures: dict[str, Any]) -> None:
+    print(
+        f"name search through the function on {figures['documents']:,} generated file server paths "
+        f"(loaded in {figures['load_seconds']} s, osmem peak RSS {figures['osmem_rss_mib']} MiB); "
+        f"load average {figures['load_average']}"
+    )
+    print(f"  {'':<28} {'p50':>7} {'p95':>7} {'fn CPU p50/p95':>15} {'engine p50/p95':>15} {'hits':>9} {'n':>4}")
+    for name in NAME_ROWS:
+        r = figures[name]
+        print(
+            f"  {name:<28} {r['p50_ms']:>7.1f} {r['p95_ms']:>7.1f} "
+            f"{r['function_cpu_p50_ms']:>7.1f}/{r['function_cpu_p95_ms']:<7.1f} "
+            f"{r['engine_p50_ms']:>7.1f}/{r['engine_p95_ms']:<7.1f} {r['mean_hits']:>9} {r['requests']:>4}"
+        )
+    size = figures["index_bytes_per_document"]
+    estimate = size["names_field_lucene_estimate"]
+    print(
+        f"  bytes per document, osmem's store on {size['sample']:,}: {size['osmem_store_before']} -> "
+        f"{size['osmem_store_after']}; the names field on a Lucene cluster (estimate on all {figures['documents']:,}): "
+        f"{estimate['bytes_per_document']} ({estimate['grams_per_document']} grams, {estimate['terms']:,} terms)"
+    )
 
 
 ROWS_PRINTED = (
@@ -378,7 +625,31 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--before", default=BEFORE_REF, help="the commit to compare with (default: %(default)s)")
     parser.add_argument("--no-hybrid", action="store_true", help="skip meaning search (embeds seven texts)")
     parser.add_argument("--results", type=Path, default=REPO / "bench" / "results.json")
+    parser.add_argument(
+        "--names",
+        type=int,
+        default=0,
+        metavar="N",
+        help="instead: name search against keyword search on N generated file server paths (issue 43)",
+    )
+    parser.add_argument(
+        "--names-bytes",
+        type=int,
+        default=0,
+        metavar="N",
+        help="instead: only the names field's Lucene estimate on N generated paths (no engine: 1,000,000 fit)",
+    )
     args = parser.parse_args(argv)
+    if args.names_bytes:
+        estimate = names_bytes(args.names_bytes)
+        save_section(args.results, "name_search_bytes", estimate)
+        print(f"the names field on {args.names_bytes:,} generated paths, Lucene estimate: {estimate}")
+        return 0
+    if args.names:
+        named = measure_names(args.names, args.repeat)
+        save_section(args.results, "name_search", named)
+        print_names(named)
+        return 0
     figures = measure(args.docs, args.repeat, hybrid=not args.no_hybrid, before=args.before)
     save_section(args.results, "search_latency", figures)
     print(

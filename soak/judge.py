@@ -194,10 +194,10 @@ def check_dlq(name: str, bodies: list[str], poison: list[str]) -> DlqReport:
 # --------------------------------------------------------------------------- reconcile
 
 
-def run_reconcile(env_file: Path) -> dict[str, Any]:
-    """``docindex reconcile --json`` against the run's stack, as an operator runs it."""
+def _operator_json(*argv: str) -> dict[str, Any]:
+    """``docindex ARGV --json`` against the run's stack, as an operator runs it (exit 0 or 1)."""
     result = subprocess.run(  # noqa: S603  # our own interpreter and CLI  # nosec B603
-        [sys.executable, "-m", "docindex.cli", "reconcile", "--env-file", str(env_file), "--json", "--no-progress"],
+        [sys.executable, "-m", "docindex.cli", *argv, "--json"],
         capture_output=True,
         text=True,
         timeout=600,
@@ -205,10 +205,34 @@ def run_reconcile(env_file: Path) -> dict[str, Any]:
         env={**os.environ, "POWERTOOLS_LOG_LEVEL": "ERROR"},
     )
     if result.returncode not in (0, 1):
-        raise RuntimeError(f"docindex reconcile failed ({result.returncode}): {result.stderr[-2000:]}")
+        raise RuntimeError(f"docindex {argv[0]} failed ({result.returncode}): {result.stderr[-2000:]}")
     data: dict[str, Any] = json.loads(result.stdout)
     data["exit_code"] = result.returncode
     return data
+
+
+def run_reconcile(env_file: Path) -> dict[str, Any]:
+    """``docindex reconcile --json`` against the run's stack, as an operator runs it."""
+    return _operator_json("reconcile", "--env-file", str(env_file), "--no-progress")
+
+
+def check_failures_report(env_file: Path, bucket: str, docs: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """``docindex failures`` lists every document of ``bucket`` with an ``extraction_error``, each once.
+
+    ``docs`` is the direct query's answer (:func:`indexed_documents`): what the report must list.
+    """
+    report = _operator_json("failures", "--env-file", str(env_file), "--bucket", bucket)
+    listed = [d["key"] for reason in report["reasons"] for d in reason["documents"] if d.get("extraction_error")]
+    errored = {key for key, doc in docs.items() if doc.get("extraction_error")}
+    return {
+        "with_extraction_error": len(errored),
+        "listed_with_extraction_error": len(listed),
+        "missing": sorted(errored - set(listed))[:SAMPLES],
+        "missing_count": len(errored - set(listed)),
+        "listed_twice": len(listed) - len(set(listed)),
+        "reasons": {reason["reason"]: reason["count"] for reason in report["reasons"]},
+        "exit_code": report["exit_code"],
+    }
 
 
 # --------------------------------------------------------------------------- content

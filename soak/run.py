@@ -59,6 +59,7 @@ from soak.judge import (
     announced_changes,
     check_content,
     check_dlq,
+    check_failures_report,
     check_resync,
     count_writes,
     drain_bodies,
@@ -801,6 +802,12 @@ class Soak:
         content = check_content(expected, docs)
         if not content.ok:
             failures.append(f"content: {len(content.mismatches)} documents wrong, {content.pending} left pending")
+        unread = check_failures_report(self.dir / "soak.env", workload.bucket, docs)
+        if unread["missing_count"] or unread["listed_twice"]:
+            failures.append(
+                f"docindex failures: {unread['missing_count']} documents with an extraction_error not listed, "
+                f"{unread['listed_twice']} listed twice"
+            )
         paginator = stack.s3.get_paginator("list_objects_v2")
         listed = {o["Key"] for page in paginator.paginate(Bucket=workload.bucket) for o in page.get("Contents", [])}
         if listed != set(expected):
@@ -826,6 +833,7 @@ class Soak:
             "writes": writes.to_dict(),
             "dlq": [d.to_dict() for d in dlqs],
             "content": content.to_dict(),
+            "failures_report": unread,
         }
 
     def _rolling_upgrade(self, poison: list[str]) -> dict[str, Any]:

@@ -35,11 +35,14 @@ def local_up(
     notes: list[str] | None = None,
     serve_api: bool = False,
     embeddings: str = "local",
+    file_server_shares: str | None = None,
 ) -> dict[str, str]:
     """Start or reuse the servers, provision the stack, write the env file; return the env.
 
     With ``serve_api`` it also serves the search API and page (the local gateway) and returns
-    their address as ``SEARCH_PAGE_URL``. A server recorded in ``servers.json`` that no longer
+    their address as ``SEARCH_PAGE_URL``. ``file_server_shares`` (else an exported
+    ``FILE_SERVER_SHARES``): which key prefix is which file server share, for the hits' paths.
+    A server recorded in ``servers.json`` that no longer
     answers is started afresh (empty: both keep their state in memory); ``notes`` then gets a
     sentence when the other one still holds data, since the index and the emulated bucket no
     longer agree.
@@ -107,6 +110,9 @@ def local_up(
             "POWERTOOLS_TRACE_DISABLED": "true",
         }
     )
+    shares = file_server_shares if file_server_shares is not None else os.environ.get("FILE_SERVER_SHARES", "")
+    if shares:
+        env["FILE_SERVER_SHARES"] = shares
     from devkit.local.signin import provision_user_pool
 
     # Local sign-in for the search page and API: a Cognito user pool on moto server.

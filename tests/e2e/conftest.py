@@ -24,7 +24,7 @@ def demo_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DemoRun]:
 
     test_demo.py checks what it prints; test_doc_examples.py runs the documents' commands against
     its local run, then stops it. Both are in the xdist group ``demo``: one process runs them, after
-    one demo (its servers, 19 uploads, 5 scans OCR'd, every document embedded: the cost of a demo).
+    one demo (its servers, 20 uploads, 5 scans OCR'd, every document embedded: the cost of a demo).
     """
     directory = tmp_path_factory.mktemp("demo")
     result = docindex("demo", "--max-seconds", "900", cwd=directory, timeout=1200)

@@ -28,6 +28,7 @@ COMMANDS: dict[str, list[str]] = {
     "redrive": ["redrive", "status"],
     "local run": ["local", "run", "--once", "--no-worker", "--max-seconds", "5"],
     "reprocess": ["reprocess", "--extraction-error", "unsupported", "--dry-run", "--no-progress"],
+    "failures": ["failures"],
     "access": ["access", "apply", "map.json"],
     "reindex": ["reindex", "--settle", "0"],
     "analysis": ["analysis", "validate"],
@@ -42,6 +43,7 @@ BAD_FLAGS: dict[str, list[str]] = {
     "redrive": ["--velocity", "0"],
     "local run": ["--batch-size", "0"],
     "reprocess": ["--rate", "-1"],
+    "failures": ["--confidence-below", "0"],
     "access": ["--settle", "-1"],
     "reindex": ["--settle", "-1"],
     "analysis": ["--config"],
@@ -57,7 +59,7 @@ FIXES = {
     "bad flags": "--help",
 }
 STACK_COMMANDS = {
-    *("search", "diagnose", "backfill", "reconcile", "pause", "resume", "redrive", "reprocess"),
+    *("search", "diagnose", "backfill", "reconcile", "pause", "resume", "redrive", "reprocess", "failures"),
     *("access", "reindex", "analysis"),
 }
 ACCESS_MAP = '{"rules": [{"prefix": "", "allow": {"everyone": true}}]}\n'

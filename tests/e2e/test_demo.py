@@ -19,7 +19,7 @@ def test_demo_indexes_samples_and_finds_japanese_and_english(demo_run: DemoRun) 
     logged = [line for line in (out + result.stderr).splitlines() if line.startswith('{"level":')]
     assert not [line for line in logged if '"level":"INFO"' not in line and '"level":"DEBUG"' not in line], logged
     # every sample indexed, the redelivered notifications recognised as duplicates
-    assert "DocumentsIndexed       19" in out
+    assert "DocumentsIndexed       20" in out
     assert "DuplicatesSkipped      3" in out
     # Japanese (kuromoji, CP932 髙) and English hits with highlighted snippets
     assert "営業部/2024年度 報告/四半期売上報告 Q3.pdf" in out
@@ -46,6 +46,19 @@ def test_demo_indexes_samples_and_finds_japanese_and_english(demo_run: DemoRun) 
     # typed 高橋, the file writes 髙橋 (spelling variants)
     typed = out.split("$ docindex search '高橋 評価'")[1].split("$ docindex search")[0]
     assert "人事部/評価/2024年度 人事評価 髙橋.txt" in typed
+    # each hit shows its path on the file server the demo's bucket is a copy of (\\fileserver\文書)
+    assert "\n       \\\\fileserver\\文書\\営業部\\2024年度 報告\\四半期売上報告 Q3.pdf\n" in out
+    # a name search finds the file named 見積書, not the visit report whose text alone mentions it ...
+    by_content = out.split("$ docindex search '見積書'")[1].split("$ docindex search")[0]
+    by_name = out.split("$ docindex search --names '見積書'")[1].split("$ docindex search")[0]
+    assert "営業部/顧客/髙橋商事 訪問記録.txt" in by_content
+    assert "営業部/見積書/見積書 No.2024-123.xlsx" in by_name
+    assert "営業部/顧客/髙橋商事 訪問記録.txt" not in by_name
+    # ... a scan by a word of its name its text does not hold, and the files of a folder by its name
+    sideways = out.split("$ docindex search --names '横向き'")[1].split("$ docindex search")[0]
+    assert "スキャン/健康診断のお知らせ 横向き.tif" in sideways
+    minutes = out.split("$ docindex search --names '会議議事録'")[1].split("$ docindex search")[0]
+    assert "総務部/会議議事録/2024-10-01 定例会議 議事録.docx" in minutes
     # (`demo --stop` stops the servers at the end: test_doc_examples.py runs it once it is done with them)
     # two employees search the same word through the search API: each sees their own department's file
     sales = out.split("eigyo (営業部) searches")[1].split("jinji (人事部) searches")[0]
@@ -57,6 +70,8 @@ def test_demo_indexes_samples_and_finds_japanese_and_english(demo_run: DemoRun) 
     assert "総務部/古い文書/社員名簿 メモ.txt" in sales
     assert "総務部/古い文書/社員名簿 メモ.txt" in hr
     assert "Search page: http://127.0.0.1:" in out
+    # the employees' hits carry the path too (the search API's location)
+    assert "\n       \\\\fileserver\\文書\\営業部\\顧客\\髙橋商事 訪問記録.txt\n" in sales
 
 
 def test_demo_answers_questions_with_file_and_page_and_refuses_what_no_file_answers(demo_run: DemoRun) -> None:
@@ -86,3 +101,28 @@ def test_demo_answers_questions_with_file_and_page_and_refuses_what_no_file_answ
     assert "12月28日" in bedrock.split("answer:")[1]
     assert "[社内ポータル/お知らせ/年末年始 休業のお知らせ.html p. 1]" in bedrock
     assert "1 request" in bedrock
+
+
+def test_docindex_failures_lists_every_demo_file_with_an_extraction_error(demo_run: DemoRun) -> None:
+    import json
+
+    from opensearchpy import OpenSearch
+
+    from docindex.ops.envfile import read_env_file
+    from tests.support.cli import docindex
+
+    # Given the demo's password-protected PDF, indexed by name only
+    assert "Indexed by name only: {'encrypted': 1}" in demo_run.result.stdout
+    # When the operator asks which files could not be read, in the demo's local run
+    result = docindex("failures", "--json", cwd=demo_run.directory, ok=(0, 1))
+    report = json.loads(result.stdout)
+    # Then every document with an extraction_error is listed once, counted against a direct query
+    env = read_env_file(demo_run.directory / ".docindex" / "local.env")
+    client = OpenSearch(hosts=[env["OPENSEARCH_ENDPOINT"]], timeout=30)
+    query = {"query": {"exists": {"field": "extraction_error"}}, "size": 100, "_source": ["key"]}
+    direct = {hit["_source"]["key"] for hit in client.search(index=env["OPENSEARCH_INDEX"], body=query)["hits"]["hits"]}
+    listed = [d["key"] for reason in report["reasons"] for d in reason["documents"] if d["extraction_error"]]
+    assert sorted(listed) == sorted(direct) == ["総務部/古い文書/パスワード付き 議事録.pdf"]
+    # each reason names the command that retries it
+    assert all(reason["retry"].startswith("docindex reprocess --") for reason in report["reasons"])
+    assert result.returncode == (1 if report["reasons"] else 0)

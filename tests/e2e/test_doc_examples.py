@@ -47,6 +47,7 @@ EXPECTED: list[tuple[tuple[str, ...], set[int]]] = [
     (("local", "run", "--once"), {0}),
     (("local", "down"), {0}),
     (("reprocess",), {0}),
+    (("failures",), {0, 1}),  # every file read, or files listed (the demo's password-protected PDF)
     (("ledger", "repair"), {0, 1}),  # repaired, or some entries left as they were (run it again)
     (("plan",), {0}),
 ]

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from docindex.cli.demo import DEMO_SHARE, DEMO_SHARES
 from tests.support.search_api import ACCESS_MAP, FILES, PASSWORD
 
 pytestmark = pytest.mark.e2e
@@ -48,6 +49,12 @@ FOR_ANSWERS = {
     ),
 }
 TRAINING = "共有/研修/新入社員研修計画.pptx"
+# Files for the path, name search and date tests: a name with the characters a path must keep exactly,
+# and a file whose content alone holds 見積 (a name search must not find it).
+NAMED = {
+    "共有/申請/.経費申請書 #2 & 50% 改 .txt": "経費 精算 の 申請 様式",
+    "営業部/提案/価格メモ.txt": "見積 の 条件 と 値引き",
+}
 SALES = {"営業部/見積/2024_見積書_A社.txt", "営業部/提案/提案書_B社.md", "共有/規程/就業規則.txt"}
 HR = {"人事部/評価/2024_人事評価_山田.txt", "人事部/給与/給与テーブル.csv", "共有/規程/就業規則.txt"}
 
@@ -72,7 +79,13 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     knn = start_knn(state, osmem.url)
     try:
         env = local_up(
-            state_dir=state, aws_endpoint=moto.url, opensearch_endpoint=knn.url, prefix="page", serve_api=True
+            state_dir=state,
+            aws_endpoint=moto.url,
+            opensearch_endpoint=knn.url,
+            prefix="page",
+            serve_api=True,
+            # the demo's mapping: its bucket is a copy of the share \\fileserver\文書
+            file_server_shares=DEMO_SHARES,
         )
         session = boto3.Session(region_name=env["AWS_REGION"], aws_access_key_id="local", aws_secret_access_key="local")
 
@@ -92,7 +105,7 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
             settings, s3=client("s3"), sqs=client("sqs"), dynamodb=client("dynamodb"), opensearch=opensearch
         )
         bodies = []
-        for key, text in {**FILES, **BY_MEANING, **FOR_ANSWERS}.items():
+        for key, text in {**FILES, **BY_MEANING, **FOR_ANSWERS, **NAMED}.items():
             client("s3").put_object(Bucket=env["DOCINDEX_BUCKET"], Key=key, Body=text.encode())
             bodies.append({"docindex": "change", "bucket": env["DOCINDEX_BUCKET"], "key": key, "action": "created"})
         from devkit.samples import make_pdf
@@ -359,3 +372,148 @@ def test_a_question_no_readable_file_answers_says_so_plainly(page: dict[str, str
     box = _answer_box(browser)
     assert box.find_element(By.ID, "no-answer").text == "読めるファイルの中に答えは見つかりませんでした"
     assert box.find_elements(By.CSS_SELECTOR, ".citation") == []
+
+
+def search_again(driver: Any, query: str) -> None:
+    """Search again on the page (the form as the employee left it), and wait for the new results."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    driver.execute_script("document.getElementById('status').textContent = ''")
+    box = driver.find_element(By.ID, "q")
+    box.clear()
+    box.send_keys(query, Keys.ENTER)
+    WebDriverWait(driver, 30).until(lambda d: d.find_element(By.ID, "status").text not in ("", "…"))
+
+
+def result_names(driver: Any) -> list[str]:
+    from selenium.webdriver.common.by import By
+
+    return [
+        li.find_element(By.CSS_SELECTOR, ".name").text for li in driver.find_elements(By.CSS_SELECTOR, "#results > li")
+    ]
+
+
+def test_a_hit_shows_its_path_on_the_file_server_and_the_keyboard_copies_exactly_that(
+    page: dict[str, str], browser: Any
+) -> None:
+    from urllib.parse import urlparse
+
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    url = page["SEARCH_PAGE_URL"]
+    origin = f"{urlparse(url).scheme}://{urlparse(url).netloc}"
+    # The browser lets the page use the clipboard (what a person's click grants; headless needs it said)
+    browser.execute_cdp_cmd(
+        "Browser.grantPermissions",
+        {"origin": origin, "permissions": ["clipboardReadWrite", "clipboardSanitizedWrite"]},
+    )
+    sign_in_and_search(browser, url, "sales", "経費 精算")
+    key = "共有/申請/.経費申請書 #2 & 50% 改 .txt"
+    expected = DEMO_SHARE + "\\" + key.replace("/", "\\")
+    assert expected == "\\\\fileserver\\文書\\共有\\申請\\.経費申請書 #2 & 50% 改 .txt"
+    hit = next(li for li in browser.find_elements(By.CSS_SELECTOR, "#results > li") if "経費申請書" in li.text)
+    # Then the hit shows its path on the file server, exactly (the text node holds every space and dot)
+    shown = hit.find_element(By.CSS_SELECTOR, ".location-path")
+    assert browser.execute_script("return arguments[0].textContent", shown) == expected
+    # When the employee reaches "copy path" with the keyboard (Tab from the folder link) and presses Enter
+    browser.execute_script("arguments[0].focus()", hit.find_element(By.CSS_SELECTOR, ".folder button"))
+    for _ in range(10):
+        active = browser.switch_to.active_element
+        if "copy-path" in (active.get_attribute("class") or ""):
+            break
+        active.send_keys(Keys.TAB)
+    copy = browser.switch_to.active_element
+    assert copy.text == "パスをコピー"
+    copy.send_keys(Keys.ENTER)
+    # Then the page says it was copied, where the button is, and the clipboard holds exactly the path
+    status = hit.find_element(By.CSS_SELECTOR, ".copy-status")
+    WebDriverWait(browser, 10).until(lambda d: status.text == "パスをコピーしました")
+    assert status.get_attribute("role") == "status"
+    assert copy.text == "コピーしました"
+
+    def clipboard() -> str:
+        return str(
+            browser.execute_async_script(
+                "const done = arguments[arguments.length - 1];"
+                "navigator.clipboard.readText().then(done, (e) => done('ERROR ' + e));"
+            )
+        )
+
+    assert clipboard() == expected
+    # ... and "copy folder path" copies the folder's
+    hit.find_element(By.XPATH, ".//button[text()='フォルダのパスをコピー']").click()
+    WebDriverWait(browser, 10).until(lambda d: status.text == "フォルダのパスをコピーしました")
+    assert clipboard() == "\\\\fileserver\\文書\\共有\\申請"
+    # ... and the Mac's form is the smb:// URL, every name percent-encoded
+    hit.find_element(By.CSS_SELECTOR, ".location button:nth-of-type(3)").click()
+    WebDriverWait(browser, 10).until(lambda d: status.text == "Mac 用のアドレスをコピーしました")
+    from urllib.parse import unquote
+
+    smb = clipboard()
+    assert smb.startswith("smb://fileserver/%E6%96%87%E6%9B%B8/")
+    assert unquote(smb.removeprefix("smb://fileserver/")) == "文書/" + key
+
+
+def test_the_file_name_switch_finds_files_by_name_not_by_content(page: dict[str, str], browser: Any) -> None:
+    from selenium.webdriver.common.by import By
+
+    # When the sales user searches 見積 in the content, then with the switch on ファイル名
+    sign_in_and_search(browser, page["SEARCH_PAGE_URL"], "sales", "見積")
+    by_content = result_names(browser)
+    browser.find_element(By.CSS_SELECTOR, "label:has(#scope-name)").click()
+    assert browser.find_element(By.ID, "scope-name").is_selected()
+    search_again(browser, "見積")
+    by_name = result_names(browser)
+    # Then the content search finds the memo whose text holds it, the name search only the file named so
+    assert "価格メモ.txt" in by_content
+    assert by_name == ["2024_見積書_A社.txt"]
+    # a folder's name finds the files in it (the folder 提案 holds two files the sales user may read)
+    search_again(browser, "提案")
+    assert sorted(result_names(browser)) == ["価格メモ.txt", "提案書_B社.md"]
+
+
+def test_results_sort_by_size_and_a_date_range_narrows_them(page: dict[str, str], browser: Any) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+
+    # (the annual report's pages all say 営業利益: left out, so the hits are the files of FILES)
+    query = "売上 -営業利益"
+    sign_in_and_search(browser, page["SEARCH_PAGE_URL"], "sales", query)
+    # When the employee orders the hits by size, largest first
+    Select(browser.find_element(By.ID, "sort")).select_by_value("size")
+    search_again(browser, query)
+    sizes = {key.rsplit("/", 1)[1]: len(text.encode()) for key, text in FILES.items() if key in SALES}
+    assert result_names(browser) == sorted(sizes, key=lambda name: -sizes[name])
+    # ... and by name, A to Z
+    Select(browser.find_element(By.ID, "sort")).select_by_value("name")
+    search_again(browser, query)
+    assert result_names(browser) == sorted(sizes)
+    # When they give a date range beside the year facet that ends before the files were modified
+    facets = browser.find_element(By.ID, "facets")
+    assert facets.find_element(By.ID, "date-range").find_element(By.TAG_NAME, "h2").text == "更新日の範囲"
+    today = datetime.now(UTC).date()
+
+    def apply(start: object, end: object) -> None:
+        browser.execute_script(
+            "document.getElementById('modified-from').value = arguments[0];"
+            "document.getElementById('modified-to').value = arguments[1];"
+            "document.getElementById('status').textContent = '';",
+            str(start),
+            str(end),
+        )
+        browser.find_element(By.ID, "apply-dates").click()
+        WebDriverWait(browser, 30).until(lambda d: d.find_element(By.ID, "status").text not in ("", "…"))
+
+    apply(today - timedelta(days=30), today - timedelta(days=1))
+    # Then no file is listed, and the filter says which days
+    assert result_names(browser) == []
+    assert f"{today - timedelta(days=30)}〜{today - timedelta(days=1)}" in browser.find_element(By.ID, "filters").text
+    # and a range that holds today lists them again
+    apply(today - timedelta(days=1), today + timedelta(days=1))
+    assert sorted(result_names(browser)) == sorted(sizes)

@@ -73,6 +73,12 @@ def test_short_soak_ends_in_step_under_every_fault(tmp_path: Path) -> None:
     assert (run["reconcile"]["missing"], run["reconcile"]["stale"], run["reconcile"]["orphaned"]) == (0, 0, 0)
     assert run["writes"]["duplicate_writes"] == 0
     assert run["writes"]["writes"] > 0
+    # `docindex failures` on the soak's index lists every document with an extraction_error, once
+    # (counted against a direct query of the index: soak/judge.py check_failures_report)
+    unread = run["failures_report"]
+    assert unread["with_extraction_error"] > 0
+    assert unread["listed_with_extraction_error"] == unread["with_extraction_error"]
+    assert (unread["missing_count"], unread["listed_twice"], unread["exit_code"]) == (0, 0, 1)
     assert [d["messages"] for d in run["dlq"]] == [6, 2, 0]  # ingest, OCR, embed (no poison planted there)
     # ... and the faults really happened (those frequent enough to be certain on 40 documents;
     # item rejections, OCR kills and stale events are counted by `make soak`, in the hundreds)

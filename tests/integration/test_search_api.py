@@ -160,11 +160,14 @@ def test_a_map_change_takes_effect_after_apply(world: SearchWorld) -> None:
     assert doc["_version"] == 1  # the external version (the ledger's generation) is untouched
 
 
-def test_a_2_000_000_character_document_is_found_with_a_bounded_snippet(world: SearchWorld) -> None:
-    # Given a shared log of MAX_CONTENT_CHARS (2,000,000) characters whose one rare word is near the end,
-    # beyond the 1,000,000 characters a cluster analyzes for highlighting by default
+def test_a_document_past_the_highlighters_million_characters_is_found_with_a_bounded_snippet(
+    world: SearchWorld,
+) -> None:
+    # Given a shared log (under MAX_CONTENT_CHARS, 2,000,000: kept whole) whose one rare word is near the end,
+    # beyond the 1,000,000 characters a cluster analyzes for highlighting by default (1,200,000 characters
+    # show that as well as 2,000,000 and take the local engine's analyzers half the time)
     line = "東京都の売上は前年同期比で増加しました。会議議事録：次回の定例会議は来週の月曜日です。"
-    filler = (line * (2_000_000 // len(line) + 1))[:1_990_000]
+    filler = (line * (1_200_000 // len(line) + 1))[:1_190_000]
     world.index_files({"共有/ログ/巨大なログ.txt": filler + "最後の行にだけペンギン保守契約という語がある。"})
     assert world.stack.doc("共有/ログ/巨大なログ.txt")["_source"].get("content_truncated") is None
     # When a user searches that word through the API

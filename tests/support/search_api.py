@@ -118,7 +118,7 @@ def build_world(
     env = provision_user_pool(cognito, prefix=f"t{uuid.uuid4().hex[:8]}", admin_group="docindex-admins", region=REGION)
     map_path = tmp_path / "access-map.json"
     map_path.write_text(json.dumps(ACCESS_MAP, ensure_ascii=False))
-    settings = SearchApiSettings.from_env({**stack.settings_env(), **settings_env})
+    settings = SearchApiSettings.from_env(stack.settings_env(**settings_env))
     # The configured embedder, as the deployed function builds it (None where the stack has EMBEDDINGS=off).
     service = SearchService(settings, opensearch=stack.opensearch, s3=stack.aws.s3, embedder=embedder_for(settings))
     answers = answer_service(settings, service, bedrock_client=lambda: stack.aws.client("bedrock-runtime"))

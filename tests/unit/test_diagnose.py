@@ -9,6 +9,7 @@ import pytest
 
 from devkit.messages import eventbridge, s3_notification
 from docindex.index.mapping import MAPPINGS
+from docindex.index.names import NAMES_VERSION
 from docindex.ops.deployment import Deployment
 from docindex.ops.diagnose.checks.backlog import judge_backlog
 from docindex.ops.diagnose.checks.dlq import describe_message, summarise_messages
@@ -320,12 +321,32 @@ def test_an_index_built_before_spelling_variants_is_a_warning_with_the_reindex_f
     older = copy.deepcopy(MAPPINGS)
     del older["properties"]["variants"]
     refolded = copy.deepcopy(MAPPINGS) | {"_meta": {"docindex": {"variants": 0}}}
-    current = copy.deepcopy(MAPPINGS) | {"_meta": {"docindex": {"variants": NORMALIZATION_VERSION}}}
+    current = copy.deepcopy(MAPPINGS) | {
+        "_meta": {"docindex": {"variants": NORMALIZATION_VERSION, "names": NAMES_VERSION}}
+    }
+    refolded["_meta"]["docindex"]["names"] = NAMES_VERSION
     for mapping in (older, refolded):
         # When judged: searches work, so not a failure, but the operator is told to reindex
         check = judge_index(IndexFacts("https://os", "documents", True, {"documents-v1": {"mappings": mapping}}))
         assert check.status == Status.WARN
         assert "docindex reindex" in check.summary
+    assert judge_index(IndexFacts("https://os", "d", True, {"d-v2": {"mappings": current}})).status == Status.OK
+
+
+def test_an_index_built_before_name_search_is_a_warning_with_the_reindex_fix() -> None:
+    # Given an index without the names field, and one whose names were indexed by another version
+    meta = {"_meta": {"docindex": {"variants": NORMALIZATION_VERSION, "names": NAMES_VERSION}}}
+    older = copy.deepcopy(MAPPINGS) | copy.deepcopy(meta)
+    del older["properties"]["names"]
+    older["_meta"]["docindex"].pop("names")
+    renamed = copy.deepcopy(MAPPINGS) | {"_meta": {"docindex": {"variants": NORMALIZATION_VERSION, "names": 0}}}
+    for mapping in (older, renamed):
+        # When judged: content search works, so a warning, which names the fix
+        check = judge_index(IndexFacts("https://os", "documents", True, {"documents-v1": {"mappings": mapping}}))
+        assert check.status == Status.WARN
+        assert "name" in check.summary
+        assert "docindex reindex" in check.summary
+    current = copy.deepcopy(MAPPINGS) | copy.deepcopy(meta)
     assert judge_index(IndexFacts("https://os", "d", True, {"d-v2": {"mappings": current}})).status == Status.OK
 
 

@@ -58,6 +58,8 @@ def test_an_extracted_file_has_metadata_and_content_and_nothing_empty() -> None:
         "folders": ["営業部/"],
         # the file name and the content with their spelling variants folded (docindex.text.variants)
         "variants": ["見積書", "見積もり金額"],
+        # the folder and file names for name search (docindex.index.names): folded, lower case
+        "names": ["営業部/見積書 2024.pdf"],
     }
 
 

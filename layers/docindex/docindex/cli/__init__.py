@@ -36,6 +36,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "reconcile",
     "pause",
     "reprocess",
+    "failures",
     "ledger",
     "plan",
 )

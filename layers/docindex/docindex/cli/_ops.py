@@ -140,6 +140,27 @@ def add_target_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--service", help="ECS service of the OCR worker")
 
 
+def add_index_options(parser: argparse.ArgumentParser, *, settings: str = "") -> None:
+    """--stack / --env-file / --opensearch-endpoint / --index: where the index is (search, ask).
+    ``settings``: the command's own environment variables to name beside OPENSEARCH_*."""
+    group = parser.add_argument_group(
+        "where the index is",
+        f"Explicit flags, then the exported environment (OPENSEARCH_ENDPOINT, OPENSEARCH_INDEX, {settings}...), "
+        f"then --env-file or {DEFAULT_ENV_FILE} (when it exists), then the stack (--stack or DOCINDEX_STACK).",
+    )
+    group.add_argument("--stack", metavar="NAME", help="CloudFormation stack deployed from template.yaml")
+    group.add_argument(
+        "--env-file",
+        type=Path,
+        default=None,
+        help=f"read settings from this env file (default {DEFAULT_ENV_FILE} when it exists)",
+    )
+    group.add_argument("--region", help="AWS region (SigV4)")
+    group.add_argument("--profile", help="AWS named profile")
+    group.add_argument("--opensearch-endpoint", help="OpenSearch endpoint URL")
+    group.add_argument("--index", help="index or alias (default documents)")
+
+
 def add_output_options(parser: argparse.ArgumentParser, *, progress: bool = False) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON document (for scripts) instead of tables")
     if progress:

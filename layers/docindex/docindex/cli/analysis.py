@@ -118,14 +118,14 @@ def _storage_findings(found: dict[str, Any], findings: Any) -> None:
 
 def _index_warnings(client: Any, index: str) -> list[str]:
     """What the deployment's index lacks of the current analysis: the fix is `docindex reindex`."""
-    from docindex.ops.diagnose.checks.index import variants_warnings
+    from docindex.ops.diagnose.checks.index import names_warnings, variants_warnings
 
     mappings = client.indices.get_mapping(index=index, ignore=[404])
     return [
         f"index {concrete}: {warning}"
         for concrete, body in mappings.items()
         if isinstance(body, dict) and "mappings" in body
-        for warning in variants_warnings(body["mappings"])
+        for warning in variants_warnings(body["mappings"]) + names_warnings(body["mappings"])
     ]
 
 

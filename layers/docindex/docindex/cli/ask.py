@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import Any
 
 from docindex.cli import _ops
@@ -99,21 +98,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="answer as a member of this group (repeatable): the access map applies",
     )
     parser.add_argument("--user", metavar="SUB", help="answer as this user (the token's sub): the access map applies")
-    group = parser.add_argument_group(
-        "where the index is",
-        "Explicit flags, then the exported environment (OPENSEARCH_ENDPOINT, OPENSEARCH_INDEX, ANSWERS, ...), then "
-        f"--env-file or {_ops.DEFAULT_ENV_FILE} (when it exists), then the stack (--stack or DOCINDEX_STACK).",
-    )
-    group.add_argument("--stack", metavar="NAME", help="CloudFormation stack deployed from template.yaml")
-    group.add_argument(
-        "--env-file",
-        type=Path,
-        default=None,
-        help=f"read settings from this env file (default {_ops.DEFAULT_ENV_FILE} when it exists)",
-    )
-    group.add_argument("--region", help="AWS region (SigV4)")
-    group.add_argument("--profile", help="AWS named profile")
-    group.add_argument("--opensearch-endpoint", help="OpenSearch endpoint URL")
-    group.add_argument("--index", help="index or alias (default documents)")
+    _ops.add_index_options(parser, settings="ANSWERS, ")
     parser.add_argument("--json", action="store_true", help="print the answer as the API's JSON")
     parser.set_defaults(func=_ask)

@@ -24,6 +24,12 @@ DEMO_QUERIES = (
     # by meaning: no word of it is in the notice of the year-end holidays (docs/meaning-search.md)
     "お正月は会社が何日から休みになる？",
 )
+# Found by their names or their folders' names (docindex search --names): 見積書 only in the file named
+# so, not in the visit report whose text mentions it; 横向き is in a scan's name, never in its text.
+DEMO_NAME_QUERIES = ("見積書", "横向き", "会議議事録")
+# The demo's bucket is a copy of one share of a file server: each hit shows its path there.
+DEMO_SHARE = "\\\\fileserver\\文書"
+DEMO_SHARES = f"={DEMO_SHARE}"
 DUPLICATES = 3
 # Who may read what in the demo (docs/search-api.md): everything is shared except two departments'
 # folders, and two employees of those departments sign in to the search page.
@@ -39,13 +45,17 @@ DEMO_PASSWORD = "Demo-Passw0rd!"  # noqa: S105  # nosec B105 - a local emulator 
 EMPLOYEE_QUERY = "髙橋"
 
 
+# A file the demo cannot read: indexed by name with extraction_error encrypted, listed by `docindex failures`.
+DEMO_UNREADABLE = "総務部/古い文書/パスワード付き 議事録.pdf"
+
+
 def _upload(env: dict[str, str]) -> int:
     import boto3
 
-    from devkit.samples import sample_corpus
+    from devkit.samples import make_encrypted_pdf, sample_corpus
 
     s3 = boto3.client("s3", endpoint_url=env["AWS_ENDPOINT_URL"], region_name=env["AWS_REGION"])
-    corpus = sample_corpus()
+    corpus = [*sample_corpus(), (DEMO_UNREADABLE, make_encrypted_pdf(["議事録 (パスワード付き)"]))]
     for key, data in corpus:
         s3.put_object(Bucket=env["DOCINDEX_BUCKET"], Key=key, Body=data)
     return len(corpus)
@@ -130,6 +140,8 @@ def _employee_search(env: dict[str, str]) -> None:
         print(f"\n   {user} ({group}) searches {EMPLOYEE_QUERY!r}: {result['total']} documents")
         for hit in result["hits"]:
             print(f"     {hit['path']}")
+            if hit.get("location"):
+                print(f"       {hit['location']['path']}")
     print(f"\n   Search page: {page}  (sign in as {' or '.join(DEMO_USERS)}, password {DEMO_PASSWORD}; local only)")
 
 
@@ -228,14 +240,44 @@ def _bedrock_answer(env: dict[str, str]) -> None:
     print(f"     ({found.usage.get('requests', 0)} request, {found.usage.get('input_tokens', 0)} input tokens)")
 
 
-def _demo(args: argparse.Namespace) -> int:
+def _search_samples(env: dict[str, str], queries: list[str]) -> None:
+    """Step 5: the queries (default: by content, then by name), each hit with its path on the file server."""
+    from docindex.access.shares import parse_shares
     from docindex.core.clients import opensearch_client
     from docindex.core.settings import Settings
     from docindex.index.search import search
 
+    shares = parse_shares(DEMO_SHARES)
+    settings = Settings.from_env(env)
+    client = opensearch_client(settings)
+    print(f"5. Search (the bucket is a copy of the share {DEMO_SHARE}: each hit shows its path there)")
+    searches = [(query, False) for query in queries or DEMO_QUERIES]
+    searches += [(query, True) for query in ([] if queries else DEMO_NAME_QUERIES)]
+    for query, names in searches:
+        hits = search(client, settings.opensearch_index, query, size=3, names=names)
+        print(f"\n   $ docindex search {'--names ' if names else ''}{query!r}")
+        if not hits:
+            print("     (no file contains it, and none is near enough in meaning)")
+        else:
+            more = f", {hits.by_meaning} more found by meaning" if hits.by_meaning else ""
+            print(f"     ({hits.total} containing it{more})")
+        for hit in hits:
+            status = "" if hit.get("ocr_status") in (None, "none", "done") else f"  [ocr {hit['ocr_status']}]"
+            meaning = "  [by meaning]" if hit.get("found_by") == "meaning" else ""
+            print(f"     {hit['key']}{status}{meaning}")
+            location = shares.locate(hit.get("bucket"), str(hit.get("key")))
+            if location:
+                print(f"       {location.path}")
+            if hit.get("snippet"):
+                print(f"       … {' '.join(hit['snippet'].split())[:110]} …")
+            for page in hit.get("pages") or []:
+                print(f"       {page['label']}: {' '.join(page['snippet'].split())[:100]}")
+
+
+def _demo(args: argparse.Namespace) -> int:
     session = local_session()
     print("1. Starting the local stack: moto server (S3, SQS, DynamoDB) + osmem-server (OpenSearch)")
-    env = session.local_up(state_dir=args.state_dir, serve_api=True)
+    env = session.local_up(state_dir=args.state_dir, serve_api=True, file_server_shares=DEMO_SHARES)
     from docindex.ops.envfile import apply_env_file
 
     # The demo's own S3/SQS clients use the same endpoint and credentials as the handlers.
@@ -245,7 +287,7 @@ def _demo(args: argparse.Namespace) -> int:
     uploaded = _upload(env)
     print(
         f"2. Uploaded {uploaded} sample documents (PDF, DOCX, XLSX, PPTX, HTML, CP932 text, CSV, scans: "
-        "one sideways, a fax, a vertical notice)"
+        "one sideways, a fax, a vertical notice; a password-protected PDF)"
     )
     copies = _redeliver(env, DUPLICATES)
     print(f"   ...and delivered {copies} of their notifications a second time (as SQS and redrives may)")
@@ -260,30 +302,17 @@ def _demo(args: argparse.Namespace) -> int:
         print(f"   {name:<22} {value:g}")
     summary = _index_summary(env)
     print(f"4. Index {env['OPENSEARCH_INDEX']}: {summary['documents']} documents, ocr_status {summary['ocr_status']}")
+    if summary["extraction_errors"]:
+        print(
+            f"   Indexed by name only: {summary['extraction_errors']} (`docindex failures` lists them, each with "
+            "the command that retries it)"
+        )
     if summary["ocr_status"].get("pending"):
         print(
             "   Scans and images wait with ocr_status=pending for the OCR worker; they are already "
             "findable by file name."
         )
-    settings = Settings.from_env(env)
-    client = opensearch_client(settings)
-    print("5. Search")
-    for query in args.queries or DEMO_QUERIES:
-        hits = search(client, settings.opensearch_index, query, size=3)
-        print(f"\n   $ docindex search {query!r}")
-        if not hits:
-            print("     (no file contains it, and none is near enough in meaning)")
-        else:
-            more = f", {hits.by_meaning} more found by meaning" if hits.by_meaning else ""
-            print(f"     ({hits.total} containing it{more})")
-        for hit in hits:
-            status = "" if hit.get("ocr_status") in (None, "none", "done") else f"  [ocr {hit['ocr_status']}]"
-            meaning = "  [by meaning]" if hit.get("found_by") == "meaning" else ""
-            print(f"     {hit['key']}{status}{meaning}")
-            if hit.get("snippet"):
-                print(f"       … {' '.join(hit['snippet'].split())[:110]} …")
-            for page in hit.get("pages") or []:
-                print(f"       {page['label']}: {' '.join(page['snippet'].split())[:100]}")
+    _search_samples(env, args.queries)
     _employee_search(env)
     _employee_answers(env)
     _bedrock_answer(env)

@@ -42,6 +42,7 @@ def _up(args: argparse.Namespace) -> int:
         max_receive_count=args.max_receive_count,
         visibility_timeout=args.visibility_timeout,
         serve_api=True,
+        file_server_shares=args.file_server_shares,
     )
     env_file = args.env_file or session.default_env_file(args.state_dir)
     for note in notes:
@@ -176,6 +177,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         type=_ops.bounded_int(0, 43_200),
         default=0,
         help="ingest queue visibility (default 6 × function timeout)",
+    )
+    up.add_argument(
+        "--file-server-shares",
+        metavar="MAP",
+        help="which key prefix is which file server share, e.g. 'nas/=\\\\fs01\\Shares' (default: the exported "
+        "FILE_SERVER_SHARES; docs/search-api.md#file-server-paths): the search page shows each hit's path",
     )
     up.set_defaults(func=_up)
 

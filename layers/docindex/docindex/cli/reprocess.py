@@ -43,7 +43,8 @@ def register(subparsers: Any) -> None:
             "  docindex reprocess --stack docindex-prod --extension doc --rate 50\n"
             "  docindex reprocess --prefix 総務部/ --before 2026-11-01\n"
             "  docindex reprocess --ocr-outdated --rate 5\n"
-            "  docindex reprocess --ocr-confidence-below 60 --prefix スキャン/"
+            "  docindex reprocess --ocr-confidence-below 60 --prefix スキャン/\n"
+            "  docindex reprocess --ocr-status failed --dry-run"
         ),
     )
     _ops.add_target_options(parser)
@@ -56,6 +57,16 @@ def register(subparsers: Any) -> None:
         type=_ops.bounded_int(1, 100),
         metavar="N",
         help="only documents with a page OCR read at a mean word confidence below N (0-100)",
+    )
+    parser.add_argument(
+        "--ocr-status",
+        choices=("failed", "pending", "done", "none"),
+        help="only documents whose OCR ended so (failed: what `docindex failures` lists as ocr_failed)",
+    )
+    parser.add_argument(
+        "--truncated",
+        action="store_true",
+        help="only documents read in part (a limit cut their text; raise it first: docs/operations.md)",
     )
     parser.add_argument(
         "--ocr-outdated",
@@ -89,10 +100,10 @@ def run(args: argparse.Namespace) -> int:
     if args.missing_vectors:
         return _missing_vectors(args)
     filters = (args.extraction_error, args.extension, args.prefix, args.before, args.ocr_outdated)
-    if not any(filters) and args.ocr_confidence_below is None:
+    if not any((*filters, args.ocr_status, args.truncated)) and args.ocr_confidence_below is None:
         raise CommandError(
             "give at least one filter (--extraction-error, --extension, --prefix, --before, "
-            "--ocr-confidence-below, --ocr-outdated) or --missing-vectors"
+            "--ocr-confidence-below, --ocr-status, --truncated, --ocr-outdated) or --missing-vectors"
         )
     deployment, clients = _ops.resolve(args)
     opensearch = _ops.opensearch_for(deployment)
@@ -107,6 +118,8 @@ def run(args: argparse.Namespace) -> int:
         bucket=deployment.bucket,
         ocr_confidence_below=args.ocr_confidence_below,
         ocr_outdated=args.ocr_outdated,
+        ocr_status=args.ocr_status,
+        truncated=args.truncated,
     )
     index = deployment.opensearch_index
     after = (deployment.bucket or "", args.after) if args.after else None

@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 import sys
 from datetime import date, datetime
-from pathlib import Path
 from typing import Any
 
 from docindex.cli import _ops
@@ -48,6 +47,9 @@ HIT_FIELDS = (
     # passage that matched), null otherwise; the page that passage is on.
     "found_by",
     "passage_page",
+    # Where the file is on the file server (FILE_SERVER_SHARES, docs/search-api.md#file-server-paths):
+    # {path, folder, smb, smb_folder}, null for a key under no mapped share.
+    "location",
 )
 
 
@@ -95,15 +97,45 @@ def _print_count(args: argparse.Namespace, hits: Any, first: int) -> bool:
     return True
 
 
-def _search(args: argparse.Namespace) -> int:
-    from docindex.index.search import MAX_RESULT_WINDOW, TYPE_EXTENSIONS, QueryError, parse_query, search
+def _shares(text: str | None) -> Any:
+    """The share mapping of the deployment (FILE_SERVER_SHARES / the stack's FileServerShares)."""
+    from docindex.access.shares import SharesError, parse_shares
 
-    if not args.query.strip() and args.ocr_confidence_below is None:
-        raise CommandError("give a query (or --ocr-confidence-below N to list every document read below N)")
     try:
-        parse_query(args.query or "x")
-    except QueryError as exc:
+        return parse_shares(text)
+    except SharesError as exc:
+        raise CommandError(f"{exc} (docs/search-api.md#file-server-paths)") from None
+
+
+def _check_query(query: str, *, names: bool) -> None:
+    """The query as typed can be searched (a name query needs a letter or digit), else a CommandError."""
+    from docindex.index.names import NameQueryError, name_words
+    from docindex.index.search import QueryError, parse_query
+
+    try:
+        if names:
+            name_words(query)
+        else:
+            parse_query(query or "x")
+    except (QueryError, NameQueryError) as exc:
         raise CommandError(str(exc)) from None
+
+
+def _locate(hits: list[dict[str, Any]], shares: Any) -> None:
+    """Each hit's place on the file server (``location``; None under no mapped share)."""
+    for hit in hits:
+        location = shares.locate(hit.get("bucket"), str(hit.get("key") or ""))
+        hit["location"] = location.to_dict() if location else None
+
+
+def _search(args: argparse.Namespace) -> int:
+    from docindex.index.search import MAX_RESULT_WINDOW, TYPE_EXTENSIONS, search
+
+    if not args.query.strip() and args.ocr_confidence_below is None and args.sort == "relevance":
+        raise CommandError(
+            "give a query (or --ocr-confidence-below N to list every document read below N, or --sort to list all)"
+        )
+    _check_query(args.query, names=args.names)
     if args.page * args.size > MAX_RESULT_WINDOW:
         raise CommandError(
             f"--page {args.page} × --size {args.size} goes past the first {MAX_RESULT_WINDOW:,} hits: "
@@ -114,6 +146,7 @@ def _search(args: argparse.Namespace) -> int:
         extensions.extend(TYPE_EXTENSIONS[kind])
     # --bucket filters the hits here; it does not name the resources to look for.
     deployment, _ = _ops.resolve(argparse.Namespace(**{**vars(args), "bucket": None}))
+    shares = _shares(deployment.file_server_shares)
     client = _ops.opensearch_for(deployment)
     hits = search(
         client,
@@ -130,7 +163,11 @@ def _search(args: argparse.Namespace) -> int:
         collapse=args.collapse,
         hybrid=False if args.keyword_only else None,
         ocr_confidence_below=args.ocr_confidence_below,
+        names=args.names,
+        sort=args.sort,
+        order=args.order,
     )
+    _locate(hits, shares)
     first = (args.page - 1) * args.size
     # Exit code 0 means the query's words were found; documents found by meaning alone do not count.
     by_words = any(hit.get("found_by") != "meaning" for hit in hits)
@@ -165,6 +202,8 @@ def _search(args: argparse.Namespace) -> int:
         error = f" [{hit['extraction_error']}]" if hit.get("extraction_error") else ""
         meaning = " [by meaning]" if hit.get("found_by") == "meaning" else ""
         print(_ops.safe_text(f"{score:>6}  s3://{hit.get('bucket')}/{hit.get('key')}{status}{error}{meaning}"))
+        if hit.get("location"):
+            print("        " + _ops.safe_text(hit["location"]["path"]))
         if hit.get("snippet"):
             print("        " + _ops.safe_text(" ".join(str(hit["snippet"]).split())))
         _print_pages(hit)
@@ -188,7 +227,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "reads the whole index and does not apply the access map (employees use the search API and page, which "
             "do). "
             "Where the index has vectors, documents near the query in meaning follow the matches (marked "
-            "[by meaning]; --keyword-only turns that off). "
+            "[by meaning]; --keyword-only turns that off). --names finds the words in file and folder names "
+            "instead of content. A hit under a share of FILE_SERVER_SHARES prints its path on the file server. "
             "Exit code: 0 found, 1 no document holds the query's words, 2 error."
         ),
         formatter_class=_ops.HelpFormatter,
@@ -198,10 +238,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "  docindex search '\"quarterly revenue\" -draft' --type pdf --type word\n"
             "  docindex search 'quarterly OR 議事録' --modified-after 2026-01-01 --page 2\n"
             "  docindex search 'release notes' --stack docindex-prod --json\n"
-            "  docindex search --ocr-confidence-below 60 --prefix スキャン/"
+            "  docindex search --ocr-confidence-below 60 --prefix スキャン/\n"
+            "  docindex search --names '営業部 見積' --sort date\n"
+            "  docindex search --prefix 総務部/ --sort size --size 20"
         ),
     )
-    parser.add_argument("query", nargs="?", default="", help="the words to find (optional with --ocr-confidence-below)")
+    parser.add_argument(
+        "query", nargs="?", default="", help="the words to find (optional with --ocr-confidence-below or --sort)"
+    )
     parser.add_argument(
         "--size",
         type=_ops.bounded_int(1, MAX_SIZE),
@@ -228,6 +272,21 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "every such document, least confident first)",
     )
     parser.add_argument(
+        "--names",
+        action="store_true",
+        help="find the words in the names of the files and their folders, not in their content (parts of names, "
+        "any spelling: 見積 finds 2024_御見積書.xlsx and every file under a folder 見積)",
+    )
+    from docindex.index.sorting import SORTS
+
+    parser.add_argument(
+        "--sort",
+        choices=SORTS,
+        default="relevance",
+        help="order of the results: relevance (default), name (A to Z), date (newest first), size (largest first)",
+    )
+    parser.add_argument("--order", choices=("asc", "desc"), help="reverse --sort's direction (asc or desc)")
+    parser.add_argument(
         "--keyword-only",
         action="store_true",
         help="search by the query's words only (default: also by meaning where the index has vectors)",
@@ -237,21 +296,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         action="store_true",
         help="identical copies (same content) are one result, followed by 'also in:' and the other copies",
     )
-    group = parser.add_argument_group(
-        "where the index is",
-        "Explicit flags, then the exported environment (OPENSEARCH_ENDPOINT, OPENSEARCH_INDEX, ...), then "
-        f"--env-file or {_ops.DEFAULT_ENV_FILE} (when it exists), then the stack (--stack or DOCINDEX_STACK).",
-    )
-    group.add_argument("--stack", metavar="NAME", help="CloudFormation stack deployed from template.yaml")
-    group.add_argument(
-        "--env-file",
-        type=Path,
-        default=None,
-        help=f"read settings from this env file (default {_ops.DEFAULT_ENV_FILE} when it exists)",
-    )
-    group.add_argument("--region", help="AWS region (SigV4)")
-    group.add_argument("--profile", help="AWS named profile")
-    group.add_argument("--opensearch-endpoint", help="OpenSearch endpoint URL")
-    group.add_argument("--index", help="index or alias (default documents)")
+    _ops.add_index_options(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON document (schema: docs/operations.md)")
     parser.set_defaults(func=_search)

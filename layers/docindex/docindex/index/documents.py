@@ -427,11 +427,18 @@ class IndexDocument:
         return with_variants(source)
 
 
-def with_variants(source: dict[str, Any]) -> dict[str, Any]:
-    """``source`` with its ``variants`` field computed from its title, file name and content
-    (``docindex.text.variants``); a copy of an indexed document gets it this way too."""
+def with_variants(source: dict[str, Any], fields: tuple[str, ...] = ("variants", "names")) -> dict[str, Any]:
+    """``source`` with its derived fields computed: ``variants``, the spelling-variant text of its
+    title, file name and content (``docindex.text.variants``), and ``names``, its folder and file
+    names for name search (``docindex.index.names``); a copy of an indexed document gets them this
+    way too. ``fields``: only these (an index built before one of them has no field for it)."""
+    from docindex.index.names import FIELD, document_names
     from docindex.text.variants import document_variants
 
-    variants = document_variants(source.get("title"), source.get("filename"), source.get("content"))
-    rest = {name: value for name, value in source.items() if name != "variants"}
-    return {**rest, "variants": variants} if variants else rest
+    rest = {name: value for name, value in source.items() if name not in ("variants", FIELD)}
+    derived: dict[str, Any] = {}
+    if "variants" in fields:
+        derived["variants"] = document_variants(source.get("title"), source.get("filename"), source.get("content"))
+    if FIELD in fields:
+        derived[FIELD] = document_names(source.get("key"))
+    return {**rest, **{name: value for name, value in derived.items() if value}}

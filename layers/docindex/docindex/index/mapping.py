@@ -6,7 +6,8 @@ tables (half-width katakana, full-width letters, compatibility characters), so
 text matches however it was typed. A cluster without the kuromoji plugin gets
 CJK bigrams instead (logged). ``content.bigram`` and ``title.bigram`` find
 words kuromoji splits badly; ``filename.ngram`` finds files by fragments of
-their names. The company's vocabulary (user dictionary, synonyms) comes from
+their names; ``names`` holds the folder and file names for name search
+(``docindex.index.names``). The company's vocabulary (user dictionary, synonyms) comes from
 ``docindex.index.vocabulary``. ``variants`` holds the document's text with its spelling
 variants folded by docindex itself (``docindex.text.variants``); its analyzer is the standard
 tokenizer and CJK bigrams of OpenSearch core, so it indexes the same tokens on every engine.
@@ -19,6 +20,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from docindex.core.observability import logger
+from docindex.index import names
 from docindex.text.width import width_table
 
 if TYPE_CHECKING:
@@ -98,6 +100,9 @@ def _analysis(tier: str, vocabulary: Vocabulary) -> dict[str, Any]:
     # The folded text docindex writes into `variants` needs nothing of the engine but bigrams of
     # its words: no char filter, no plugin, so every engine and every tier makes the same tokens.
     analysis["analyzer"]["docindex_variants"] = copy.deepcopy(VARIANTS_ANALYZER)
+    # The same for name search: docindex folds the names itself; the engine only cuts them into grams.
+    analysis["tokenizer"]["docindex_names"] = copy.deepcopy(names.TOKENIZER)
+    analysis["analyzer"]["docindex_names"] = copy.deepcopy(names.ANALYZER)
     if not analysis["filter"]:
         del analysis["filter"]
     return analysis
@@ -107,9 +112,9 @@ MAPPINGS: dict[str, Any] = {
     # Unknown fields are kept in _source but not indexed: a typo never
     # rejects a document, and the mapping stays the contract's.
     "dynamic": False,
-    # `variants` is derived from title, file name and content: every writer computes it again
-    # (IndexDocument.source(), docindex reindex), so storing it would only double the text.
-    "_source": {"excludes": ["variants"]},
+    # `variants` is derived from title, file name and content, `names` from the key: every writer
+    # computes them again (IndexDocument.source(), docindex reindex), so storing them would only double the text.
+    "_source": {"excludes": ["variants", names.FIELD]},
     "properties": {
         "bucket": {"type": "keyword"},
         "key": {"type": "keyword"},
@@ -144,6 +149,8 @@ MAPPINGS: dict[str, Any] = {
             "fields": {"bigram": {"type": "text", "analyzer": "docindex_bigram"}},
         },
         "variants": {"type": "text", "analyzer": "docindex_variants"},
+        # Name search (docindex.index.names): the key's folder and file names, folded like `variants`.
+        names.FIELD: copy.deepcopy(names.MAPPING),
         "content_truncated": {"type": "boolean"},
         "content_dropped": {"type": "keyword"},
         "author": {"type": "keyword", "ignore_above": 256},
@@ -293,7 +300,12 @@ def create_index(
         if tier in refused:  # the analyzers are the same whatever the vector field: the next tier
             continue
         body = index_body(tier=tier, vocabulary=vocabulary, vectors=with_vectors, derived_source=derived)
-        docindex_meta: dict[str, Any] = {"analysis": tier, "variants": NORMALIZATION_VERSION, **(meta or {})}
+        docindex_meta: dict[str, Any] = {
+            "analysis": tier,
+            "variants": NORMALIZATION_VERSION,
+            "names": names.NAMES_VERSION,
+            **(meta or {}),
+        }
         if with_vectors is not None:
             docindex_meta["vectors"] = {
                 "model": with_vectors.model_id,
@@ -399,8 +411,8 @@ def vector_storage(client: OpenSearch, name: str, doc_id: str, wanted: VectorSpe
 
 
 # Fields added after INDEX_VERSION 1 was deployed: put on an existing index (adding fields is always allowed).
-# Not `variants`: its analyzer is not in an older index's settings (adding one closes the index),
-# so an older index gets it from `docindex reindex` (docs/search.md#spelling-variants).
+# Not `variants` nor `names`: their analyzers are not in an older index's settings (adding one closes
+# the index), so an older index gets them from `docindex reindex` (docs/search.md#spelling-variants).
 ADDED_FIELDS = (
     *("folders", "allow_principals", "deny_principals", "content_sha256", "content_dropped"),
     *("author", "last_saved_by", "created", "modified"),

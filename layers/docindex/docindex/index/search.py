@@ -189,6 +189,9 @@ def search(
     hybrid: bool | None = None,
     embedder: Embedder | None = None,
     meaning_rule: MeaningRule | None = None,
+    names: bool = False,
+    sort: str = "relevance",
+    order: str | None = None,
 ) -> SearchHits:
     """Full-text search over content, title and file name, with highlighted snippets.
 
@@ -214,6 +217,10 @@ def search(
     (those ``meaning_rule`` offers; default: the ``MEANING_*`` settings) follow the files that
     contain the query, with their best passage as the snippet and ``found_by: "meaning"``;
     ``total`` counts the files that contain the query, ``by_meaning`` the others.
+
+    ``names``: find the query's words in the names of the files and their folders instead
+    (``docindex.index.names``: partial strings, spelling variants folded; no operators, no meaning).
+    ``sort``/``order``: relevance, or name, date or size as Explorer orders them (``docindex.index.sorting``).
     """
     from docindex.index.pages import pages_clause
     from docindex.index.vocabulary import query_variants
@@ -221,9 +228,13 @@ def search(
     # The index's char filter normalizes width and form on the cluster; doing the same here
     # makes the query independent of whether the cluster (or an emulator) applies it.
     query = normalize(query)
-    must = synonym_clause(query) if query.strip() or ocr_confidence_below is None else {"match_all": {}}
+    must = synonym_clause(query) if query.strip() else {"match_all": {}}
     with_operators: ParsedQuery | None = None
-    if operators and query.strip():
+    if names:
+        from docindex.index.names import name_query
+
+        must = name_query(query)
+    elif operators and query.strip():
         parsed = parse_query(query)
         if parsed.has_operators:
             must = user_query(parsed)
@@ -234,10 +245,16 @@ def search(
     if modified_after or modified_before:
         bounds = {"gte": modified_after, "lt": modified_before}
         filters.append({"range": {"last_modified": {k: v for k, v in bounds.items() if v}}})
-    meaning = hybrid is not False and bool(query.strip()) and not (operators and parse_query(query).has_operators)
+    meaning = (
+        hybrid is not False
+        and not names
+        and sort == "relevance"
+        and bool(query.strip())
+        and not (operators and parse_query(query).has_operators)
+    )
     # The page clause is a simple_query_string: the CLI's OR is its |, never a word to find.
     page_query = page_query_text(with_operators) if with_operators is not None else query
-    pages = pages_clause(list(query_variants(page_query)), size=page_hits, pre_tag="[", post_tag="]")
+    pages = None if names else pages_clause(list(query_variants(page_query)), size=page_hits, pre_tag="[", post_tag="]")
     if ocr_confidence_below is not None:
         filters.append(low_confidence_filter(ocr_confidence_below))
     fetch = min(size * COLLAPSE_OVERFETCH, MAX_COLLAPSE_WINDOW) if collapse else size
@@ -262,6 +279,10 @@ def search(
     }
     if ocr_confidence_below is not None and not query.strip():
         body["sort"] = [{"ocr_confidence": "asc"}, {"key": "asc"}]
+    if sort != "relevance" or names:
+        from docindex.index.sorting import sort_clause
+
+        body["sort"] = sort_clause(sort, order, scored=bool(query.strip()))
     rule = meaning_rule if meaning_rule is not None else default_rule()
     if meaning and embedder is None:
         embedder = default_embedder()

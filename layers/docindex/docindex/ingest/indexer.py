@@ -455,7 +455,9 @@ class Indexer:
             logger.info("parts of the file left out of its text", extra={"dropped": list(extracted.dropped)})
         if extracted.error:
             count(Metric.EXTRACTION_FAILURES)
-            logger.warning(
+            # The file's own state (encrypted, corrupt, unsupported), not a fault of the pipeline: a line at
+            # info (the stack's LogLevel default), the metric, and `docindex failures` lists them all.
+            logger.info(
                 "content not extracted; indexed by name",
                 extra={"extraction_error": extracted.error, "detail": extracted.error_detail},
             )

@@ -51,6 +51,7 @@ _STACK_PARAMETERS = {
     "NotificationMode": "notification_mode",
     "AccessMapS3Uri": "access_map_uri",
     "AdminGroupName": "admin_group",
+    "FileServerShares": "file_server_shares",
 }
 # Logical ids of template.yaml, for stacks whose Outputs lack a value.
 _STACK_RESOURCES = {
@@ -93,6 +94,7 @@ _ENVIRONMENT = {
     "AWS_REGION": "region",
     "ACCESS_MAP_URI": "access_map_uri",
     "DOCINDEX_ADMIN_GROUP": "admin_group",
+    "FILE_SERVER_SHARES": "file_server_shares",
 }
 
 
@@ -151,6 +153,8 @@ class Deployment:
     opensearch_arn: str | None = None
     access_map_uri: str | None = None
     admin_group: str = "docindex-admins"
+    # Which key prefix is which file server share (docindex.access.shares): `docindex search` prints paths.
+    file_server_shares: str | None = None
     parameters: Mapping[str, str] = field(default_factory=dict)
     # Where each known value came from (field -> "--flag" / "environment" / "env file P" / "stack S"):
     # the operator commands print it, so nobody has to guess which endpoint a command talked to.

@@ -20,12 +20,13 @@ def write_env_file(path: Path, values: Mapping[str, str]) -> None:
 
 
 def _quote(value: str) -> str:
-    """Plain when dotenv reads it back unchanged; single-quoted (taken literally) otherwise."""
+    """Plain when dotenv reads it back unchanged; single-quoted otherwise, where dotenv reads only ``\\\\``
+    and ``\\'`` as escapes (a UNC path in FILE_SERVER_SHARES keeps both its backslashes)."""
     if value and not any(c in value for c in " \t#'\"\\$\n"):
         return value
-    if "'" in value or "\n" in value:
+    if "\n" in value:
         raise ValueError(f"cannot write {value!r} to an env file")
-    return f"'{value}'"
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 def read_env_file(path: Path) -> dict[str, str]:

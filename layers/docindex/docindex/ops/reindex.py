@@ -270,8 +270,9 @@ def _copy(
 
     written = 0
     counts = counts if counts is not None else {}
-    # A rollback target built before spelling variants has no field for them: nothing to fold.
-    folds = "variants" in _properties(client, target)
+    # A rollback target built before spelling variants or name search has no field for them: nothing to fold.
+    properties = _properties(client, target)
+    derived = tuple(name for name in ("variants", "names") if name in properties)
     for hits in _scan(client, source, query):
         page = hits
         if ledger is not None:
@@ -287,8 +288,8 @@ def _copy(
                 "_op_type": "index",
                 "_index": target,
                 "_id": hit["_id"],
-                # `variants` is not stored: folded again here, with the current normalization
-                "_source": with_variants(hit["_source"]) if folds else hit["_source"],
+                # `variants` and `names` are not stored: folded again here, with the current normalization
+                "_source": with_variants(hit["_source"], derived),
                 "version": int(hit["_version"]),
                 "version_type": "external",
             }

@@ -54,6 +54,10 @@ class ReprocessFilter:
     ocr_confidence_below: int | None = None
     # OCR'd documents read by an older OCR pipeline (ocr_version below OCR_VERSION, or none recorded).
     ocr_outdated: bool = False
+    # Documents whose OCR ended so (``failed``: what `docindex failures` lists as ocr_failed).
+    ocr_status: str | None = None
+    # Documents read in part (content_truncated: a limit cut their text).
+    truncated: bool = False
 
     def query(self) -> dict[str, Any]:
         """The OpenSearch query of this filter."""
@@ -77,6 +81,10 @@ class ReprocessFilter:
             )
         if self.extraction_error:
             clauses.append({"term": {"extraction_error": self.extraction_error}})
+        if self.ocr_status:
+            clauses.append({"term": {"ocr_status": self.ocr_status}})
+        if self.truncated:
+            clauses.append({"term": {"content_truncated": True}})
         if self.extension:
             clauses.append({"term": {"extension": self.extension.lower().lstrip(".")}})
         if self.prefix:
@@ -88,27 +96,43 @@ class ReprocessFilter:
         return {"bool": {"filter": clauses}} if clauses else {"match_all": {}}
 
 
+def by_key(
+    opensearch: Any,
+    index: str,
+    query: dict[str, Any],
+    *,
+    source: list[str],
+    after: tuple[str, str] | None = None,
+    version: bool = False,
+) -> Iterator[dict[str, Any]]:
+    """Every hit of ``query`` in (bucket, key) order after ``after``, a page at a time (``search_after``):
+    millions of documents in constant memory, resumable at a key."""
+    search_after = list(after) if after else None
+    while True:
+        body: dict[str, Any] = {
+            "query": query,
+            "sort": [{"bucket": "asc"}, {"key": "asc"}],
+            "_source": source,
+            "size": PAGE_SIZE,
+        }
+        if version:
+            body["version"] = True
+        if search_after:
+            body["search_after"] = search_after
+        hits = opensearch.search(index=index, body=body)["hits"]["hits"]
+        yield from hits
+        if len(hits) < PAGE_SIZE:
+            return
+        search_after = list(hits[-1]["sort"])
+
+
 def matching(
     opensearch: Any, index: str, selection: ReprocessFilter, *, after: tuple[str, str] | None = None
 ) -> Iterator[tuple[str, str]]:
     """(bucket, key) of every matching document, in (bucket, key) order, after ``after``."""
-    search_after = list(after) if after else None
-    while True:
-        body: dict[str, Any] = {
-            "query": selection.query(),
-            "sort": [{"bucket": "asc"}, {"key": "asc"}],
-            "_source": ["bucket", "key"],
-            "size": PAGE_SIZE,
-        }
-        if search_after:
-            body["search_after"] = search_after
-        hits = opensearch.search(index=index, body=body)["hits"]["hits"]
-        for hit in hits:
-            source = hit.get("_source") or {}
-            yield str(source["bucket"]), str(source["key"])
-        if len(hits) < PAGE_SIZE:
-            return
-        search_after = list(hits[-1]["sort"])
+    for hit in by_key(opensearch, index, selection.query(), source=["bucket", "key"], after=after):
+        source = hit.get("_source") or {}
+        yield str(source["bucket"]), str(source["key"])
 
 
 def count_matching(opensearch: Any, index: str, selection: ReprocessFilter) -> int:

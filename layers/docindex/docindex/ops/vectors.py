@@ -18,7 +18,7 @@ from typing import Any
 from docindex.core.exceptions import TransientError
 from docindex.ingest.handoff import EMBED_REASON, OcrJob, OcrQueue
 from docindex.ops.enqueue import RateLimiter
-from docindex.ops.reprocess import PAGE_SIZE, ReprocessResult, send_in_batches
+from docindex.ops.reprocess import ReprocessResult, by_key, send_in_batches
 
 _FIELDS = ["bucket", "key", "version_id", "etag", "sequencer", "size", "content_type"]
 
@@ -40,34 +40,19 @@ def embed_jobs(
     opensearch: Any, index: str, query: dict[str, Any], *, after: tuple[str, str] | None = None
 ) -> Iterator[OcrJob]:
     """One embed job per matching document, at its current generation, in (bucket, key) order."""
-    search_after = list(after) if after else None
-    while True:
-        body: dict[str, Any] = {
-            "query": query,
-            "sort": [{"bucket": "asc"}, {"key": "asc"}],
-            "_source": _FIELDS,
-            "version": True,
-            "size": PAGE_SIZE,
-        }
-        if search_after:
-            body["search_after"] = search_after
-        hits = opensearch.search(index=index, body=body)["hits"]["hits"]
-        for hit in hits:
-            source = hit.get("_source") or {}
-            yield OcrJob(
-                bucket=str(source["bucket"]),
-                key=str(source["key"]),
-                reason=EMBED_REASON,
-                generation=int(hit["_version"]),
-                version_id=source.get("version_id"),
-                etag=source.get("etag"),
-                sequencer=source.get("sequencer"),
-                size=source.get("size"),
-                content_type=source.get("content_type"),
-            )
-        if len(hits) < PAGE_SIZE:
-            return
-        search_after = list(hits[-1]["sort"])
+    for hit in by_key(opensearch, index, query, source=_FIELDS, after=after, version=True):
+        source = hit.get("_source") or {}
+        yield OcrJob(
+            bucket=str(source["bucket"]),
+            key=str(source["key"]),
+            reason=EMBED_REASON,
+            generation=int(hit["_version"]),
+            version_id=source.get("version_id"),
+            etag=source.get("etag"),
+            sequencer=source.get("sequencer"),
+            size=source.get("size"),
+            content_type=source.get("content_type"),
+        )
 
 
 def queue_embed_jobs(

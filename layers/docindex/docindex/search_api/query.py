@@ -61,7 +61,13 @@ class SearchRequest(BaseModel):
     modified_to: date | None = None
     page: int = Field(1, ge=1, le=1000)
     size: int = Field(20, ge=1, le=100)
-    sort: Literal["relevance", "date"] = "relevance"
+    # relevance, or as Explorer orders a folder: name (A to Z), date (newest first), size (largest first);
+    # order reverses those (docindex.index.sorting).
+    sort: Literal["relevance", "name", "date", "size"] = "relevance"
+    order: Literal["", "asc", "desc"] = ""
+    # content: the words in the text, title or file name; name: in the names of the file and its folders
+    # (partial strings, docindex.index.names).
+    scope: Literal["content", "name"] = "content"
     # auto: by words and, where the index has vectors, by meaning (hybrid); keyword: by words only.
     mode: Literal["auto", "keyword"] = "auto"
 
@@ -152,6 +158,15 @@ def _text_clause(q: str) -> dict[str, Any]:
     return {"bool": {"should": should, "minimum_should_match": 1}}
 
 
+def query_of(request: SearchRequest) -> dict[str, Any]:
+    """The scoring query of a request with ``q``: its words in the text, or in the file and folder names."""
+    if request.scope == "name":
+        from docindex.index.names import name_query
+
+        return name_query(request.q)
+    return text_query(request.q)
+
+
 def request_filters(request: SearchRequest, principals: list[str]) -> list[dict[str, Any]]:
     """The permission filter and the user's filters: what every leg of a search is limited to."""
     filters: list[dict[str, Any]] = [permission_filter(principals)]
@@ -190,16 +205,17 @@ def search_body(
     start = (request.page - 1) * size
     if start + size > max_result_window:
         raise ValueError(f"page too deep: at most {max_result_window} results can be paged through")
+    from docindex.index.sorting import sort_clause
+
     filters = request_filters(request, principals)
-    must = [text_query(request.q)] if request.q else [{"match_all": {}}]
-    if request.q:
+    must = [query_of(request)] if request.q else [{"match_all": {}}]
+    if request.q and request.scope == "content":
         from docindex.index.pages import pages_clause
 
         pages = pages_clause(query_forms(request.q), size=page_hits, pre_tag=MARK_START, post_tag=MARK_END)
         if pages is not None:
             filters.append(pages)
-    by_date = {"last_modified": {"order": "desc", "missing": "_last"}}
-    sort: list[Any] = ["_score", by_date] if (request.sort == "relevance" and request.q) else [by_date, "_score"]
+    sort = sort_clause(request.sort, request.order, scored=bool(request.q))
     return {
         "from": start,
         "size": size,

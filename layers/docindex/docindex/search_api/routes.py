@@ -33,6 +33,7 @@ STATIC = {
     "index.html": "text/html; charset=utf-8",
     "app.js": "text/javascript; charset=utf-8",
     "app.css": "text/css; charset=utf-8",
+    "filepath.js": "text/javascript; charset=utf-8",
 }
 NOT_FOUND = {"message": "not found"}
 PAGE_NUMBER = re.compile(r"^[1-9][0-9]{0,5}$")

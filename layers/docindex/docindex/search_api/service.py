@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
+from docindex.access.shares import Shares
 from docindex.core.observability import logger
 from docindex.embed import Embedder
 from docindex.index.hybrid import Legs, MeaningRule, VectorHit, on_page, query_vector, search_hybrid, total_of
@@ -71,9 +72,11 @@ def _folder(key: str) -> str:
     return key.rsplit("/", 1)[0] + "/" if "/" in key else ""
 
 
-def _summary(hit: dict[str, Any]) -> dict[str, Any]:
+def _summary(hit: dict[str, Any], shares: Shares | None = None) -> dict[str, Any]:
     source = hit.get("_source") or {}
     key = str(source.get("key", ""))
+    # Where the file is on the file server (FILE_SERVER_SHARES); null for a key under no share.
+    location = shares.locate(source.get("bucket"), key) if shares else None
     return {
         "id": hit["_id"],
         "filename": source.get("filename"),
@@ -88,12 +91,13 @@ def _summary(hit: dict[str, Any]) -> dict[str, Any]:
         "page_count": source.get("page_count"),
         "extraction_error": source.get("extraction_error"),
         "ocr_confidence": source.get("ocr_confidence"),
+        "location": location.to_dict() if location else None,
     }
 
 
-def _meaning_hit(found: VectorHit) -> dict[str, Any]:
+def _meaning_hit(found: VectorHit, shares: Shares | None = None) -> dict[str, Any]:
     """A file found by meaning alone: its best passage is the snippet, nothing in it is marked."""
-    summary = _summary({"_id": found.doc_id, "_source": found.source})
+    summary = _summary({"_id": found.doc_id, "_source": found.source}, shares)
     summary.update(
         {
             "snippet": segments(found.passage[:SNIPPET_CHARS]),
@@ -158,7 +162,7 @@ class SearchService:
         total_value = total_of(response)
         by_meaning: list[VectorHit] = legs.by_meaning if legs is not None else []
         for found in on_page(len(hits), total_value, by_meaning, start=body["from"], size=body["size"]):
-            hits.append(_meaning_hit(found))
+            hits.append(_meaning_hit(found, self.settings.shares))
         aggregations = response.get("aggregations") or {}
         logger.info(
             "search",
@@ -188,9 +192,8 @@ class SearchService:
             },
         }
 
-    @staticmethod
-    def _keyword_hit(hit: dict[str, Any]) -> dict[str, Any]:
-        summary = _summary(hit)
+    def _keyword_hit(self, hit: dict[str, Any]) -> dict[str, Any]:
+        summary = _summary(hit, self.settings.shares)
         highlight = hit.get("highlight") or {}
         summary["snippet"] = segments((highlight.get("content") or [""])[0])
         summary["title_highlight"] = segments((highlight.get("title") or [""])[0])
@@ -208,7 +211,7 @@ class SearchService:
         Both are limited by the caller's permission filter and the user's filters; ``body`` (the
         keyword search, page, facets and total) is the keyword leg unchanged.
         """
-        if not request.q or request.sort != "relevance" or request.mode != "auto":
+        if not request.q or request.sort != "relevance" or request.mode != "auto" or request.scope != "content":
             return None
         vector = query_vector(self.opensearch, self.index, request.q, self.embedder)
         if vector is None:
@@ -239,7 +242,7 @@ class SearchService:
     def document(self, doc_id: str, caller: Caller) -> dict[str, Any]:
         """A document's metadata (no content), if the caller may read it."""
         hit = self._readable(doc_id, caller)
-        summary = _summary(hit)
+        summary = _summary(hit, self.settings.shares)
         source = hit.get("_source") or {}
         summary.update({"indexed_at": source.get("indexed_at"), "content_truncated": source.get("content_truncated")})
         return summary

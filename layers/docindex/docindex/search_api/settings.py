@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+from functools import cached_property
 
+from pydantic import Field, field_validator
+
+from docindex.access.shares import Shares, SharesError, parse_shares
 from docindex.answer.settings import AnswerSettings
 from docindex.core.settings import AccessSettings, EmbeddingSettings, OpenSearchSettings
 
@@ -40,3 +43,20 @@ class SearchApiSettings(OpenSearchSettings, AccessSettings, EmbeddingSettings, A
     oidc_scopes: str = Field("openid email profile", alias="OIDC_SCOPES")
     # Which token the page sends to the API: access (Cognito) or id (some IdPs put groups only there).
     oidc_api_token: str = Field("access", alias="OIDC_API_TOKEN", pattern="^(access|id)$")
+    # Which key prefix is which file server share (docindex.access.shares): each hit's Windows path,
+    # its folder's and their smb:// forms. Unset: hits show their key only.
+    file_server_shares: str = Field("", alias="FILE_SERVER_SHARES")
+
+    @field_validator("file_server_shares")
+    @classmethod
+    def _shares_readable(cls, value: str) -> str:
+        try:
+            parse_shares(value)
+        except SharesError as exc:
+            raise ValueError(str(exc).removeprefix("FILE_SERVER_SHARES: ")) from None
+        return value
+
+    @cached_property
+    def shares(self) -> Shares:
+        """The share mapping, read once."""
+        return parse_shares(self.file_server_shares)

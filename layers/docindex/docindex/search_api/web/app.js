@@ -24,9 +24,17 @@
       meaning: "Also search by meaning", byMeaning: "Found by meaning",
       answerTitle: "Answer", noAnswer: "No answer was found in the files you can read", sources: "Sources", answering: "Looking for an answer…"},
   };
+  // Name search, sorting as Explorer does, the date range (docs/search-api.md).
+  Object.assign(T.ja, {scope: "検索対象", scopeContent: "内容", scopeName: "ファイル名", name: "名前 (昇順)",
+    nameDesc: "名前 (降順)", dateAsc: "更新日 (古い順)", size: "サイズ (大きい順)", sizeAsc: "サイズ (小さい順)",
+    dateNewest: "更新日 (新しい順)", dateRange: "更新日の範囲", dateFrom: "開始日", dateTo: "終了日", apply: "適用"});
+  Object.assign(T.en, {scope: "Search in", scopeContent: "Content", scopeName: "File names", name: "Name (A-Z)",
+    nameDesc: "Name (Z-A)", dateAsc: "Modified (oldest)", size: "Size (largest)", sizeAsc: "Size (smallest)",
+    dateNewest: "Modified (newest)", dateRange: "Modified between", dateFrom: "From", dateTo: "To", apply: "Apply"});
   let lang = localStorage.getItem("docindex.lang") || "ja";
   let config = null;
   const state = {q: "", sort: "relevance", mode: "auto", prefix: "", extension: "", ocr_status: "", modified_from: "", modified_to: "", page: 1};
+  Object.assign(state, {scope: "content", order: ""});
   const $ = (id) => document.getElementById(id);
   const t = (k, ...a) => { const v = T[lang][k]; return typeof v === "function" ? v(...a) : v; };
   const el = (tag, props, ...kids) => {
@@ -242,6 +250,7 @@
         el("div", {}, el("span", {className: "icon", textContent: (hit.extension || "?").toUpperCase()}), name,
           hit.found_by === "meaning" ? el("span", {className: "by-meaning", textContent: t("byMeaning")}) : ""),
         el("div", {}, folderButtons(hit.folder)),
+        window.DocindexFilePath ? window.DocindexFilePath.row(hit.location, lang) : "",
         el("p", {className: "snippet"}, marked(hit.snippet, "")),
         hitPages(hit),
         el("div", {className: "meta"}, `${t("modified")}: ${dateText(hit.modified)} · ${sizeText(hit.size)} `, open)));
@@ -264,7 +273,33 @@
           onclick: () => { pick(name, item.value); }})));
       }
       box.append(el("h2", {textContent: t(name)}), ul);
+      if (name === "year") box.append(dateRange());
     }
+    if (!box.querySelector("#date-range")) box.append(dateRange());
+  }
+
+  // From / to, beside the year facet: the files modified on those days and between them.
+  function dateRange() {
+    const from = el("input", {type: "date", id: "modified-from", value: state.modified_from});
+    const to = el("input", {type: "date", id: "modified-to", value: state.modified_to});
+    const form = el("form", {id: "date-range", className: "date-range"},
+      el("h2", {textContent: t("dateRange")}),
+      el("label", {htmlFor: "modified-from", textContent: t("dateFrom")}), from,
+      el("label", {htmlFor: "modified-to", textContent: t("dateTo")}), to,
+      el("button", {type: "submit", id: "apply-dates", textContent: t("apply")}));
+    form.onsubmit = (ev) => {
+      ev.preventDefault();
+      state.modified_from = from.value; state.modified_to = to.value; state.page = 1; run();
+    };
+    return form;
+  }
+
+  function dateFilterText() {
+    const from = state.modified_from, to = state.modified_to;
+    if (!from && !to) return "";
+    const year = from.slice(0, 4);
+    if (from === `${year}-01-01` && to === `${year}-12-31`) return year;
+    return `${from || "…"}〜${to || "…"}`;
   }
 
   function pick(name, value) {
@@ -276,7 +311,7 @@
   }
 
   function renderFilters() {
-    const active = [state.prefix, state.extension, state.ocr_status, state.modified_from && state.modified_from.slice(0, 4)].filter(Boolean);
+    const active = [state.prefix, state.extension, state.ocr_status, dateFilterText()].filter(Boolean);
     const p = $("filters");
     p.replaceChildren();
     if (!active.length) return;
@@ -313,7 +348,9 @@
     $("lang").onclick = () => { lang = lang === "ja" ? "en" : "ja"; localStorage.setItem("docindex.lang", lang); applyLanguage(); };
     $("search").onsubmit = (ev) => {
       ev.preventDefault();
-      state.q = $("q").value.trim(); state.sort = $("sort").value; state.mode = $("meaning").checked ? "auto" : "keyword";
+      state.q = $("q").value.trim(); state.mode = $("meaning").checked ? "auto" : "keyword";
+      [state.sort, state.order] = ($("sort").value + ":").split(":");
+      state.scope = $("scope-name").checked ? "name" : "content";
       state.page = 1; run();
     };
     showSignedIn();

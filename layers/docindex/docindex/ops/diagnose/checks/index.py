@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from docindex.index.mapping import MAPPINGS
+from docindex.index.names import NAMES_VERSION
 from docindex.ops.diagnose.facts.services import IndexFacts
 from docindex.ops.diagnose.report import Check, Status
 from docindex.text.variants import NORMALIZATION_VERSION
@@ -30,7 +31,7 @@ def judge_index(facts: IndexFacts) -> Check:
         evidence.append(f"concrete index {concrete}")
         mappings = body.get("mappings", {})
         problems += [f"{concrete}: {p}" for p in mapping_differences(mappings)]
-        warnings += [f"{concrete}: {w}" for w in variants_warnings(mappings)]
+        warnings += [f"{concrete}: {w}" for w in variants_warnings(mappings) + names_warnings(mappings)]
     for concrete, body in (facts.settings or {}).items():
         tokenizers = body.get("settings", {}).get("index", {}).get("analysis", {}).get("tokenizer", {})
         if not any(t.get("type") == "kuromoji_tokenizer" for t in tokenizers.values()):
@@ -62,8 +63,9 @@ def judge_index(facts: IndexFacts) -> Check:
 
 
 # Fields an index built by an older version lacks until `docindex reindex` rebuilds it: searches
-# work without them (spelling variants are then found only where they are the spelling typed).
-REINDEX_FIELDS = ("variants",)
+# work without them (spelling variants are then found only where they are the spelling typed; a
+# name search finds nothing).
+REINDEX_FIELDS = ("variants", "names")
 
 
 def variants_warnings(actual: Mapping[str, Any]) -> list[str]:
@@ -76,6 +78,16 @@ def variants_warnings(actual: Mapping[str, Any]) -> list[str]:
             f"spelling variants folded by normalization {version}, this version folds with "
             f"{NORMALIZATION_VERSION}: run `docindex reindex`"
         ]
+    return []
+
+
+def names_warnings(actual: Mapping[str, Any]) -> list[str]:
+    """Why a name search (docs/search-api.md#name-search) does not find every file of this index."""
+    if "names" not in actual.get("properties", {}):
+        return ["built before name search (no `names` field: a name search finds nothing): run `docindex reindex`"]
+    version = actual.get("_meta", {}).get("docindex", {}).get("names")
+    if version != NAMES_VERSION:
+        return [f"names indexed by version {version}, this version indexes {NAMES_VERSION}: run `docindex reindex`"]
     return []
 
 
