@@ -1071,6 +1071,9 @@ def test_the_search_functions_timeout_covers_a_bounded_converse_call_under_the_h
     integration = resources["SearchIntegration"]["Properties"]["TimeoutInMillis"]
     # API Gateway answers 503 while the function still runs when the integration gives up first; 30 s is its maximum
     assert function * 1000 < integration <= 30_000
+    # ... and a request to the cluster gives up before the function (a 5xx of its own, not a Lambda timeout)
+    cluster = float(resources["SearchFunction"]["Properties"]["Environment"]["Variables"]["OPENSEARCH_TIMEOUT_SECONDS"])
+    assert cluster < function
     if answers != "bedrock":
         assert function == 15
         return
@@ -1080,3 +1083,5 @@ def test_the_search_functions_timeout_covers_a_bounded_converse_call_under_the_h
     assert bounds.converse_bounds() == {"total_attempts": 2, "read_timeout": 10.0, "connect_timeout": 2.0}
     assert bounds.converse_worst_seconds() == 25.0
     assert bounds.converse_worst_seconds() + 4 <= function
+    # the retrieval's one _msearch and the question's vector within those 4 s
+    assert bounds.converse_worst_seconds() + cluster + 1 <= function

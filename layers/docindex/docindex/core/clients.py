@@ -20,7 +20,8 @@ if TYPE_CHECKING:
 
     from docindex.core.settings import OpenSearchSettings
 
-# Attempts per AWS call (the first one included), for every component.
+# Retries per AWS call after the first attempt (botocore's ``max_attempts`` in a Config's ``retries`` counts
+# the retries, unlike AWS_MAX_ATTEMPTS and ``total_max_attempts``): six attempts in all, for every component.
 RETRY_ATTEMPTS = 5
 
 
