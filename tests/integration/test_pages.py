@@ -22,11 +22,10 @@ from devkit import samples
 from devkit.messages import sqs_event
 from docindex.index.search import search
 from docindex.worker.pool import OcrPool
-from tests.conftest import REGION, Aws, shared_stack
+from tests.conftest import Aws
 from tests.integration.conftest import build_indexer, invoke
 from tests.support.scans import LAYOUT
-from tests.support.search_api import SearchWorld, build_world
-from tests.support.worker import worker_factory
+from tests.support.search_api import SearchWorld, put_and_index, shared_world
 
 WORD = "内部統制"
 REPORT = "営業部/年次報告/2024_年次報告書.pdf"
@@ -59,13 +58,8 @@ def world(
 ) -> Iterator[SearchWorld]:
     """The files indexed once for the module. Its tests read them; what a test adds or deletes is
     its own file, in 人事部/ where the sales user (whom the other tests search as) never sees it."""
-    import boto3
-
-    with shared_stack(aws, osmem_server) as stack, worker_factory(ocr_pool) as make_worker:
-        cognito = boto3.client("cognito-idp", region_name=REGION, endpoint_url=stack.aws.endpoint)
-        world = build_world(stack, tmp_path_factory.mktemp("pages"), cognito)
-        world.add_user("sales", ["営業部"])
-        world.add_user("hr", ["人事部"])
+    with shared_world(aws, osmem_server, ocr_pool, tmp_path_factory.mktemp("pages")) as (world, make_worker):
+        stack = world.stack
         access = {"ACCESS_MAP_URI": str(world.map_path), "ACCESS_MAP_TTL_SECONDS": "0"}
         files = _files()
         # The scan: three small image-only pages, the words on the third only.
@@ -75,11 +69,7 @@ def world(
             page=(4.0, 3.0),
             **LAYOUT,
         )
-        bodies = []
-        for key, body in files.items():
-            stack.aws.s3.put_object(Bucket=stack.bucket, Key=key, Body=body)
-            bodies.append({"docindex": "change", "bucket": stack.bucket, "key": key, "action": "created"})
-        assert invoke(build_indexer(stack, **access), sqs_event(*bodies), timeout=120) == set()
+        put_and_index(world, files, **access)
         # The scan went to the OCR worker.
         assert stack.doc(SCAN)["_source"]["ocr_status"] == "pending"
         worker = make_worker(stack, **access)
@@ -155,10 +145,7 @@ def test_open_at_the_page_is_for_readers_only(world: SearchWorld) -> None:
     # other tests read the report itself)
     stack = world.stack
     copy = "人事部/年次報告/2024_年次報告書 写し.pdf"
-    stack.aws.s3.put_object(Bucket=stack.bucket, Key=copy, Body=_files()[REPORT])
-    access = {"ACCESS_MAP_URI": str(world.map_path), "ACCESS_MAP_TTL_SECONDS": "0"}
-    created = {"docindex": "change", "bucket": stack.bucket, "key": copy, "action": "created"}
-    assert invoke(build_indexer(stack, **access), sqs_event(created)) == set()
+    put_and_index(world, {copy: _files()[REPORT]}, ACCESS_MAP_URI=str(world.map_path), ACCESS_MAP_TTL_SECONDS="0")
     for key in (REPORT, copy):
         source = stack.doc(key)["_source"]
         assert len(source["pages"]) == 120
