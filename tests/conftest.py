@@ -6,6 +6,7 @@ import json
 import os
 import uuid
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -150,22 +151,39 @@ class Stack:
         return int(self.opensearch.count(index=self.index)["count"])
 
 
-@pytest.fixture
-def make_stack(aws: Aws, opensearch: Any, osmem_url: str) -> Callable[..., Stack]:
+def provision_stack(aws: Aws, opensearch: Any, osmem_url: str, prefix: str | None = None, **options: Any) -> Stack:
+    """Provision what template.yaml defines on moto and ``opensearch``, under ``prefix`` (default: unique)."""
     from devkit.local.stack import StackNames, StackOptions, provision
 
+    env = provision(
+        s3=aws.s3,
+        sqs=aws.sqs,
+        dynamodb=aws.dynamodb,
+        opensearch=opensearch,
+        names=StackNames(prefix or f"t{uuid.uuid4().hex[:10]}"),
+        options=StackOptions(**options),
+        region=REGION,
+    )
+    return Stack(aws, opensearch, osmem_url, env)
+
+
+@contextmanager
+def shared_stack(aws: Aws, osmem_server: Any, prefix: str | None = None, **options: Any) -> Iterator[Stack]:
+    """A stack on an osmem clone of its own, for a fixture wider than one test (``scope="module"``).
+
+    For tests that only read what their module's fixture indexed once (or add what no other test of
+    the module looks for): the set-up is paid once, not per test.
+    """
+    from opensearchpy import OpenSearch
+
+    with osmem_server.clone() as clone:
+        yield provision_stack(aws, OpenSearch(hosts=[clone.url], timeout=30), clone.url, prefix, **options)
+
+
+@pytest.fixture
+def make_stack(aws: Aws, opensearch: Any, osmem_url: str) -> Callable[..., Stack]:
     def make(prefix: str | None = None, **options: Any) -> Stack:
-        names = StackNames(prefix or f"t{uuid.uuid4().hex[:10]}")
-        env = provision(
-            s3=aws.s3,
-            sqs=aws.sqs,
-            dynamodb=aws.dynamodb,
-            opensearch=opensearch,
-            names=names,
-            options=StackOptions(**options),
-            region=REGION,
-        )
-        return Stack(aws, opensearch, osmem_url, env)
+        return provision_stack(aws, opensearch, osmem_url, prefix, **options)
 
     return make
 

@@ -240,18 +240,25 @@ class LocalRunner:
         """
         started = time.monotonic()
         last_progress = started
+        # --once: a round after one that did work receives without waiting, and the run ends as soon as
+        # a round finds nothing and the queues are drained; only while something is in flight or
+        # delayed (a retry, a deferred job) do the receives long-poll for it. (Waiting first cost every
+        # run two idle long polls, 2 s, at its end.)
+        waiting = False
         try:
             while True:
-                handled = self.poll_once(wait_seconds=1 if once else 10)
+                wait = (1 if waiting else 0) if once else 10
+                handled = self.poll_once(wait_seconds=wait)
                 if self.worker is not None:
                     with self._collecting_metrics(flush_after=True):
-                        jobs = self.worker.poll_once(wait_seconds=0 if handled else 1)
+                        jobs = self.worker.poll_once(wait_seconds=0 if handled else min(wait, 1))
                     self.stats.ocr_jobs += jobs
                     handled += jobs
                 if once and not handled and self.drained():
                     self.stats.drained = True
                     self.stats.stopped = "drained"
                     break
+                waiting = once and not handled
                 if max_seconds is not None and time.monotonic() - started > max_seconds:
                     self.stats.stopped = "time limit"
                     break

@@ -13,6 +13,10 @@ the proxy counts the body bytes that actually left: a few MiB of socket buffer,
 not 21 GiB. The 1 GiB log is within the worker's default limit: it is
 downloaded whole, and its OCR process must still read only the prefix that
 ``MAX_CONTENT_CHARS`` can hold, not the gigabyte.
+
+``MAX_CONTENT_CHARS`` is 100,000 here, not the default 2,000,000: what is tested is that a
+document is cut at the limit, whatever it is, and osmem-server spends 20-40 s of CPU analysing
+one 2,000,000-character document (test_search_api.py indexes one, to test that size itself).
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ MiB = 1024 * 1024
 GiB = 1024 * MiB
 SECRET = "SECRET-7c1d-never-index-me"
 MAX_OBJECT_BYTES = 8 * MiB  # the Lambda reads at most this; bigger objects go to the worker
+MAX_CONTENT_CHARS = 100_000  # text kept per document (module docstring)
 
 
 @dataclass(frozen=True)
@@ -139,9 +144,9 @@ def test_hostile_files_are_indexed_by_name_within_memory_and_read_nothing_else(
         handle.truncate(21 * GiB)  # a sparse file: 21 GiB long, no block on disk
     huge_log = tmp_path / "huge.log"
     with huge_log.open("wb") as handle:
-        # 9 MiB of lines (more than the 2,000,000 characters of MAX_CONTENT_CHARS), then 1 GiB of nothing
+        # 1 MiB of lines (ten times the characters of MAX_CONTENT_CHARS), then 1 GiB of nothing
         line = 0
-        while handle.tell() < 9 * MiB:
+        while handle.tell() < MiB:
             handle.write(f"{line:07d} 障害ログ hugelog entry\n".encode())
             line += 1
         handle.truncate(GiB)
@@ -193,7 +198,11 @@ def test_hostile_files_are_indexed_by_name_within_memory_and_read_nothing_else(
                 )
                 size = len(data)
             notifications.append(s3_notification(stack.bucket, hostile.key, sequencer=f"00AB{n:02d}", size=size))
-        env = stack.settings_env(AWS_ENDPOINT_URL_S3=proxy.url, MAX_OBJECT_BYTES=str(MAX_OBJECT_BYTES))
+        env = stack.settings_env(
+            AWS_ENDPOINT_URL_S3=proxy.url,
+            MAX_OBJECT_BYTES=str(MAX_OBJECT_BYTES),
+            MAX_CONTENT_CHARS=str(MAX_CONTENT_CHARS),
+        )
 
         # When the indexer gets them all in one batch
         indexer = _run("indexer", {"env": env, "event": sqs_event(*notifications), "timeout": 60}, tmp_path)
@@ -251,6 +260,7 @@ def test_hostile_files_are_indexed_by_name_within_memory_and_read_nothing_else(
     huge = stack.doc("bad/巨大 hugelog.log")
     assert huge is not None
     assert huge["_source"]["content_truncated"] is True
+    assert MAX_CONTENT_CHARS - 100 < len(huge["_source"]["content"]) <= MAX_CONTENT_CHARS  # cut at a line end
     assert huge["_source"]["content"].startswith("0000000 障害ログ hugelog entry\n0000001 ")
     # ... and nothing outside a document was read: not the marker file, not the pipe
     assert not tripwire.tripped.is_set()

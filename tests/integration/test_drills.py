@@ -9,6 +9,7 @@ through a recording proxy, so "written once" is counted, not assumed.
 from __future__ import annotations
 
 import json
+import time
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -26,6 +27,7 @@ from devkit.messages import s3_notification
 from docindex.cli import main
 from docindex.ingest.handoff import OcrJob, OcrQueue
 from docindex.ops.envfile import write_env_file
+from docindex.ops.reconcile import REMOVAL_MARGIN
 from docindex.worker.config import WorkerSettings
 from docindex.worker.pool import OcrPool
 from docindex.worker.service import Worker
@@ -245,6 +247,7 @@ def test_an_index_restored_from_an_older_snapshot_is_repaired_exactly_where_it_i
     edited, deleted, unchanged = "営業部/見積書 No.1.txt", "経理部/請求書 2026-04.txt", "総務部/議事録.txt"
     s3.put_object(Bucket=stack.bucket, Key=edited, Body="見積書 訂正版 合計 150,000円".encode())
     s3.delete_object(Bucket=stack.bucket, Key=deleted)
+    deleted_at = time.monotonic()
     s3.put_object(Bucket=stack.bucket, Key="営業部/提案書.txt", Body="提案書 新規".encode())
     s3.put_object(Bucket=stack.bucket, Key=unchanged, Body=TEXTS[unchanged].encode())
     s3.put_object(Bucket=stack.bucket, Key=weekly, Body="週報 第2週".encode())
@@ -267,7 +270,10 @@ def test_an_index_restored_from_an_older_snapshot_is_repaired_exactly_where_it_i
         "orphaned": {deleted},
         "behind": {late_scan, unchanged},  # the ETag alone cannot see these two
     }
-    # When --fix repairs it and the pipeline drains
+    # When --fix repairs it and the pipeline drains (a restore comes minutes after the deletion it
+    # undid: reconcile dates an orphan's removal REMOVAL_MARGIN before S3's whole-second Date, and a
+    # removal dated before the deletion the ledger holds is rightly older than it)
+    time.sleep(max(0.0, deleted_at + REMOVAL_MARGIN.total_seconds() + 1 - time.monotonic()))
     fixed = pipeline.command("reconcile", "--against-ledger", "--fix", "--pending-after", "0", ok=(1,))
     assert (fixed["enqueued_created"], fixed["enqueued_removed"]) == (4, 1)
     pipeline.drain()

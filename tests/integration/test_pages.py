@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import json
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,11 +21,11 @@ import pytest
 from devkit import samples
 from devkit.messages import sqs_event
 from docindex.index.search import search
-from tests.conftest import REGION, Stack
+from docindex.worker.pool import OcrPool
+from tests.conftest import Aws
 from tests.integration.conftest import build_indexer, invoke
 from tests.support.scans import LAYOUT
-from tests.support.search_api import SearchWorld, build_world
-from tests.support.worker import WorkerFactory
+from tests.support.search_api import SearchWorld, put_and_index, shared_world
 
 WORD = "内部統制"
 REPORT = "営業部/年次報告/2024_年次報告書.pdf"
@@ -51,34 +52,30 @@ def _files() -> dict[str, bytes]:
     }
 
 
-@pytest.fixture
-def world(stack: Stack, tmp_path: Path, make_worker: WorkerFactory) -> SearchWorld:
-    import boto3
-
-    cognito = boto3.client("cognito-idp", region_name=REGION, endpoint_url=stack.aws.endpoint)
-    world = build_world(stack, tmp_path, cognito)
-    world.add_user("sales", ["営業部"])
-    world.add_user("hr", ["人事部"])
-    access = {"ACCESS_MAP_URI": str(world.map_path), "ACCESS_MAP_TTL_SECONDS": "0"}
-    files = _files()
-    # The scan: three small image-only pages, the words on the third only.
-    files[SCAN] = samples.make_scan_pdf(
-        [["監査メモ", "表紙"], ["前年度の指摘事項", "なし"], [f"{WORD} 監査", "改善済み"]],
-        dpi=200,
-        page=(4.0, 3.0),
-        **LAYOUT,
-    )
-    bodies = []
-    for key, body in files.items():
-        stack.aws.s3.put_object(Bucket=stack.bucket, Key=key, Body=body)
-        bodies.append({"docindex": "change", "bucket": stack.bucket, "key": key, "action": "created"})
-    assert invoke(build_indexer(stack, **access), sqs_event(*bodies), timeout=120) == set()
-    # The scan went to the OCR worker.
-    assert stack.doc(SCAN)["_source"]["ocr_status"] == "pending"
-    worker = make_worker(stack, **access)
-    assert worker.poll_once(wait_seconds=1) == 1
-    stack.opensearch.indices.refresh(index=stack.index)
-    return world
+@pytest.fixture(scope="module")
+def world(
+    aws: Aws, osmem_server: Any, ocr_pool: OcrPool, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[SearchWorld]:
+    """The files indexed once for the module. Its tests read them; what a test adds or deletes is
+    its own file, in 人事部/ where the sales user (whom the other tests search as) never sees it."""
+    with shared_world(aws, osmem_server, ocr_pool, tmp_path_factory.mktemp("pages")) as (world, make_worker):
+        stack = world.stack
+        access = {"ACCESS_MAP_URI": str(world.map_path), "ACCESS_MAP_TTL_SECONDS": "0"}
+        files = _files()
+        # The scan: three small image-only pages, the words on the third only.
+        files[SCAN] = samples.make_scan_pdf(
+            [["監査メモ", "表紙"], ["前年度の指摘事項", "なし"], [f"{WORD} 監査", "改善済み"]],
+            dpi=200,
+            page=(4.0, 3.0),
+            **LAYOUT,
+        )
+        put_and_index(world, files, **access)
+        # The scan went to the OCR worker.
+        assert stack.doc(SCAN)["_source"]["ocr_status"] == "pending"
+        worker = make_worker(stack, **access)
+        assert worker.poll_once(wait_seconds=1) == 1
+        stack.opensearch.indices.refresh(index=stack.index)
+        yield world
 
 
 def _hit(result: dict[str, Any], path: str) -> dict[str, Any]:
@@ -144,22 +141,27 @@ def test_open_at_the_page_is_for_readers_only(world: SearchWorld) -> None:
     assert forbidden == absent == (404, {"message": "not found"})
     assert world.call(f"/documents/{report}/download", sales, page="x")[0] == 400
 
-    # Pages are written with their file, and deleted with it
+    # Pages are written with their file, and deleted with it (a copy of the report, the module's
+    # other tests read the report itself)
     stack = world.stack
-    source = stack.doc(REPORT)["_source"]
-    assert len(source["pages"]) == 120
-    assert source["pages"][86]["n"] == 87
-    assert json.dumps(source["allow_principals"], ensure_ascii=False)
+    copy = "人事部/年次報告/2024_年次報告書 写し.pdf"
+    put_and_index(world, {copy: _files()[REPORT]}, ACCESS_MAP_URI=str(world.map_path), ACCESS_MAP_TTL_SECONDS="0")
+    for key in (REPORT, copy):
+        source = stack.doc(key)["_source"]
+        assert len(source["pages"]) == 120
+        assert source["pages"][86]["n"] == 87
+        assert json.dumps(source["allow_principals"], ensure_ascii=False)
+    assert copy in {hit["path"] for hit in world.search("hr", q=WORD)["hits"]}
     # When the file is deleted
-    stack.aws.s3.delete_object(Bucket=stack.bucket, Key=REPORT)
-    body = {"docindex": "change", "bucket": stack.bucket, "key": REPORT, "action": "removed"}
+    stack.aws.s3.delete_object(Bucket=stack.bucket, Key=copy)
+    body = {"docindex": "change", "bucket": stack.bucket, "key": copy, "action": "removed"}
     assert invoke(build_indexer(stack), sqs_event(body)) == set()
     stack.opensearch.indices.refresh(index=stack.index)
     # Then no page of it is found any more
-    assert REPORT not in {hit["path"] for hit in world.search("sales", q=WORD)["hits"]}
+    assert copy not in {hit["path"] for hit in world.search("hr", q=WORD)["hits"]}
     nested = {"nested": {"path": "pages", "query": {"match": {"pages.text": WORD}}}}
     found = stack.opensearch.search(index=stack.index, body={"query": nested, "_source": ["key"]})
-    assert REPORT not in {h["_source"]["key"] for h in found["hits"]["hits"]}
+    assert copy not in {h["_source"]["key"] for h in found["hits"]["hits"]}
 
 
 def _preview(world: SearchWorld, user: str, doc: str, number: int, **headers: str) -> tuple[int, dict[str, str], bytes]:
@@ -225,7 +227,7 @@ def test_the_operators_page_clause_reads_or_as_the_search_does(world: SearchWorl
     # Given a PDF whose first page says 内部 often, its second holds 監査, its third 内部統制, and its
     # fourth neither (but the English "or")
     stack = world.stack
-    key = "営業部/会議/監査の予定.pdf"
+    key = "人事部/会議/監査の予定.pdf"
     pages = [
         "内部 内部資料 内部の会議 内部の連絡 内部の予定",
         "監査の結果について",

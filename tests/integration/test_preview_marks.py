@@ -11,7 +11,7 @@ tokens against osmem-server.
 from __future__ import annotations
 
 import io
-from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -20,10 +20,10 @@ from devkit.messages import sqs_event
 from devkit.ocr_defects import FIXTURES
 from docindex.ingest.wordboxes import PageWords, WordBoxStore
 from docindex.search_api.marks import marked_boxes
-from tests.conftest import REGION, Stack
+from docindex.worker.pool import OcrPool
+from tests.conftest import Aws
 from tests.integration.conftest import build_indexer, invoke
-from tests.support.search_api import SearchWorld, build_world
-from tests.support.worker import WorkerFactory
+from tests.support.search_api import SearchWorld, put_and_index, shared_world
 
 SCANS = {
     "営業部/スキャン/phototest.tif": "tesseract-phototest.tif",
@@ -35,32 +35,27 @@ COPY = "営業部/コピー/お知らせ-横.tif"
 TEXT_PDF = "営業部/報告/報告.pdf"
 
 
-@pytest.fixture
-def world(stack: Stack, tmp_path: Path, make_worker: WorkerFactory) -> SearchWorld:
-    import boto3
-
+@pytest.fixture(scope="module")
+def world(
+    aws: Aws, osmem_server: Any, ocr_pool: OcrPool, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[SearchWorld]:
+    """The scans indexed and OCR'd once for the module: the tests read them (the second adds a copy no other reads)."""
     from devkit import samples
 
-    cognito = boto3.client("cognito-idp", region_name=REGION, endpoint_url=stack.aws.endpoint)
-    world = build_world(stack, tmp_path, cognito)
-    world.add_user("sales", ["営業部"])
-    world.add_user("hr", ["人事部"])
-    access = {"ACCESS_MAP_URI": str(world.map_path), "ACCESS_MAP_TTL_SECONDS": "0"}
-    files = {key: (FIXTURES / name).read_bytes() for key, name in SCANS.items()}
-    files[TEXT_PDF] = samples.make_pdf(["健康診断のお知らせ 本年度の定期健康診断を次のとおり実施します。"])
-    bodies = []
-    for key, body in files.items():
-        stack.aws.s3.put_object(Bucket=stack.bucket, Key=key, Body=body)
-        bodies.append({"docindex": "change", "bucket": stack.bucket, "key": key, "action": "created"})
-    assert invoke(build_indexer(stack, **access), sqs_event(*bodies), timeout=120) == set()
-    worker = make_worker(stack, **access)
-    done = 0
-    while done < len(SCANS):
-        finished = worker.poll_once(wait_seconds=1)
-        assert finished, f"{len(SCANS) - done} OCR jobs never arrived"
-        done += finished
-    stack.opensearch.indices.refresh(index=stack.index)
-    return world
+    with shared_world(aws, osmem_server, ocr_pool, tmp_path_factory.mktemp("preview-marks")) as (world, make_worker):
+        stack = world.stack
+        access = {"ACCESS_MAP_URI": str(world.map_path), "ACCESS_MAP_TTL_SECONDS": "0"}
+        files = {key: (FIXTURES / name).read_bytes() for key, name in SCANS.items()}
+        files[TEXT_PDF] = samples.make_pdf(["健康診断のお知らせ 本年度の定期健康診断を次のとおり実施します。"])
+        put_and_index(world, files, **access)
+        worker = make_worker(stack, **access)
+        done = 0
+        while done < len(SCANS):
+            finished = worker.poll_once(wait_seconds=1)
+            assert finished, f"{len(SCANS) - done} OCR jobs never arrived"
+            done += finished
+        stack.opensearch.indices.refresh(index=stack.index)
+        yield world
 
 
 def _words(world: SearchWorld, key: str) -> PageWords:

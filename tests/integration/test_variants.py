@@ -11,14 +11,13 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from opensearchpy import OpenSearch
 
 from devkit.messages import s3_notification, sqs_event
 from docindex.core.changes import doc_id
 from docindex.index.search import search
 from docindex.search_api.query import text_query
 from docindex.text.variants import document_variants, tokens, variant_text
-from tests.conftest import REGION, Aws, Stack
+from tests.conftest import Aws, Stack, shared_stack
 from tests.integration.conftest import build_indexer, invoke
 
 # (class, the word as one file writes it, the same word as another file writes it)
@@ -76,20 +75,7 @@ def _key(case: int, side: str) -> str:
 
 @pytest.fixture(scope="module")
 def indexed(aws: Aws, osmem_server: Any) -> Iterator[Stack]:
-    from devkit.local.stack import StackNames, StackOptions, provision
-
-    with osmem_server.clone() as clone:
-        client = OpenSearch(hosts=[clone.url], timeout=30)
-        env = provision(
-            s3=aws.s3,
-            sqs=aws.sqs,
-            dynamodb=aws.dynamodb,
-            opensearch=client,
-            names=StackNames("variants"),
-            options=StackOptions(),
-            region=REGION,
-        )
-        stack = Stack(aws, client, clone.url, env)
+    with shared_stack(aws, osmem_server, "variants") as stack:
         files = {**NEAR_MISSES, **KANA_NEAR_MISSES}
         for number, (_, one, other) in enumerate(CASES):
             files[_key(number, "one")] = f"{one}の{CONTEXT[number]}について"
@@ -98,7 +84,7 @@ def indexed(aws: Aws, osmem_server: Any) -> Iterator[Stack]:
             aws.s3.put_object(Bucket=stack.bucket, Key=key, Body=text.encode())
         failed = invoke(build_indexer(stack), sqs_event(*(s3_notification(stack.bucket, key) for key in files)))
         assert failed == set()
-        client.indices.refresh(index=stack.index)
+        stack.opensearch.indices.refresh(index=stack.index)
         yield stack
 
 

@@ -14,15 +14,19 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
 from devkit.local.gateway import http_api_event
 from devkit.local.signin import JwtVerifier, ensure_user, provision_user_pool, sign_in
 from devkit.messages import sqs_event
 from docindex.core.changes import doc_id
-from tests.conftest import REGION, Stack
+from tests.conftest import REGION, Aws, Stack, shared_stack
 from tests.integration.conftest import build_indexer, invoke
+
+if TYPE_CHECKING:
+    from docindex.worker.pool import OcrPool
+    from tests.support.worker import WorkerFactory
 
 PASSWORD = "Passw0rd!local"  # nosec B105  # a moto user, never a real secret
 
@@ -204,3 +208,31 @@ def drain(worker: Any, stack: Stack) -> None:
         if not worker.poll_once(wait_seconds=1) and ocr_queue_depth(stack) == {"visible": 0, "in_flight": 0}:
             return
     raise AssertionError(f"the OCR queue did not drain: {ocr_queue_depth(stack)}")
+
+
+@contextmanager
+def shared_world(
+    aws: Aws, osmem_server: Any, ocr_pool: OcrPool, directory: Path
+) -> Iterator[tuple[SearchWorld, WorkerFactory]]:
+    """A world on a stack of its own (``shared_stack``) for a module-scoped fixture: the sales and hr
+    users signed in, and a factory of OCR workers on ``ocr_pool`` that stamp with the access map."""
+    import boto3
+
+    from tests.support.worker import worker_factory
+
+    with shared_stack(aws, osmem_server) as stack, worker_factory(ocr_pool) as make_worker:
+        cognito = boto3.client("cognito-idp", region_name=REGION, endpoint_url=stack.aws.endpoint)
+        world = build_world(stack, directory, cognito)
+        world.add_user("sales", ["営業部"])
+        world.add_user("hr", ["人事部"])
+        yield world, make_worker
+
+
+def put_and_index(world: SearchWorld, files: dict[str, bytes], **access: str) -> None:
+    """Put ``files`` in the bucket and index them in one batch, stamped with the access map ``access`` names."""
+    stack = world.stack
+    bodies = []
+    for key, body in files.items():
+        stack.aws.s3.put_object(Bucket=stack.bucket, Key=key, Body=body)
+        bodies.append({"docindex": "change", "bucket": stack.bucket, "key": key, "action": "created"})
+    assert invoke(build_indexer(stack, **access), sqs_event(*bodies), timeout=120) == set()
