@@ -254,6 +254,7 @@ _ORDER = (
     "fax",
     "vertical",
     "vertical_mixed",
+    "page_image",
     "no_tounicode",
     "type3",
     "placeholder",

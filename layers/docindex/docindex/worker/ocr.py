@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Literal
 from docindex.core.limits import growth_bound
 from docindex.worker import boxes, rasterize, tesseract
 from docindex.worker.options import OcrOptions
-from docindex.worker.rasterize import WHOLE_PAGE, Extent, PageTooLarge
+from docindex.worker.rasterize import PageTooLarge
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -191,10 +191,9 @@ def process_page(path: str, kind: Kind, index: int, options: OcrOptions) -> Page
 
 
 def _process_page(path: str, kind: Kind, index: int, options: OcrOptions, started: float) -> PageResult:
-    extent = WHOLE_PAGE
     try:
         if kind == "pdf":
-            text_or_image, reason, extent = rasterize.pdf_page(path, index, options)
+            text_or_image, reason = rasterize.pdf_page(path, index, options)
         else:
             text_or_image, reason = rasterize.image_page(path, index, options), "image"
     except (MemoryError, PageTooLarge):
@@ -207,7 +206,7 @@ def _process_page(path: str, kind: Kind, index: int, options: OcrOptions, starte
         return PageResult(index, text=text, source="text_layer", seconds=time.perf_counter() - started)
     image, dpi = text_or_image
     try:
-        return replace(_recognize(image, dpi, index, options, started, extent=extent), reason=reason)
+        return replace(_recognize(image, dpi, index, options, started), reason=reason)
     finally:
         image.close()
 
@@ -215,9 +214,7 @@ def _process_page(path: str, kind: Kind, index: int, options: OcrOptions, starte
 # -- the engines --------------------------------------------------------------
 
 
-def _recognize(
-    image: Image.Image, dpi: int, index: int, options: OcrOptions, started: float, *, extent: Extent = WHOLE_PAGE
-) -> PageResult:
+def _recognize(image: Image.Image, dpi: int, index: int, options: OcrOptions, started: float) -> PageResult:
     """The page image read by the configured engine with this process's models."""
     from docindex.worker import geometry
 
@@ -257,5 +254,5 @@ def _recognize(
         confidence=reading.confidence,
         rotation=correction.rotation,
         skew=round(correction.skew, 1) if abs(correction.skew) >= geometry.MIN_SKEW else 0.0,
-        words=boxes.page_words(reading.words, correction, image.size, extent),
+        words=boxes.page_words(reading.words, correction, image.size),
     )
