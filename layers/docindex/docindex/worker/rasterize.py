@@ -78,10 +78,11 @@ def _check_decoded(width: int, height: int, bytes_per_pixel: int, options: OcrOp
 # -- PDF pages ---------------------------------------------------------------
 
 
-def pdf_page(path: str, index: int, options: OcrOptions) -> tuple[str | tuple[Image.Image, int], str | None]:
+def pdf_page(path: str, index: int, options: OcrOptions) -> tuple[str | tuple[Image.Image, int], str | None, str]:
     """The page's text layer if it can be trusted (``extract.textlayer``), else its image as rendered,
-    and why it is OCR'd."""
-    from docindex.extract.textlayer import judge, read_text_layer
+    and why it is OCR'd; and the text layer of a page OCR'd only because its layer is short, when the
+    layer is otherwise clean (a chart's axis labels: what the OCR reads beside it, ``ocr.py``)."""
+    from docindex.extract.textlayer import SPARSE, judge, read_text_layer
 
     with open_pdf(path) as pdf:
         page = pdf[index]
@@ -89,9 +90,10 @@ def pdf_page(path: str, index: int, options: OcrOptions) -> tuple[str | tuple[Im
             layer = read_text_layer(page)
             verdict = judge(layer, min_chars=options.min_text_chars)
             if verdict.trusted:
-                return layer.text, None
+                return layer.text, None, ""
+            short = layer.text if verdict.reason == SPARSE and judge(layer, min_chars=1).trusted else ""
             _check_page_images(page, options)
-            return _render(page, options, scan_resolution(page)), verdict.reason
+            return _render(page, options, scan_resolution(page)), verdict.reason, short
         finally:
             page.close()
 
