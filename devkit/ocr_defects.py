@@ -45,6 +45,21 @@ REAL_PAGES = FIXTURES.parent / "ocr_real" / "manifest.json"
 
 Read = Literal["ocr", "text_layer"]
 
+# The defect classes, in the order the benches report them: scanned pages (images and image-only
+# PDFs), then PDFs whose text layer is judged (lying ones and ones to keep).
+SCANNED_CLASSES = (
+    "upright",
+    "rotated_90",
+    "rotated_180",
+    "rotated_270",
+    "skewed",
+    "fax",
+    "vertical",
+    "vertical_mixed",
+    "page_image",
+)
+TEXT_LAYER_CLASSES = ("no_tounicode", "type3", "placeholder", "text_with_scan", "text_layer_ok")
+
 
 @dataclass(frozen=True)
 class DefectPage:
