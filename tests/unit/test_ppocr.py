@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from docindex.search_api.service import page_turn
-from docindex.worker.ppocr import components, line_regions, regions, separated, split_merged
-from docindex.worker.ppocr_reader import fix_numerals, joined_lines, reading_order
+from docindex.worker.ppocr import Line, components, line_regions, regions, separated, split_merged
+from docindex.worker.ppocr_reader import fix_numerals, joined_lines, reading_order, spaced_groups
 
 
 def test_regions_are_8_connected_and_weak_ones_dropped() -> None:
@@ -108,3 +108,17 @@ def test_a_line_the_detection_cut_in_two_is_one_line_of_text() -> None:
     assert joined_lines([(0, 0, 90, 30), (95, 0, 200, 30)], [False] * 2, ["Annual", "report"]) == "Annual report"
     # Columns of vertical writing stay apart
     assert joined_lines([(40, 0, 70, 300), (0, 0, 30, 300)], [True] * 2, ["縦書き", "の本文"]) == "縦書き\nの本文"
+
+
+def test_a_forms_letter_spaced_labels_are_grouped_but_not_its_numbers_or_far_cells() -> None:
+    # The table of the 1955 report: 埋 葬 料 across a cell, read a character a box; the count beside it
+    lines = [
+        Line((51, 339, 74, 361), "理", 0.71, False),
+        Line((74, 338, 124, 363), "葬", 0.99, False),
+        Line((142, 340, 167, 361), "料", 1.0, False),
+        Line((207, 340, 222, 361), "1", 1.0, False),  # a number: not a label
+        Line((53, 143, 76, 164), "外", 1.0, False),
+        Line((146, 144, 170, 165), "科", 1.0, False),  # three lines' heights away: another cell's
+        Line((0, 400, 600, 430), "甲種組合員に対する長期給付は", 0.98, False),
+    ]
+    assert spaced_groups(lines) == [[0, 1, 2]]
