@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.report import save_section
+from devkit.ocr_defects import SCANNED_CLASSES, TEXT_LAYER_CLASSES
 
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
@@ -244,22 +245,7 @@ def summary(files: list[dict[str, Any]], before: dict[str, Any] | None, after: d
     return out
 
 
-_ORDER = (
-    DENSE_CLASS,
-    "upright",
-    "rotated_90",
-    "rotated_180",
-    "rotated_270",
-    "skewed",
-    "fax",
-    "vertical",
-    "vertical_mixed",
-    "no_tounicode",
-    "type3",
-    "placeholder",
-    "text_with_scan",
-    "text_layer_ok",
-)
+_ORDER = (DENSE_CLASS, *SCANNED_CLASSES, *TEXT_LAYER_CLASSES)
 
 
 def _class_order(name: str) -> tuple[int, str]:

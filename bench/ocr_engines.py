@@ -16,7 +16,9 @@ text the last round's; a process's peak memory is its VmHWM.
 
 ``--before REF`` adds a third reader in the same rounds: ``ppocr`` on the OCR code of a git ref
 (its ``layers/docindex`` extracted with ``git archive``) or a checkout's path, so a change to the
-engine is reported before → after next to Tesseract.
+engine is reported before → after next to Tesseract. ``--int8`` adds ``ppocr`` with its recogniser
+quantized to int8 (``int8_models``: built in the run's temporary directory from the pinned wheel's
+model, calibrated on generated pages; docs/performance.md, issue 44).
 
 Reported per class: pages, CER tesseract → ppocr (edit distance over the class's characters after
 NFKC, whitespace ignored), words found, seconds per page (CPU), and per engine the peak memory of
@@ -44,6 +46,8 @@ REPO = BENCH.parent
 ENGINES = ("tesseract", "ppocr")
 # The reader of --before: PP-OCR on another version of the code.
 BEFORE = "ppocr_before"
+# The reader of --int8: PP-OCR with its recogniser quantized to int8.
+INT8 = "ppocr_int8"
 
 
 def log(message: str) -> None:
@@ -95,13 +99,14 @@ def corpus(which: set[str], classes: set[str], dense: int = 0, workdir: Path | N
 # -- one engine's reading (child process) ------------------------------------------------
 
 
-def read_all(files: list[dict[str, Any]], engine: str) -> dict[str, Any]:
-    """Every page through ``process_page`` with ``engine``, in this process; its peak memory."""
+def read_all(files: list[dict[str, Any]], engine: str, model_dir: str | None = None) -> dict[str, Any]:
+    """Every page through ``process_page`` with ``engine`` (PP-OCR's models from ``model_dir`` if given),
+    in this process; its peak memory."""
     from docindex.worker import ocr
     from docindex.worker.options import OcrOptions
 
     ocr.init_process()
-    options = OcrOptions(engine=engine)  # type: ignore[arg-type]
+    options = OcrOptions(engine=engine, model_dir=model_dir)  # type: ignore[arg-type]
     setup = ocr.check_setup(options)
     if setup.missing or setup.missing_models:
         raise SystemExit(f"models missing: {setup.missing} {setup.missing_models}")
@@ -140,16 +145,131 @@ def _peak_mib() -> int:
 
 def child(spec_path: str, out_path: str) -> int:
     spec = json.loads(Path(spec_path).read_text(encoding="utf-8"))
-    result = read_all(spec["files"], spec["engine"])
+    result = read_all(spec["files"], spec["engine"], spec.get("model_dir"))
     Path(out_path).write_text(json.dumps(result, ensure_ascii=False), encoding="utf-8")
     return 0
 
 
 def run_engine(
-    engine: str, files: list[dict[str, Any]], workdir: Path, name: str, layer: Path | None = None
+    engine: str,
+    files: list[dict[str, Any]],
+    workdir: Path,
+    name: str,
+    layer: Path | None = None,
+    *,
+    model_dir: Path | None = None,
 ) -> dict[str, Any]:
-    """``engine`` reading ``files`` in a child process; on the code of ``layer`` (a ``layers/docindex``) if given."""
-    return run_child("bench.ocr_engines", {"files": files, "engine": engine}, workdir, name, layer)
+    """``engine`` reading ``files`` in a child process; on the code of ``layer`` (a ``layers/docindex``) and
+    with PP-OCR's models from ``model_dir`` if given."""
+    spec: dict[str, Any] = {"files": files, "engine": engine}
+    if model_dir is not None:
+        spec["model_dir"] = str(model_dir)
+    return run_child("bench.ocr_engines", spec, workdir, name, layer)
+
+
+# -- int8 (--int8) ---------------------------------------------------------------------
+
+# The recogniser's Conv layers quantized, but the first four and the last two (the input's and the
+# head's: with them quantized too, words of old print and faxes were lost), per channel, 7-bit
+# weights (reduce_range: x86 without VNNI saturates 8-bit products, CER 0.060 -> 0.128).
+INT8_KEEP_FIRST, INT8_KEEP_LAST = 4, 2
+# Calibration: generated pages (none of them in the bench), plain, copied, photographed and faxed.
+INT8_CALIBRATION_SEED = 4401
+
+
+def int8_models(workdir: Path) -> Path:
+    """A model directory (``OCR_MODEL_DIR``) with the pinned wheel's detection model and its recogniser
+    quantized to int8 by ONNX Runtime's static (QDQ) quantization, calibrated on generated pages."""
+    import shutil
+
+    import onnx
+    import onnxruntime as ort
+    from onnx import version_converter
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+    from onnxruntime.quantization.shape_inference import quant_pre_process
+
+    from docindex.worker import ppocr
+
+    source = ppocr.model_dir()
+    target = workdir / "int8"
+    for name in (ppocr.DET_MODEL, ppocr.DICTIONARY):
+        (target / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source / name, target / name)
+    model = onnx.load(source / ppocr.REC_MODEL)
+    if model.opset_import[0].version < 13:  # per-channel scales need opset 13
+        model = version_converter.convert_version(model, 13)
+    onnx.save(model, workdir / "rec-13.onnx")
+    quant_pre_process(str(workdir / "rec-13.onnx"), str(workdir / "rec-pre.onnx"), skip_symbolic_shape=True)
+    # GELU fused before quantizing (quantized, its parts ran one by one: a third of the time);
+    # Conv+activation not fused, or the quantizer leaves those Convs in float.
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
+    options.optimized_model_filepath = str(workdir / "rec-fused.onnx")
+    ort.InferenceSession(
+        str(workdir / "rec-pre.onnx"), options, ["CPUExecutionProvider"], disabled_optimizers=["ConvActivationFusion"]
+    )
+    convs = [node.name for node in onnx.load(workdir / "rec-fused.onnx").graph.node if node.op_type == "Conv"]
+    batches = iter(calibration_batches())
+
+    class Reader(CalibrationDataReader):
+        def get_next(self) -> dict[str, Any] | None:
+            batch = next(batches, None)
+            return None if batch is None else {"x": batch}
+
+    (target / ppocr.REC_MODEL).parent.mkdir(parents=True, exist_ok=True)
+    quantize_static(
+        str(workdir / "rec-fused.onnx"),
+        str(target / ppocr.REC_MODEL),
+        Reader(),
+        quant_format=QuantFormat.QDQ,
+        per_channel=True,
+        reduce_range=True,
+        activation_type=QuantType.QUInt8,
+        weight_type=QuantType.QInt8,
+        op_types_to_quantize=["Conv"],
+        nodes_to_exclude=convs[:INT8_KEEP_FIRST] + convs[-INT8_KEEP_LAST:],
+    )
+    return target
+
+
+def calibration_batches() -> list[Any]:
+    """The recogniser's inputs (line batches) on generated pages, as the worker's reader feeds them."""
+    from bench.corpus import scan_pages
+    from devkit.ocr_defects import copier, fax, photo
+    from devkit.samples.scans import render_scan_page
+    from docindex.worker import ppocr, rasterize
+    from docindex.worker.options import OcrOptions
+    from docindex.worker.ppocr_reader import PageReader
+
+    options = OcrOptions()
+    engine = ppocr.engine(options.model_dir, options.engine_threads)
+    batches: list[Any] = []
+    session, run = engine.rec, engine.rec.run
+
+    def record(names: Any, feed: dict[str, Any], *args: Any) -> Any:
+        batches.append(next(iter(feed.values())).copy())
+        return run(names, feed, *args)
+
+    pages = []
+    for number, lines in enumerate(scan_pages(INT8_CALIBRATION_SEED, 8)):
+        image = render_scan_page(lines, 300, vertical=number % 3 == 2)
+        kind = number % 4
+        if kind == 1:
+            image = copier(image, dpi=300, seed=number).convert("L")
+        elif kind == 2:
+            image = photo(image, dpi=300, angle=2.0).convert("L")
+        elif kind == 3:
+            image = fax(image, dpi=300, xdpi=204, ydpi=98).convert("L")
+            pages.append(rasterize.scale_to(image, (204, 98), options))
+            continue
+        pages.append((image, 300 if kind != 2 else 200))
+    session.run = record
+    try:
+        for image, dpi in pages:
+            PageReader(options, dpi, None).read(image)
+    finally:
+        session.run = run
+    return batches
 
 
 # -- figures ----------------------------------------------------------------------------
@@ -220,7 +340,7 @@ def _order(name: str) -> tuple[int, tuple[int, str]]:
 
 
 def summary(files: list[dict[str, Any]], readings: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    readers = [reader for reader in (ENGINES[0], BEFORE, ENGINES[1]) if reader in readings]
+    readers = [reader for reader in (ENGINES[0], BEFORE, INT8, ENGINES[1]) if reader in readings]
     per_reader = {reader: figures(files, readings[reader]["files"]) for reader in readers}
     out: dict[str, Any] = {"readers": readers, "classes": {}, "totals": {}, "peak_mib": {}}
     for name in sorted(per_reader["ppocr"], key=_order):
@@ -290,6 +410,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--before", default=None, help="also read with ppocr on this git ref or checkout path (same rounds)"
     )
+    parser.add_argument(
+        "--int8",
+        action="store_true",
+        help="also read with PP-OCR's recogniser quantized to int8 (built here from the pinned wheel's model: "
+        "ONNX Runtime's static quantization, calibrated on generated pages none of which is in the bench)",
+    )
     parser.add_argument("--classes", default="", help="comma-separated classes (default: all)")
     parser.add_argument("--out", type=Path, default=BENCH / "ocr_engines.json")
     parser.add_argument("--results", type=Path, default=BENCH / "results.json")
@@ -306,12 +432,14 @@ def main(argv: list[str] | None = None) -> int:
         workdir = Path(tmp)
         files = corpus(set(args.corpus.split(",")), set(filter(None, args.classes.split(","))), args.dense, workdir)
         log(f"OCR engines: {len(files)} files, {sum(len(f['pages']) for f in files)} pages, {args.repeat} round(s)")
-        readers: list[tuple[str, str, Path | None]] = [(engine, engine, None) for engine in ENGINES]
+        readers: list[tuple[str, str, Path | None, Path | None]] = [(e, e, None, None) for e in ENGINES]
         if args.before:
-            readers.insert(1, (BEFORE, "ppocr", layer_of(args.before, workdir)))
+            readers.insert(1, (BEFORE, "ppocr", layer_of(args.before, workdir), None))
+        if args.int8:
+            readers.insert(-1, (INT8, "ppocr", None, int8_models(workdir)))
         for number in range(args.repeat):
-            for reader, engine, layer in readers:
-                rounds[reader].append(run_engine(engine, files, workdir, f"{reader}-{number}", layer))
+            for reader, engine, layer, models in readers:
+                rounds[reader].append(run_engine(engine, files, workdir, f"{reader}-{number}", layer, model_dir=models))
     readings = {}
     for engine, found in rounds.items():
         merged = merge_rounds([r["files"] for r in found])

@@ -45,6 +45,21 @@ REAL_PAGES = FIXTURES.parent / "ocr_real" / "manifest.json"
 
 Read = Literal["ocr", "text_layer"]
 
+# The defect classes, in the order the benches report them: scanned pages (images and image-only
+# PDFs), then PDFs whose text layer is judged (lying ones and ones to keep).
+SCANNED_CLASSES = (
+    "upright",
+    "rotated_90",
+    "rotated_180",
+    "rotated_270",
+    "skewed",
+    "fax",
+    "vertical",
+    "vertical_mixed",
+    "page_image",
+)
+TEXT_LAYER_CLASSES = ("no_tounicode", "type3", "placeholder", "text_with_scan", "text_layer_ok")
+
 
 @dataclass(frozen=True)
 class DefectPage:
@@ -230,6 +245,23 @@ REAL: tuple[DefectFile, ...] = (
         (DefectPage("0 2468 02468", ()),),
         "pdfminer/pdfminer.six",
         note="a chart whose Type3 font maps to Unicode: too few characters for the text layer to count, so OCR'd",
+    ),
+    DefectFile(
+        "ocrmypdf-aspect.pdf",
+        "page_image",
+        (DefectPage("This should be a perfect circle.", ("circle", "perfect")),),
+        "ocrmypdf/OCRmyPDF",
+        note=(
+            "one 200 x 100 dpi image drawn through a soft mask (/SMask): its own samples are a grey square and a "
+            "black bar, the page shows a circle and the line"
+        ),
+    ),
+    DefectFile(
+        "ocrmypdf-palette.pdf",
+        "page_image",
+        (DefectPage("", ("BAIONA", "Komunikabideak", "Hiriburu")),),
+        "ocrmypdf/OCRmyPDF",
+        note="a map as one image with an indexed palette (/Indexed, 8 bits): words only",
     ),
 )
 
@@ -747,7 +779,10 @@ def build(workdir: Path) -> _Built:
 def write_manifest(entries: Iterable[DefectFile], path: Path = MANIFEST) -> None:
     files = []
     for entry in entries:
-        item: dict[str, Any] = {key: value for key, value in asdict(entry).items() if value not in ("", ())}
+        # The folder is where the manifest is: not written.
+        item: dict[str, Any] = {
+            key: value for key, value in asdict(entry).items() if value not in ("", ()) and key != "folder"
+        }
         item["pages"] = [
             {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(page).items()} for page in entry.pages
         ]

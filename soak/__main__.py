@@ -18,7 +18,7 @@ from types import FrameType
 from typing import Any
 
 from soak.config import DRILLS, SoakConfig, SoakError
-from soak.releases import PREVIOUS_RELEASE
+from soak.releases import PREVIOUS_RELEASES
 from soak.run import Soak
 from soak.workload import KINDS, Workload
 
@@ -84,10 +84,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--previous-release",
-        default=PREVIOUS_RELEASE,
+        action="append",
         metavar="COMMIT",
         help="start on this release's code and replace it by the current code during the load (a rolling "
-        f"upgrade; default the previous release, {PREVIOUS_RELEASE[:7]})",
+        "upgrade; repeatable: the seeds take the releases in turn; default "
+        f"{' and '.join(release[:7] for release in PREVIOUS_RELEASES)}: the hardest upgrade, then the release "
+        "this code replaces)",
     )
     parser.add_argument("--no-rolling-upgrade", action="store_true", help="run the current code only, from the start")
     parser.add_argument(
@@ -147,7 +149,15 @@ def _kind_weights(text: str) -> dict[str, int]:
     return weights
 
 
-def config_from(args: argparse.Namespace, seed: int) -> SoakConfig:
+def previous_release(args: argparse.Namespace, run: int) -> str | None:
+    """The release the ``run``-th seed upgrades from (None: no rolling upgrade)."""
+    if args.no_rolling_upgrade:
+        return None
+    releases = args.previous_release or list(PREVIOUS_RELEASES)
+    return str(releases[run % len(releases)])
+
+
+def config_from(args: argparse.Namespace, seed: int, run: int = 0) -> SoakConfig:
     from devkit.faults import OpenSearchFaultRates, S3FaultRates
     from soak.delivery import DeliveryFaults
 
@@ -169,7 +179,7 @@ def config_from(args: argparse.Namespace, seed: int) -> SoakConfig:
         sabotage=tuple(args.sabotage or ()),
         poison=not args.no_poison,
         resync=not args.no_resync,
-        previous_release=None if args.no_rolling_upgrade else args.previous_release,
+        previous_release=previous_release(args, run),
         worker_range_pages=args.worker_range_pages,
         drills=() if args.no_drills else tuple(args.drill or DRILLS),
         state_dir=args.state_dir,
@@ -230,7 +240,9 @@ def summary_lines(result: dict[str, Any]) -> list[str]:
         lines.append(
             f"  upgrade        from {str(rolling.get('previous_release'))[:7]}: the previous release applied "
             f"{rolling.get('previous_changes_applied')} changes and {rolling.get('previous_ocr_jobs')} OCR jobs, "
-            f"failed {rolling.get('unreadable_by_previous')} of the current one's messages"
+            f"failed {rolling.get('unreadable_by_previous')} of the current one's messages; "
+            f"it finished {rolling.get('embed_jobs_finished_by_previous')} embed jobs, "
+            f"{rolling.get('embed_jobs_taken_by_previous')} from the OCR queue"
         )
     for drill in result.get("drills") or []:
         lines.append(
@@ -244,18 +256,19 @@ def summary_lines(result: dict[str, Any]) -> list[str]:
     return lines
 
 
-def replay_command(argv: Sequence[str] | None, seed: int) -> str:
-    """The command that runs this seed again, with the same options."""
+def replay_command(argv: Sequence[str] | None, seed: int, release: str | None = None) -> str:
+    """The command that runs this seed again, with the same options (and the release it upgraded from)."""
     args = list(sys.argv[1:] if argv is None else argv)
     kept: list[str] = []
     skip = False
     for arg in args:
         if skip and not arg.startswith("-"):
             continue
-        skip = arg == "--seeds"
+        skip = arg in ("--seeds", "--previous-release")
         if not skip:
             kept.append(arg)
-    return " ".join(["python -m soak", "--seeds", str(seed), *kept])
+    chosen = ["--previous-release", release] if release else []
+    return " ".join(["python -m soak", "--seeds", str(seed), *chosen, *kept])
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:
@@ -279,9 +292,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     runs: list[dict[str, Any]] = []
     code = 0
     started = time.monotonic()
-    for seed in args.seeds:
+    for run, seed in enumerate(args.seeds):
+        config = config_from(args, seed, run)
         try:
-            result = Soak(config_from(args, seed)).run()
+            result = Soak(config).run()
         except KeyboardInterrupt:
             print(f"seed {seed}: interrupted", file=sys.stderr)
             return 130
@@ -289,7 +303,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"seed {seed}: could not finish: {exc}", file=sys.stderr)
             result = {"seed": seed, "passed": False, "failures": [f"could not finish: {exc}"]}
             code = 2
-        result["replay"] = replay_command(argv, seed)
+        result["replay"] = replay_command(argv, seed, config.previous_release)
         runs.append(result)
         for line in summary_lines(result):
             print(line, flush=True)

@@ -102,6 +102,62 @@ def queued_ocr_jobs(messages: Iterable[SentMessage], *queue_urls: str, embed: bo
     return jobs
 
 
+@dataclass
+class PreviousEmbedJobs:
+    """Meaning search's embed jobs the previous release's worker finished, and which it took from the OCR
+    queue: the ones it may have taken for jobs to OCR (a worker without an embed queue wrote such a
+    document again without vectors, ``ocr_status: done``)."""
+
+    finished: int = 0
+    from_ocr_queue: int = 0
+
+
+def previous_embed_jobs(lines: Iterable[str], messages: Iterable[SentMessage], ocr_url: str) -> PreviousEmbedJobs:
+    """Count the embed jobs in a previous release's worker log (``OCR job finished`` lines).
+
+    Which queue a job came from: its own log lines say so (``queue``, from the release after
+    ``0eb63cb``); a worker that names no embed queue when it starts (``9c5e4dd``, before meaning
+    search) polls the OCR queue alone; a worker that polls both queues without saying which (``59f731c``,
+    ``0eb63cb``) took the job from the OCR queue only if it was sent there (``messages``: every send
+    of the run, with its queue).
+    """
+    sent_to_ocr_queue = set()
+    for message in messages:
+        if message.queue_url != ocr_url:
+            continue
+        try:
+            job = OcrJob.from_json(message.body)
+        except PoisonMessageError:
+            continue
+        if job.reason == EMBED_REASON:
+            sent_to_ocr_queue.add((job.bucket, job.key, job.generation))
+    out = PreviousEmbedJobs()
+    polls_embed_queue = False
+    for line in lines:
+        if '"OCR worker started"' not in line and '"OCR job finished"' not in line:
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if record.get("message") == "OCR worker started":
+            polls_embed_queue = bool(record.get("embed_queue_url"))
+            continue
+        if record.get("message") != "OCR job finished" or record.get("reason") != EMBED_REASON:
+            continue
+        out.finished += 1
+        queue = record.get("queue")
+        if queue is not None:
+            out.from_ocr_queue += queue == "ocr"
+        elif not polls_embed_queue:
+            out.from_ocr_queue += 1
+        else:
+            out.from_ocr_queue += (record.get("bucket"), record.get("key"), record.get("generation")) in (
+                sent_to_ocr_queue
+            )
+    return out
+
+
 def count_writes(writes: Iterable[Write], changes: dict[str, set[str]], ocr_jobs: dict[str, set[int]]) -> WriteReport:
     """Check that no change was written more than once (see the module docstring)."""
     report = WriteReport(distinct_changes=sum(len(c) for c in changes.values()))

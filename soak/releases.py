@@ -1,8 +1,10 @@
 """The previous release's code, for the rolling upgrade the soak plays (issue 29).
 
-docindex has no release tags: a release is a commit of main. ``PREVIOUS_RELEASE`` is the one the
-current code replaces in a deployment; move it to the commit of the release just deployed each time
-one is cut (docs/deploy.md#upgrades-old-and-new-consumers-on-one-queue). Its files come from
+docindex has no release tags: a release is a commit of main. ``LAST_RELEASE`` is the one the current
+code replaces in a deployment; move it to the commit of the release just deployed each time one is
+cut (docs/deploy.md#upgrades-old-and-new-consumers-on-one-queue). ``PREVIOUS_RELEASE`` stays the
+hardest upgrade there is, from the release before message schema versions; the soak's seeds play
+the upgrade from each of ``PREVIOUS_RELEASES`` in turn. A release's files come from
 ``git archive`` of this repository (a clone with its history, as CI's is: no network), and its code
 runs on the current virtualenv: ``docindex`` and ``devkit`` are put ahead of the editable install
 on the path of the processes that play it.
@@ -17,8 +19,13 @@ import subprocess  # git archive of a fixed commit  # nosec B404
 import tarfile
 from pathlib import Path
 
-# The last release without message schema versions (main before issue 29).
+# The last release without message schema versions (main before issue 29): the hardest upgrade (its
+# worker makes any field it does not know poison and polls no embed queue).
 PREVIOUS_RELEASE = "9c5e4ddb5b5f669ef971502f34e17cf9a90c2603"
+# The release the current code replaces (main before issue 44).
+LAST_RELEASE = "0eb63cb0f0a1329a6fcfc90d8c6cfffba87da897"
+# The releases the soak upgrades from, one per seed in turn (the first for a single seed).
+PREVIOUS_RELEASES = (PREVIOUS_RELEASE, LAST_RELEASE)
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 

@@ -64,6 +64,7 @@ from soak.judge import (
     count_writes,
     drain_bodies,
     indexed_documents,
+    previous_embed_jobs,
     queued_ocr_jobs,
     run_reconcile,
 )
@@ -812,11 +813,15 @@ class Soak:
         listed = {o["Key"] for page in paginator.paginate(Bucket=workload.bucket) for o in page.get("Contents", [])}
         if listed != set(expected):
             failures.append(f"model: the bucket holds {len(listed)} objects, the workload expects {len(expected)}")
-        rolling = self._rolling_upgrade(ingest_poison + ocr_poison) if self.config.previous_release else None
+        rolling = (
+            self._rolling_upgrade(ingest_poison + ocr_poison, env["OCR_QUEUE_URL"])
+            if self.config.previous_release
+            else None
+        )
         if rolling is not None and rolling["embed_jobs_taken_by_previous"]:
             failures.append(
                 f"rolling upgrade: the previous release took {rolling['embed_jobs_taken_by_previous']} embed jobs "
-                "for jobs to OCR"
+                "from the OCR queue (for jobs to OCR)"
             )
         if rolling is not None and rolling["unreadable_by_previous"]:
             failures.append(
@@ -836,7 +841,7 @@ class Soak:
             "failures_report": unread,
         }
 
-    def _rolling_upgrade(self, poison: list[str]) -> dict[str, Any]:
+    def _rolling_upgrade(self, poison: list[str], ocr_url: str) -> dict[str, Any]:
         """What the previous release did while it shared the queues, and what it could not read.
 
         A message the previous release's indexer or worker logged as poison that is not one of the
@@ -850,11 +855,17 @@ class Soak:
         logs.append(self.dir / "worker-previous.log")
         unreadable: list[str] = []
         failed = 0  # job attempts and records the previous release failed (faults, or the current one's data)
-        embed_taken = 0  # meaning search's jobs the previous worker took for jobs to OCR (it has no embed queue)
+        previous_worker_log = self.dir / "worker-previous.log"
+        embed = previous_embed_jobs(
+            previous_worker_log.read_text(encoding="utf-8", errors="replace").splitlines()
+            if previous_worker_log.exists()
+            else [],
+            self.sends.snapshot(),
+            ocr_url,
+        )
         for log in filter(Path.exists, logs):
             for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
                 failed += '"OCR job failed' in line or '"record failed"' in line
-                embed_taken += '"OCR job finished"' in line and '"reason":"embed"' in line.replace(" ", "")
                 if '"poison message' not in line:
                     continue
                 try:
@@ -890,7 +901,10 @@ class Soak:
             "unreadable_samples": unreadable[:SAMPLES],
             "deferred_by_current": int(current.metrics.get("MessagesDeferred", 0)),
             "embed_jobs_queued_by_current": int(current.metrics.get("EmbedJobsQueued", 0)),
-            "embed_jobs_taken_by_previous": embed_taken,
+            # Meaning search's jobs the previous worker finished, and of them those it took from the OCR
+            # queue (possibly for jobs to OCR: judge.previous_embed_jobs).
+            "embed_jobs_finished_by_previous": embed.finished,
+            "embed_jobs_taken_by_previous": embed.from_ocr_queue,
         }
 
     def _process_deaths(self, killed: int, pages_redone: int) -> dict[str, Any]:

@@ -16,6 +16,7 @@ import zlib
 
 from devkit.samples.hostile import _deflated_zip, _pdf_objects
 from devkit.samples.office import make_xlsx
+from devkit.samples.scans import image_page_pdf
 
 __all__ = [
     "make_ccitt_bomb_pdf",
@@ -176,20 +177,6 @@ def make_xlsx_shared_strings_bomb(inflated_mb: int = 1024, *, honest: bool = Tru
     return _xlsx_with_sheet([("xl/sharedStrings.xml", data, crc, size)])
 
 
-def _image_page_pdf(image_dict: bytes, data: bytes, width_pt: float, height_pt: float) -> bytes:
-    """A one-page PDF whose page is one image drawn over the whole page (a scanner's output)."""
-    content = b"q %.2f 0 0 %.2f 0 0 cm /Im1 Do Q" % (width_pt, height_pt)
-    objects = [
-        b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Count 1 /Kids [3 0 R] >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 %.2f %.2f] /Resources << /XObject << /Im1 5 0 R >> >>"
-        b" /Contents 4 0 R >>" % (width_pt, height_pt),
-        b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream",
-        image_dict[:-2] + b" /Length %d >>\nstream\n" % len(data) + data + b"\nendstream",
-    ]
-    return _pdf_objects(objects)
-
-
 def make_image_bomb_pdf(dpi: int = 2400, page_inches: tuple[float, float] = (8.27, 11.69)) -> bytes:
     """A one-page "scan" PDF holding one RGB image at ``dpi`` (A4 at 2,400 dpi: 557 Mpx, 1.6 GiB decoded).
 
@@ -201,7 +188,7 @@ def make_image_bomb_pdf(dpi: int = 2400, page_inches: tuple[float, float] = (8.2
         b"<< /Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace /DeviceRGB"
         b" /BitsPerComponent 8 /Filter /FlateDecode >>" % (width, height)
     )
-    return _image_page_pdf(image, stream, page_inches[0] * 72, page_inches[1] * 72)
+    return image_page_pdf(image, stream, page_inches[0] * 72, page_inches[1] * 72)
 
 
 def make_ccitt_bomb_pdf(width: int = 100_000, height: int = 100_000) -> bytes:
@@ -218,7 +205,7 @@ def make_ccitt_bomb_pdf(width: int = 100_000, height: int = 100_000) -> bytes:
         b" /Filter /CCITTFaxDecode /DecodeParms << /K -1 /Columns %d /Rows %d /BlackIs1 false >> >>"
         % (width, height, width, height)
     )
-    return _image_page_pdf(image, rows + eofb, 595.0, 842.0)
+    return image_page_pdf(image, rows + eofb, 595.0, 842.0)
 
 
 def make_png_bomb(width: int = 17_000, height: int = 17_600, mode: str = "RGBA") -> bytes:

@@ -8,16 +8,22 @@ reportlab are imported inside the functions that need them.
 from __future__ import annotations
 
 import io
+import zlib
 from collections.abc import Sequence
-from typing import Any, TypedDict, Unpack
+from typing import Any, Literal, TypedDict, Unpack
 
 from devkit.samples.fonts import find_japanese_font
+from devkit.samples.hostile import _pdf_objects
 
 __all__ = [
+    "IMAGE_KINDS",
     "SCAN_PAGE_SIZES",
+    "ImageKind",
     "ScanLayout",
+    "image_page_pdf",
     "make_scan_image",
     "make_scan_pdf",
+    "make_scan_pdf_image",
     "make_scan_png",
     "make_scan_tiff",
     "render_scan_page",
@@ -165,3 +171,88 @@ def make_scan_tiff(pages: Sequence[Sequence[str]], dpi: int = 300, **layout: Unp
     buf = io.BytesIO()
     first.save(buf, format="TIFF", save_all=True, append_images=rest, dpi=(dpi, dpi), compression="tiff_deflate")
     return buf.getvalue()
+
+
+def image_page_pdf(
+    image_dict: bytes, data: bytes, width_pt: float, height_pt: float, *, extra: Sequence[bytes] = ()
+) -> bytes:
+    """A one-page PDF whose page is one image drawn over the whole page (a scanner's output).
+
+    ``image_dict`` is the image's dictionary without ``/Length``; ``extra`` are further objects
+    (numbered from 6 on: a soft mask, a palette) it may refer to.
+    """
+    # The fill colour is black: a stencil mask (/ImageMask) paints with it.
+    content = b"q 0 g %.2f 0 0 %.2f 0 0 cm /Im1 Do Q" % (width_pt, height_pt)
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Count 1 /Kids [3 0 R] >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 %.2f %.2f] /Resources << /XObject << /Im1 5 0 R >> >>"
+        b" /Contents 4 0 R >>" % (width_pt, height_pt),
+        b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream",
+        image_dict[:-2] + b" /Length %d >>\nstream\n" % len(data) + data + b"\nendstream",
+        *extra,
+    ]
+    return _pdf_objects(objects)
+
+
+ImageKind = Literal["plain", "smask", "stencil", "decode", "indexed", "cmyk", "gray16"]
+# How scanners, fax servers and PDF writers store a page's one image; all but "plain" hold
+# samples that are not what the page shows until the image's dictionary is applied to them.
+IMAGE_KINDS: tuple[ImageKind, ...] = ("plain", "smask", "stencil", "decode", "indexed", "cmyk", "gray16")
+
+
+def make_scan_pdf_image(lines: Sequence[str], kind: ImageKind, dpi: int = 300, **layout: Unpack[ScanLayout]) -> bytes:
+    """A one-page scanned PDF whose page image is stored as ``kind`` (Flate-compressed, hand-built):
+
+    - ``plain``: 8-bit DeviceGray, the page's own samples;
+    - ``smask``: a uniformly dark RGB image whose soft mask (``/SMask``) carries the text: its samples
+      are one colour, the page shows the text (OCRmyPDF's ``aspect.pdf`` is drawn that way);
+    - ``stencil``: a 1-bit stencil mask (``/ImageMask true``, ``/Decode [1 0]``: the set bits paint
+      the fill colour);
+    - ``decode``: 8-bit DeviceGray stored inverted with ``/Decode [1 0]``;
+    - ``indexed``: 8-bit indexes into a reversed grey palette (``/Indexed /DeviceRGB 255``);
+    - ``cmyk``: DeviceCMYK, the text in black ink (K);
+    - ``gray16``: 16-bit DeviceGray.
+    """
+    from PIL import Image, ImageOps
+
+    page = render_scan_page(lines, dpi, **layout)
+    width, height = page.size
+    width_pt, height_pt = width * 72 / dpi, height * 72 / dpi
+    grey = page.tobytes()
+    ink_image = ImageOps.invert(page)
+    ink = ink_image.tobytes()
+    head = b"<< /Type /XObject /Subtype /Image /Width %d /Height %d /Filter /FlateDecode " % (width, height)
+    extra: list[bytes] = []
+    if kind == "plain":
+        entries, samples = b"/ColorSpace /DeviceGray /BitsPerComponent 8", grey
+    elif kind == "smask":
+        mask = zlib.compress(ink)
+        extra.append(
+            b"<< /Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace /DeviceGray /BitsPerComponent 8"
+            b" /Filter /FlateDecode /Length %d >>\nstream\n" % (width, height, len(mask)) + mask + b"\nendstream"
+        )
+        entries, samples = (
+            b"/ColorSpace /DeviceRGB /BitsPerComponent 8 /SMask 6 0 R",
+            b"\x60\x30\x80" * (width * height),
+        )
+    elif kind == "stencil":
+        bits = page.point(lambda value: 255 if value < 128 else 0, mode="1")
+        entries, samples = b"/ImageMask true /BitsPerComponent 1 /Decode [1 0]", bits.tobytes()
+    elif kind == "decode":
+        entries, samples = b"/ColorSpace /DeviceGray /BitsPerComponent 8 /Decode [1 0]", ink
+    elif kind == "indexed":
+        palette = bytes(value for index in range(256) for value in (255 - index,) * 3)
+        entries = b"/ColorSpace [/Indexed /DeviceRGB 255 <%s>] /BitsPerComponent 8" % palette.hex().encode()
+        samples = ink
+    elif kind == "cmyk":
+        entries = b"/ColorSpace /DeviceCMYK /BitsPerComponent 8"
+        none = Image.new("L", page.size, 0)
+        samples = Image.merge("CMYK", (none, none, none, ink_image)).tobytes()
+    elif kind == "gray16":
+        entries = b"/ColorSpace /DeviceGray /BitsPerComponent 16"
+        # Each sample twice: v * 257, big-endian, the full 16-bit range.
+        samples = Image.merge("LA", (page, page)).tobytes()
+    else:
+        raise ValueError(f"unknown image kind {kind!r}: one of {', '.join(IMAGE_KINDS)}")
+    return image_page_pdf(head + entries + b" >>", zlib.compress(samples), width_pt, height_pt, extra=extra)

@@ -1,7 +1,8 @@
 """Pages as offices scan them, through the real pipeline: indexer → OCR queue → worker with Tesseract → index → search.
 
 Every file of the defect corpus (tests/fixtures/ocr: sideways and upside-down scans, skewed
-pages and photos, fax resolution, vertical writing, a vertical notice under a horizontal title)
+pages and photos, fax resolution, vertical writing, a vertical notice under a horizontal title,
+page images whose samples are not what the page shows: OCRmyPDF's soft-masked circle)
 is uploaded, indexed by the real indexer, OCR'd by a real worker on the module's pool, and every
 word its manifest lists must find it. One stack for the whole corpus: the OCR is the cost.
 """
@@ -12,14 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from devkit.ocr_defects import FIXTURES, DefectFile, load_manifest
+from devkit.ocr_defects import FIXTURES, SCANNED_CLASSES, TEXT_LAYER_CLASSES, DefectFile, load_manifest
 from docindex.index.search import search
 from tests.conftest import Stack
 from tests.support.worker import WorkerFactory, ocr_queue_depth, source_of, upload_and_index
 
 PREFIX = "defects/"
 # Classes whose pages are images or scans (the PDFs whose text layer lies have their own test).
-SCANNED = {"upright", "rotated_90", "rotated_180", "rotated_270", "skewed", "fax", "vertical", "vertical_mixed"}
+SCANNED = set(SCANNED_CLASSES)
 # Words OCR still gets wrong (docs/performance.md, "what still fails"): a line of the 12° page and of
 # the fax pages read with one wrong character (大会議宏, 広告家伝...), and on the report's pages 2-3
 # rendered from their PDF, 広告官伝費 for 広告宣伝費 and the start of a line read as Latin letters.
@@ -94,7 +95,7 @@ def test_every_scanned_defect_page_is_found_by_its_words(stack: Stack, make_work
 
 
 # PDFs whose text layer lies, and controls whose text layer must be kept.
-TEXT_LAYERS = {"no_tounicode", "type3", "placeholder", "text_with_scan", "text_layer_ok"}
+TEXT_LAYERS = set(TEXT_LAYER_CLASSES)
 
 
 def test_pdf_pages_whose_text_layer_lies_are_ocr_d_and_the_others_keep_it(

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from devkit.samples import char_accuracy, make_pdf, make_scan_pdf, make_scan_png, make_scan_tiff, render_scan_page
+from devkit.samples.scans import IMAGE_KINDS, ImageKind, make_scan_pdf_image
 from docindex.worker import ocr, rasterize, tesseract
 from tests.support.scans import CARD_INCHES, LAYOUT, REPORT_LINES
 
@@ -83,10 +84,69 @@ def test_scanned_pdf_page_that_is_not_a_single_image_is_rendered(tmp_path: Path)
     source[0].set_rotation(90)
     path = tmp_path / "rotated.pdf"
     source.save(str(path))
-    assert rasterize.full_page_image(pdfium.PdfDocument(str(path))[0]) is None
+    assert rasterize.scan_resolution(pdfium.PdfDocument(str(path))[0]) is None
     page = ocr.process_page(str(path), "pdf", 0, ocr.OcrOptions(dpi=200))
     assert page.source == "ocr"
     assert page.error is None
+
+
+def _dark(image: object) -> object:
+    import numpy as np
+
+    return np.asarray(image.convert("L")) < 128  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("kind", [kind for kind in IMAGE_KINDS if kind != "plain"])
+def test_a_page_image_is_read_as_the_page_shows_it(tmp_path: Path, kind: ImageKind) -> None:
+    # Given a scanned page whose one image is stored as scanners, fax servers and PDF writers do: drawn
+    # through a soft mask, a stencil mask, inverted by /Decode, through a palette, in CMYK, 16 bits a sample
+    lines = ["見積書 合計金額", "請求書 Invoice"]
+    stored = write(tmp_path, f"{kind}.pdf", make_scan_pdf_image(lines, kind, dpi=200, page=CARD_INCHES, **LAYOUT))
+    plain = write(tmp_path, "plain.pdf", make_scan_pdf_image(lines, "plain", dpi=200, page=CARD_INCHES, **LAYOUT))
+    # When the worker takes its page image and reads it
+    (image, dpi), _, _ = rasterize.pdf_page(stored, 0, OPTIONS)
+    (expected, _), _, _ = rasterize.pdf_page(plain, 0, OPTIONS)
+    page = ocr.process_page(stored, "pdf", 0, OPTIONS)
+    # Then the image is the page as it is shown (dark text where the plain scan's is, a white page
+    # elsewhere: not the image's own samples, a dark square for the soft mask, inverted for the stencil),
+    # at the scan's resolution resampled to OCR_DPI, and its words are read
+    assert (image.size, dpi) == (expected.size, 300)
+    assert (_dark(image) != _dark(expected)).mean() < 0.01
+    assert page.error is None
+    assert "見積書" in page.text
+    assert "Invoice" in page.text
+
+
+def test_a_short_clean_text_layer_is_the_page_s_text_unless_the_scan_holds_more(tmp_path: Path) -> None:
+    import io
+
+    from reportlab.lib.utils import ImageReader
+    from reportlab.pdfgen import canvas
+
+    from devkit.ocr_defects import FIXTURES
+
+    # Given a chart whose only text is its axis labels (pdfminer.six's matplotlib chart: a clean text layer,
+    # too short to trust alone, which the OCR read 8 6 4 2 0 0 2 1 4 1 6 1 8)
+    chart = str(FIXTURES / "pdfminer-matplotlib.pdf")
+    # ... and a scanned page stamped with a short text ("DRAFT")
+    scan = io.BytesIO()
+    render_scan_page(["見積書 合計金額 御中"], 200, page=CARD_INCHES, **LAYOUT).save(scan, format="PNG")
+    scan.seek(0)
+    buffer = io.BytesIO()
+    pdf = canvas.Canvas(buffer, pagesize=(CARD_INCHES[0] * 72, CARD_INCHES[1] * 72))
+    pdf.drawImage(ImageReader(scan), 0, 0, width=CARD_INCHES[0] * 72, height=CARD_INCHES[1] * 72)
+    pdf.drawString(300, 10, "DRAFT")
+    pdf.save()
+    stamped = write(tmp_path, "stamped.pdf", buffer.getvalue())
+    # When both are read
+    labels = ocr.process_page(chart, "pdf", 0, OPTIONS)
+    read = ocr.process_page(stamped, "pdf", 0, OPTIONS)
+    # Then both were OCR'd for their short layers; the chart's text is its layer, exact, as the OCR found
+    # nothing more; the scan's is what the OCR read
+    assert (labels.source, labels.reason, read.source, read.reason) == ("ocr", "sparse_text_layer") * 2
+    assert labels.text == "0\n2468\n02468"
+    assert "見積書" in read.text
+    assert read.text != "DRAFT"
 
 
 def test_multi_page_tiff_pages_are_read_one_by_one(tmp_path: Path) -> None:

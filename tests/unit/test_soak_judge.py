@@ -7,12 +7,20 @@ import json
 from devkit.faults import SentMessage, Write
 from devkit.messages import Change
 from docindex.core.changes import doc_id
-from docindex.ingest.handoff import OcrJob
-from soak.judge import announced_changes, check_content, check_dlq, check_resync, count_writes, queued_ocr_jobs
+from docindex.ingest.handoff import EMBED_REASON, OcrJob
+from soak.judge import (
+    announced_changes,
+    check_content,
+    check_dlq,
+    check_resync,
+    count_writes,
+    previous_embed_jobs,
+    queued_ocr_jobs,
+)
 from soak.workload import Expectation, ObjectState, ResyncPlan
 
 BUCKET = "soak1-documents"
-INGEST, OCR = "http://q/ingest", "http://q/ocr"
+INGEST, OCR, EMBED = "http://q/ingest", "http://q/ocr", "http://q/embed"
 KEY = "営業部/見積書 No. 00001.pdf"
 DOC = doc_id(BUCKET, KEY)
 
@@ -150,3 +158,62 @@ def test_a_reupload_must_be_unchanged_unless_renamed_after_it_in_the_phase() -> 
     assert embedded.ok
     ocr = check_resync(plan, bucket=BUCKET, gets=Counter(), log_lines=lines, messages=[job("image")], ocr_url=OCR)
     assert ocr.ocr_jobs == [moved]
+
+
+def _worker_log(*records: dict[str, object]) -> list[str]:
+    """Lines of a worker's log as Powertools writes them (one JSON object a line), with noise between."""
+    lines = ["not json", json.dumps({"level": "INFO", "message": "OCR job stopped at shutdown"})]
+    for record in records:
+        lines.append(json.dumps({"level": "INFO", "service": "docindex-worker", **record}))
+    return lines
+
+
+def _started(*, embed_queue: bool) -> dict[str, object]:
+    # 9c5e4dd's start line names its one queue; a release with meaning search names both
+    return {"message": "OCR worker started", "queue_url": OCR, **({"embed_queue_url": EMBED} if embed_queue else {})}
+
+
+def _finished(key: str, reason: str = EMBED_REASON, **extra: object) -> dict[str, object]:
+    return {"message": "OCR job finished", "bucket": BUCKET, "key": key, "generation": 2, "reason": reason, **extra}
+
+
+def test_the_upgrade_judge_counts_only_embed_jobs_a_previous_worker_took_from_the_ocr_queue() -> None:
+    embed_job = OcrJob(bucket=BUCKET, key="a.txt", reason=EMBED_REASON, generation=2).to_json()
+    stray_job = OcrJob(bucket=BUCKET, key="b.txt", reason=EMBED_REASON, generation=2).to_json()
+    sends = [SentMessage(EMBED, embed_job, "lambda"), SentMessage(OCR, stray_job, "lambda")]
+    # A worker of the release before meaning search (9c5e4dd) polls the OCR queue only: every embed job
+    # it finished came from there, whatever queue it was first sent to
+    old = _worker_log(_started(embed_queue=False), _finished("a.txt"), _finished("c.png", reason="image"))
+    assert previous_embed_jobs(old, sends, OCR) == previous_embed_jobs(old, [], OCR)
+    assert (previous_embed_jobs(old, sends, OCR).finished, previous_embed_jobs(old, sends, OCR).from_ocr_queue) == (
+        1,
+        1,
+    )
+    # A worker that polls both queues but does not say which a job came from (59f731c, 0eb63cb): from the
+    # OCR queue only if the job was sent there (15 embed jobs of 59f731c from its embed queue failed seed 58)
+    both = _worker_log(_started(embed_queue=True), _finished("a.txt"), _finished("b.txt"))
+    counted = previous_embed_jobs(both, sends, OCR)
+    assert (counted.finished, counted.from_ocr_queue) == (2, 1)
+    # A worker that logs the queue on its job lines (this release on): its word counts, sends aside
+    logged = _worker_log(_started(embed_queue=True), _finished("a.txt", queue="ocr"), _finished("b.txt", queue="embed"))
+    counted = previous_embed_jobs(logged, sends, OCR)
+    assert (counted.finished, counted.from_ocr_queue) == (2, 1)
+    assert previous_embed_jobs(logged, [], OCR).from_ocr_queue == 1
+
+
+def test_the_seeds_play_the_upgrade_from_the_hardest_release_and_the_last_one_in_turn() -> None:
+    from soak.__main__ import build_parser, config_from, replay_command
+    from soak.releases import LAST_RELEASE, PREVIOUS_RELEASE
+
+    # Given the default releases (the one before schema versions, then the one this code replaces)
+    args = build_parser().parse_args(["--seeds", "4", "5", "6"])
+    # Then the seeds take them in turn, and a seed's replay names the release it played
+    played = [config_from(args, seed, run).previous_release for run, seed in enumerate(args.seeds)]
+    assert played == [PREVIOUS_RELEASE, LAST_RELEASE, PREVIOUS_RELEASE]
+    assert replay_command(["--seeds", "4", "5", "--documents", "9"], 5, LAST_RELEASE) == (
+        f"python -m soak --seeds 5 --previous-release {LAST_RELEASE} --documents 9"
+    )
+    # ... a release given replaces them, and no rolling upgrade plays none
+    given = build_parser().parse_args(["--seeds", "58", "--previous-release", "59f731c"])
+    assert config_from(given, 58).previous_release == "59f731c"
+    assert config_from(build_parser().parse_args(["--no-rolling-upgrade"]), 1).previous_release is None

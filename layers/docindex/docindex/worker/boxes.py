@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from docindex.worker.rasterize import WHOLE_PAGE, Extent
-
 if TYPE_CHECKING:
     from docindex.worker.recognize import Word
 
@@ -33,28 +31,27 @@ _FLOW = {
 
 
 def page_words(
-    words: tuple[Word, ...], correction: Any, size: tuple[int, int], extent: Extent = WHOLE_PAGE
+    words: tuple[Word, ...], correction: Any, size: tuple[int, int]
 ) -> tuple[tuple[int, int, int, int, str, int, str], ...]:
     """Words read on the turned image, placed on the page as shown: the turn undone, then the
-    image's pixels as 1/10,000 of the page (``extent``: where the image lies on it), and which
-    way each runs there (a sideways page's lines run up or down)."""
+    image's pixels (the whole page, rendered) as 1/10,000 of the page, and which way each runs
+    there (a sideways page's lines run up or down)."""
     from docindex.worker import geometry
 
     width, height = max(size[0], 1), max(size[1], 1)
-    left, top, right, bottom = extent
     out = []
     for box, text, line, vertical in words:
         x0, y0, x1, y1 = geometry.unturned_box(box, correction, size)
 
-        def place(value: float, start: float, end: float) -> int:
-            return min(BOX_SCALE, max(0, round((start + value * (end - start)) * BOX_SCALE)))
+        def place(value: float) -> int:
+            return min(BOX_SCALE, max(0, round(value * BOX_SCALE)))
 
         out.append(
             (
-                place(x0 / width, left, right),
-                place(y0 / height, top, bottom),
-                place(x1 / width, left, right),
-                place(y1 / height, top, bottom),
+                place(x0 / width),
+                place(y0 / height),
+                place(x1 / width),
+                place(y1 / height),
                 text,
                 line,
                 _FLOW.get((correction.rotation, vertical), "r"),

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Literal
 from docindex.core.limits import growth_bound
 from docindex.worker import boxes, rasterize, tesseract
 from docindex.worker.options import OcrOptions
-from docindex.worker.rasterize import WHOLE_PAGE, Extent, PageTooLarge
+from docindex.worker.rasterize import PageTooLarge
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -191,10 +191,10 @@ def process_page(path: str, kind: Kind, index: int, options: OcrOptions) -> Page
 
 
 def _process_page(path: str, kind: Kind, index: int, options: OcrOptions, started: float) -> PageResult:
-    extent = WHOLE_PAGE
+    short_layer = ""
     try:
         if kind == "pdf":
-            text_or_image, reason, extent = rasterize.pdf_page(path, index, options)
+            text_or_image, reason, short_layer = rasterize.pdf_page(path, index, options)
         else:
             text_or_image, reason = rasterize.image_page(path, index, options), "image"
     except (MemoryError, PageTooLarge):
@@ -202,22 +202,39 @@ def _process_page(path: str, kind: Kind, index: int, options: OcrOptions, starte
     except Exception as exc:  # noqa: BLE001 - a broken page is reported, the other pages still count
         return PageResult(index, error="corrupt", detail=f"{type(exc).__name__}: {exc}"[:300])
     if isinstance(text_or_image, str):
-        # The text layer's own spacing is the author's: only line ends are normalized.
-        text = "\n".join(line.rstrip() for line in text_or_image.replace("\r\n", "\n").split("\n")).strip()
-        return PageResult(index, text=text, source="text_layer", seconds=time.perf_counter() - started)
+        return PageResult(
+            index, text=_tidy_layer(text_or_image), source="text_layer", seconds=time.perf_counter() - started
+        )
     image, dpi = text_or_image
     try:
-        return replace(_recognize(image, dpi, index, options, started, extent=extent), reason=reason)
+        result = replace(_recognize(image, dpi, index, options, started), reason=reason)
     finally:
         image.close()
+    if short_layer and _adds_nothing(result.text, short_layer, options.min_text_chars):
+        # The OCR found nothing the short text layer lacks: the layer is the page's text, exact (a
+        # chart's tick labels, which the OCR reads in another order and with the ticks as 1s).
+        return replace(result, text=_tidy_layer(short_layer))
+    return result
+
+
+def _adds_nothing(read: str, layer: str, min_chars: int) -> bool:
+    """Whether ``read`` holds no word beyond ``layer``: no letter, kana or kanji the layer lacks, and
+    fewer than ``min_chars`` other characters (a chart's tick marks read as 1 or |)."""
+    from collections import Counter
+
+    beyond = Counter(c for c in read if not c.isspace()) - Counter(c for c in layer if not c.isspace())
+    return sum(beyond.values()) < min_chars and not any(c.isalpha() for c in beyond)
+
+
+def _tidy_layer(text: str) -> str:
+    """A text layer's text: the author's own spacing, only the line ends normalized."""
+    return "\n".join(line.rstrip() for line in text.replace("\r\n", "\n").split("\n")).strip()
 
 
 # -- the engines --------------------------------------------------------------
 
 
-def _recognize(
-    image: Image.Image, dpi: int, index: int, options: OcrOptions, started: float, *, extent: Extent = WHOLE_PAGE
-) -> PageResult:
+def _recognize(image: Image.Image, dpi: int, index: int, options: OcrOptions, started: float) -> PageResult:
     """The page image read by the configured engine with this process's models."""
     from docindex.worker import geometry
 
@@ -257,5 +274,5 @@ def _recognize(
         confidence=reading.confidence,
         rotation=correction.rotation,
         skew=round(correction.skew, 1) if abs(correction.skew) >= geometry.MIN_SKEW else 0.0,
-        words=boxes.page_words(reading.words, correction, image.size, extent),
+        words=boxes.page_words(reading.words, correction, image.size),
     )

@@ -23,6 +23,7 @@ threads each (the pool gives the parallelism: one thread per process on a task's
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -191,9 +192,10 @@ class Engine:
         std = np.array([0.229, 0.224, 0.225], dtype=np.float32)[:, None, None]
         batch = ((pixels[None, :, :] - mean) / std)[None].astype(np.float32)
         (maps,) = self.det.run(None, {self.det.get_inputs()[0].name: batch}, self.run_options)
-        found = split_merged(maps[0, 0], regions(maps[0, 0], DET_THRESHOLD, BOX_THRESHOLD))
-        boxes = separated([box for box, _ in found])
-        return [(box, score) for box, (_, score) in zip(boxes, found, strict=True)], (det_w, det_h)
+        probability = maps[0, 0]
+        found = split_merged(probability, line_regions(probability, DET_THRESHOLD, BOX_THRESHOLD))
+        boxes = separated(found, probability)
+        return [(box, score) for box, (_, score, _) in zip(boxes, found, strict=True)], (det_w, det_h)
 
     # -- recognition -------------------------------------------------------------------
 
@@ -312,13 +314,19 @@ def _scaled(box: Box, fx: float, fy: float, width: int, height: int) -> Box:
     )
 
 
-def separated(boxes: list[Box]) -> list[Box]:
-    """The boxes with the overlap of neighbouring lines split halfway: grown back by the unclip, a
-    line's box reaches into the next line's characters on tightly set pages (the top stroke of the
-    next line read as part of 二 made it 三)."""
-    out = [list(box) for box in boxes]
+def separated(found: list[tuple[Box, float, Box]], probability: np.ndarray | None = None) -> list[Box]:
+    """The boxes (``found``: box, score, core) with the overlap of neighbouring lines split between
+    them: grown back by the unclip, a line's box reaches into the next line's characters on tightly
+    set pages (the top stroke of the next line read as part of 二 made it 三).
+
+    The cut is where the detection map is emptiest between the two lines' cores (``probability``),
+    else halfway between the cores as the unclip grew them.
+    """
+    out = [list(box) for box, _, _ in found]
+    cores = [core for _, _, core in found]
     for i, a in enumerate(out):
-        for b in out[i + 1 :]:
+        for j in range(i + 1, len(out)):
+            b = out[j]
             overlap_x = min(a[2], b[2]) - max(a[0], b[0])
             overlap_y = min(a[3], b[3]) - max(a[1], b[1])
             if overlap_x <= 0 or overlap_y <= 0:
@@ -326,14 +334,36 @@ def separated(boxes: list[Box]) -> list[Box]:
             # Neighbours one above the other (lines) or side by side (columns): split across the
             # direction they are stacked in.
             axis = 1 if overlap_x >= overlap_y else 0
-            upper, lower = (a, b) if a[axis] <= b[axis] else (b, a)
-            # Between the lines' cores: the unclip grew each box by ~0.3 of its thickness.
-            grown_upper = GROWN_SHARE * (upper[axis + 2] - upper[axis])
-            grown_lower = GROWN_SHARE * (lower[axis + 2] - lower[axis])
-            middle = round((upper[axis + 2] - grown_upper + lower[axis] + grown_lower) / 2)
+            (upper, upper_core), (lower, lower_core) = sorted(((a, cores[i]), (b, cores[j])), key=lambda x: x[0][axis])
+            middle = None
+            if probability is not None and upper_core[axis + 2] < lower_core[axis]:
+                middle = _valley(probability, axis, (upper_core[axis + 2], lower_core[axis]), upper, lower)
+            if middle is None:
+                # Between the lines' cores: the unclip grew each box by ~0.3 of its thickness.
+                grown_upper = GROWN_SHARE * (upper[axis + 2] - upper[axis])
+                grown_lower = GROWN_SHARE * (lower[axis + 2] - lower[axis])
+                middle = round((upper[axis + 2] - grown_upper + lower[axis] + grown_lower) / 2)
             if lower[axis] < middle < upper[axis + 2] and upper[axis] < middle < lower[axis + 2]:
                 upper[axis + 2], lower[axis] = middle, middle
     return [(box[0], box[1], box[2], box[3]) for box in out]
+
+
+def _valley(
+    probability: np.ndarray, axis: int, stretch: tuple[int, int], upper: list[int], lower: list[int]
+) -> int | None:
+    """Where the map is emptiest along ``axis`` over ``stretch`` (start, end), across the span the two
+    boxes share (the middle of the emptiest stretch); None if they share none."""
+    start, end = stretch
+    across = 1 - axis
+    low, high = max(upper[across], lower[across]), min(upper[across + 2], lower[across + 2])
+    if high <= low or end <= start:
+        return None
+    band = probability[start:end, low:high] if axis == 1 else probability[low:high, start:end]
+    profile = band.mean(axis=axis)
+    least = profile.min()
+    emptiest = [k for k, value in enumerate(profile) if value <= least + 0.02]
+    # The middle of the emptiest rows, at their boundary: rows start..end-1 are ``start + k``.
+    return start + round((emptiest[0] + emptiest[-1] + 1) / 2)
 
 
 def components(mask: np.ndarray) -> list[Box]:
@@ -376,24 +406,70 @@ def components(mask: np.ndarray) -> list[Box]:
     return [(b[0], b[1], b[2], b[3]) for b in boxes.values()]
 
 
-def split_merged(probability: np.ndarray, found: list[tuple[Box, float]]) -> list[tuple[Box, float]]:
+def split_merged(probability: np.ndarray, found: list[tuple[Box, float, Box]]) -> list[tuple[Box, float, Box]]:
     """Regions thicker than ``MERGED`` lines split where the map is surer (``SPLIT_THRESHOLD``): on a
-    tightly set page two lines' regions touch at the detection's threshold and read as one garbled line."""
-    sides = sorted(min(box[2] - box[0], box[3] - box[1]) for box, _ in found)
+    tightly set page two lines' regions touch at the detection's threshold and read as one garbled line.
+
+    ``found``: each region's box, score and core (its extent at the detection's threshold, before the
+    unclip). The parts are looked for in the core only (the unclip grows a two-line region by a
+    line's height, into the line above: split, it found that line again, a second box over it whose
+    overlap with the first cut both in half, 甲と乙は read 用とこは), and share the region's box
+    between them, cut where the map is emptiest between their cores (each part's own unclip, at the
+    surer threshold, is too thin for its characters).
+    """
+    sides = sorted(min(box[2] - box[0], box[3] - box[1]) for box, _, _ in found)
     if len(sides) < 2:
         return found
     line = sides[len(sides) // 2]
-    out: list[tuple[Box, float]] = []
-    for box, score in found:
-        left, top, right, bottom = box
-        if min(right - left, bottom - top) <= MERGED * line:
-            out.append((box, score))
+    out: list[tuple[Box, float, Box]] = []
+    for box, score, core in found:
+        if min(box[2] - box[0], box[3] - box[1]) <= MERGED * line:
+            out.append((box, score, core))
             continue
-        parts = regions(probability[top:bottom, left:right], SPLIT_THRESHOLD, BOX_THRESHOLD)
+        left, top, right, bottom = core
+        parts = [
+            ((x0 + left, y0 + top, x1 + left, y1 + top), part_score, (c0 + left, c1 + top, c2 + left, c3 + top))
+            for (x0, y0, x1, y1), part_score, (c0, c1, c2, c3) in line_regions(
+                probability[top:bottom, left:right], SPLIT_THRESHOLD, BOX_THRESHOLD
+            )
+        ]
         if len(parts) < 2:
-            out.append((box, score))
+            out.append((box, score, core))
             continue
-        out += [((x0 + left, y0 + top, x1 + left, y1 + top), s) for (x0, y0, x1, y1), s in parts]
+        out += _shared(probability, box, parts, axis=1 if right - left >= bottom - top else 0)
+    return out
+
+
+def _shared(
+    probability: np.ndarray, box: Box, parts: list[tuple[Box, float, Box]], axis: int
+) -> list[tuple[Box, float, Box]]:
+    """The parts of a merged region, stacked along ``axis``, each given the region's box from the
+    valley before it to the valley after it (parts side by side share their stretch)."""
+    # Rows of parts: parts whose cores overlap along the axis are side by side.
+    rows: list[list[tuple[Box, float, Box]]] = []
+    for part in sorted(parts, key=lambda part: part[2][axis]):
+        if rows and part[2][axis] < max(p[2][axis + 2] for p in rows[-1]):
+            rows[-1].append(part)
+        else:
+            rows.append([part])
+    edges = [box[axis]]
+    for above, below in itertools.pairwise(rows):
+        end, start = max(p[2][axis + 2] for p in above), min(p[2][axis] for p in below)
+        span = [box[0], box[1], box[2], box[3]]
+        cut = _valley(probability, axis, (end, start), span, span)
+        edges.append(cut if cut is not None else (end + start) // 2)
+    edges.append(box[axis + 2])
+    out: list[tuple[Box, float, Box]] = []
+    across = 1 - axis
+    for number, row in enumerate(rows):
+        # Along the line, the unclip's margin of a line as thick as the stretch.
+        margin = round(GROWN_SHARE * (edges[number + 1] - edges[number]))
+        for _, score, core in row:
+            grown = [0, 0, 0, 0]
+            grown[axis], grown[axis + 2] = edges[number], edges[number + 1]
+            grown[across] = max(box[across], core[across] - margin)
+            grown[across + 2] = min(box[across + 2], core[across + 2] + margin)
+            out.append(((grown[0], grown[1], grown[2], grown[3]), score, core))
     return out
 
 
@@ -401,6 +477,11 @@ def regions(probability: np.ndarray, threshold: float, box_threshold: float) -> 
     """The text lines of a detection map: the regions of ``probability > threshold`` whose box
     averages at least ``box_threshold``, grown by DB's unclip (area x ratio / perimeter); in the
     map's pixels."""
+    return [(box, score) for box, score, _ in line_regions(probability, threshold, box_threshold)]
+
+
+def line_regions(probability: np.ndarray, threshold: float, box_threshold: float) -> list[tuple[Box, float, Box]]:
+    """``regions``, each with its core: its box before the unclip."""
     import numpy as np
 
     height, width = probability.shape
@@ -422,7 +503,7 @@ def regions(probability: np.ndarray, threshold: float, box_threshold: float) -> 
             min(width, math.ceil(right + grow)),
             min(height, math.ceil(bottom + grow)),
         )
-        out.append((box, score))
+        out.append((box, score, (left, top, right, bottom)))
     return out
 
 

@@ -44,9 +44,20 @@ LATIN_SHARE = 0.2
 SKEW_SIDE = 1000
 # A gap between side-by-side groups of lines is a gutter when it is at least this many lines high.
 GUTTER_LINES = 1.5
+# A letter-spaced label: lines of at most this many Japanese characters, at most this many line heights apart.
+SPACED_CHARS = 3
+SPACED_GAP = 1.5
+# A column of pixels between two of its characters this much darker than the paper over this share of
+# their height is a ruled line.
+RULE_DARKER = 10
+RULE_SHARE = 0.8
+# Two halves of a horizontal line the detection cut apart are at most this many line heights apart.
+HALVES_GAP = 0.25
 # A turned page's reading replaces the first one only when it is this much more confident.
 BETTER_BY = 5
 
+# Kana and kanji (not the CJK punctuation and full-width forms _CJK_CHAR also holds).
+_CJK_WORD = re.compile(r"[\u3041-\u309f\u30a1-\u30fa\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _CJK_CHAR = re.compile(r"[\u3000-\u303f\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]")
 # Kanji numerals and the katakana that look like them in a Gothic face: ー (long vowel mark) for
 # 一 and ニ for 二 next to other numerals (一二パーセント read ーニパーセント).
@@ -73,11 +84,23 @@ _SIMPLIFIED = str.maketrans(
 _KANA = re.compile(r"[\u3041-\u309f\u30a1-\u30fa]")
 
 
+# Kanji the recogniser reads as the katakana they look like when it sees them alone among kanji: ロ
+# beside a kanji and no katakana is 口 (投入ロ, 人ロ, ロ座), エ so is 工 (加エ, エ場). Not カ for 力:
+# the counter カ follows kanji too (数カ月, 何カ所).
+_KATAKANA_SIDE = r"\u30a0-\u30ff\uff66-\uff9f"
+_LONE_KATAKANA = re.compile(
+    rf"(?<=[\u4e00-\u9fff])[ロエ](?![{_KATAKANA_SIDE}])|(?<![{_KATAKANA_SIDE}])[ロエ](?=[\u4e00-\u9fff])"
+)
+_KANJI_FOR = {"ロ": "口", "エ": "工"}
+
+
 def fix_numerals(text: str) -> str:
-    """Kanji numerals read as their katakana look-alikes, put back: ー before a numeral (not after
-    katakana, where it lengthens a vowel) is 一, ニ beside a numeral is 二."""
+    """Kanji read as their katakana look-alikes, put back: ー before a numeral (not after katakana,
+    where it lengthens a vowel) is 一, ニ beside a numeral is 二; ロ and エ alone beside a kanji are
+    口 and 工."""
     text = _LONG_BEFORE_NUMERAL.sub("一", text)
-    return _NI_BY_NUMERAL.sub("二", text)
+    text = _NI_BY_NUMERAL.sub("二", text)
+    return _LONE_KATAKANA.sub(lambda match: _KANJI_FOR[match.group()], text)
 
 
 class PageReader:
@@ -144,6 +167,35 @@ class PageReader:
             return Result(again, turned_by)
         return Result(best, kept)
 
+    def spaced_labels(self, image: Image.Image, lines: list[ppocr.Line]) -> list[ppocr.Line]:
+        """The lines, with each letter-spaced label (``spaced_groups``) read again as one line: alone,
+        a character has no context (埋 of 埋葬料 read 理); kept when it reads at least as surely as its
+        least sure character."""
+        groups = [part for group in spaced_groups(lines) for part in _unruled(image, lines, group) if len(part) > 1]
+        if not groups:
+            return lines
+        boxes = [
+            (
+                min(lines[i].box[0] for i in group),
+                min(lines[i].box[1] for i in group),
+                max(lines[i].box[2] for i in group),
+                max(lines[i].box[3] for i in group),
+            )
+            for group in groups
+        ]
+        again = self.engine.recognize(image, boxes, "never")
+        read = {line.box: line for line in again}
+        replaced: dict[int, ppocr.Line | None] = {}
+        for group, box in zip(groups, boxes, strict=True):
+            line = read.get(box)
+            parts = [lines[i] for i in group]
+            if line is None or len(line.text) < len(parts) or line.confidence < min(p.confidence for p in parts):
+                continue
+            replaced[group[0]] = line
+            replaced.update(dict.fromkeys(group[1:]))
+        kept = (replaced.get(i, line) for i, line in enumerate(lines))
+        return [line for line in kept if line is not None]
+
     def skew(self, image: Image.Image) -> float:
         """The page's skew, measured on a copy of at least ``SKEW_SIDE`` pixels (a small image's
         75 dpi copy is too coarse: a 660-pixel crop measured 15° for an upright page)."""
@@ -157,6 +209,7 @@ class PageReader:
         if found is None:
             found = self.engine.detect(image, self.dpi)
         lines = lines + self.engine.recognize(image, [box for box, _ in found], self.options.vertical)
+        lines = self.spaced_labels(image, lines)
         ordered = [lines[i] for i in reading_order([line.box for line in lines], [line.vertical for line in lines])]
         page_text = "".join(line.text for line in ordered)
         japanese = len(_KANA.findall(page_text)) >= 3
@@ -173,11 +226,95 @@ class PageReader:
         for number, (line, text) in enumerate(zip(ordered, texts, strict=True)):
             words += line_words(replace(line, text=text), number)
         return Reading(
-            "\n".join(text for text in texts if text.strip()),
+            joined_lines([line.box for line in ordered], [line.vertical for line in ordered], texts),
             confidence,
             vertical=vertical_chars * 2 > total,
             words=tuple(words),
         )
+
+
+def spaced_groups(lines: list[ppocr.Line]) -> list[list[int]]:
+    """Runs of short Japanese lines side by side on one row, close together: a form's or table's label
+    set with wide letter spacing (分　娩　費), which the detection finds one character at a time."""
+    short = [
+        i
+        for i, line in enumerate(lines)
+        if not line.vertical and 1 <= len(line.text) <= SPACED_CHARS and all(_CJK_WORD.match(c) for c in line.text)
+    ]
+    short.sort(key=lambda i: (lines[i].box[1] + lines[i].box[3]) / 2)
+    rows: list[list[int]] = []
+    for i in short:
+        top, bottom = lines[i].box[1], lines[i].box[3]
+        if rows:
+            last = lines[rows[-1][-1]].box
+            shared = min(bottom, last[3]) - max(top, last[1])
+            if shared >= 0.6 * min(bottom - top, last[3] - last[1]):
+                rows[-1].append(i)
+                continue
+        rows.append([i])
+    groups = []
+    for row in rows:
+        row.sort(key=lambda i: lines[i].box[0])
+        run = [row[0]]
+        for i in row[1:]:
+            before, after = lines[run[-1]].box, lines[i].box
+            height = max(before[3] - before[1], after[3] - after[1])
+            if -0.2 * height <= after[0] - before[2] <= SPACED_GAP * height:
+                run.append(i)
+                continue
+            groups.append(run)
+            run = [i]
+        groups.append(run)
+    return [group for group in groups if len(group) > 1]
+
+
+def _unruled(image: Image.Image, lines: list[ppocr.Line], group: list[int]) -> list[list[int]]:
+    """The group cut where a ruled line runs between two of its characters: a table's cell border (the
+    label column 保健給付 beside the row labels 外科, 耳鼻科)."""
+    import numpy as np
+
+    out = [[group[0]]]
+    for i in group[1:]:
+        before, after = lines[out[-1][-1]].box, lines[i].box
+        top, bottom = max(before[1], after[1]), min(before[3], after[3])
+        ruled = False
+        if after[0] > before[2] and bottom > top:
+            strip = image.crop((before[2], top, after[0], bottom))
+            pixels = np.asarray(strip.convert("L"), dtype=np.int16)
+            strip.close()
+            # Darker than the paper around it (a photographed form's rules are a faint grey)
+            dark = pixels < np.median(pixels) - RULE_DARKER
+            ruled = bool(dark.size) and float(dark.mean(axis=0).max()) >= RULE_SHARE
+        if ruled:
+            out.append([i])
+        else:
+            out[-1].append(i)
+    return out
+
+
+def joined_lines(boxes: list[Box], vertical: list[bool], texts: list[str]) -> str:
+    """The lines' texts (in reading order) one a line, but a horizontal line the detection cut in two
+    is one: halves on the same row whose boxes touch (less than ``HALVES_GAP`` of a line's height
+    apart) are joined, without a space between Japanese characters (3，1の各層ステ|ーション)."""
+    out = ""
+    previous = None
+    for index, text in enumerate(texts):
+        if not text.strip():
+            continue
+        if previous is not None and out:
+            out += _separator(boxes[previous], boxes[index], vertical[previous] or vertical[index], out[-1], text[0])
+        out += text
+        previous = index
+    return out
+
+
+def _separator(before: Box, after: Box, vertical: bool, last: str, first: str) -> str:
+    height = min(before[3] - before[1], after[3] - after[1])
+    shared = min(before[3], after[3]) - max(before[1], after[1])
+    gap = after[0] - before[2]
+    if vertical or shared < height / 2 or not -height / 2 < gap < HALVES_GAP * height:
+        return "\n"
+    return "" if _CJK_CHAR.match(last) or _CJK_CHAR.match(first) else " "
 
 
 def line_words(line: ppocr.Line, number: int) -> list[Word]:
@@ -238,9 +375,11 @@ def _cut(indexes: list[int], boxes: list[Box], vertical: list[bool]) -> list[int
     widest_x = max((end - start for start, end in x_gaps), default=0)
     widest_y = max((end - start for start, end in y_gaps), default=0)
     if not x_gaps and not y_gaps:
-        # Overlapping boxes: top to bottom (horizontal lines) or right to left (columns).
-        columns = sum(vertical[i] for i in indexes) * 2 > len(indexes)
-        return sorted(indexes, key=lambda i: (-boxes[i][2], boxes[i][1]) if columns else (boxes[i][1], boxes[i][0]))
+        # Overlapping boxes: right to left (columns), or in rows (horizontal lines: a line the
+        # detection cut in two, its halves a pixel apart in height, is read left to right).
+        if sum(vertical[i] for i in indexes) * 2 > len(indexes):
+            return sorted(indexes, key=lambda i: (-boxes[i][2], boxes[i][1]))
+        return rows(indexes, boxes)
     # Side-by-side groups need a gutter wider than a line is high: the space between a table's
     # label and its value is not one.
     heights = sorted(boxes[i][3] - boxes[i][1] for i in indexes if not vertical[i])

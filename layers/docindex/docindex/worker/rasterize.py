@@ -3,9 +3,9 @@
 Everything here runs inside the OCR worker's pool processes (``docindex.worker.pool``), one
 page at a time, so a process holds one page image however many pages a scan has.
 
-- PDF pages with a usable text layer are not OCR'd. A scanned page whose one
-  image covers the page is OCR'd from that image (0.016 s instead of 0.084 s
-  to render an A4 page here); anything else is rendered with pypdfium2 at ``OCR_DPI``.
+- PDF pages with a usable text layer are not OCR'd. Any other page is rendered with PDFium, as
+  the page shows it: a scanned page whose one image covers the page at that image's own
+  resolution (onto its pixel grid), anything else at ``OCR_DPI``.
 - An image's two axes keep their own resolution until the page is resampled to square pixels
   (fax: 204 x 98 dpi).
 - What a page's images would take decoded is measured from their headers before a byte is
@@ -26,10 +26,6 @@ if TYPE_CHECKING:
     from PIL import Image
 
 MiB = 1024 * 1024
-# Where the image read lies on the page as it is shown: (left, top, right, bottom) as fractions of
-# the page's width and height (a scan's embedded image may cover a little less than the page).
-Extent = tuple[float, float, float, float]
-WHOLE_PAGE: Extent = (0.0, 0.0, 1.0, 1.0)
 
 # Files are opened per page and closed before the page is recognized, never
 # cached: opening costs ~3 ms (PDF, page 250 of 300) or ~9 ms (TIFF, frame 290)
@@ -82,10 +78,11 @@ def _check_decoded(width: int, height: int, bytes_per_pixel: int, options: OcrOp
 # -- PDF pages ---------------------------------------------------------------
 
 
-def pdf_page(path: str, index: int, options: OcrOptions) -> tuple[str | tuple[Image.Image, int], str | None, Extent]:
-    """The page's text layer if it can be trusted (``extract.textlayer``), else its image, why it is
-    OCR'd and where the image lies on the page."""
-    from docindex.extract.textlayer import judge, read_text_layer
+def pdf_page(path: str, index: int, options: OcrOptions) -> tuple[str | tuple[Image.Image, int], str | None, str]:
+    """The page's text layer if it can be trusted (``extract.textlayer``), else its image as rendered,
+    and why it is OCR'd; and the text layer of a page OCR'd only because its layer is short, when the
+    layer is otherwise clean (a chart's axis labels: what the OCR reads beside it, ``ocr.py``)."""
+    from docindex.extract.textlayer import SPARSE, judge, read_text_layer
 
     with open_pdf(path) as pdf:
         page = pdf[index]
@@ -93,47 +90,12 @@ def pdf_page(path: str, index: int, options: OcrOptions) -> tuple[str | tuple[Im
             layer = read_text_layer(page)
             verdict = judge(layer, min_chars=options.min_text_chars)
             if verdict.trusted:
-                return layer.text, None, WHOLE_PAGE
+                return layer.text, None, ""
+            short = layer.text if verdict.reason == SPARSE and judge(layer, min_chars=1).trusted else ""
             _check_page_images(page, options)
-            embedded = _embedded_scan(page, options)
-            if embedded is not None:
-                image, dpi, extent = embedded
-                return (image, dpi), verdict.reason, extent
-            return _render(page, options), verdict.reason, WHOLE_PAGE
+            return _render(page, options, scan_resolution(page)), verdict.reason, short
         finally:
             page.close()
-
-
-def _embedded_scan(page: Any, options: OcrOptions) -> tuple[Image.Image, int, Extent] | None:
-    """The page's scanned image itself, when the page is exactly one upright full-page image, and where it lies."""
-    try:
-        found = full_page_image(page)
-        if found is None:
-            return None
-        image, dpi = found
-        extent = _image_extent(page, image)
-        pil = _to_pil(image.get_bitmap(render=False))
-    except Exception:  # noqa: BLE001 - unusual image encodings: rendering always works
-        return None
-    scaled, resolution = scale_to(_ocr_ready(pil), dpi, options)
-    return scaled, resolution, extent
-
-
-def _image_extent(page: Any, image: Any) -> Extent:
-    """Where the (upright) image lies on the page as rendered (its crop box), as fractions of the page."""
-    left, bottom, right, top = image.get_bounds()
-    try:
-        box_left, box_bottom, box_right, box_top = page.get_cropbox()
-    except Exception:  # noqa: BLE001 - a page without a usable box: its size from the origin
-        box_left, box_bottom = 0.0, 0.0
-        box_right, box_top = page.get_size()
-    width, height = max(box_right - box_left, 1e-6), max(box_top - box_bottom, 1e-6)
-    return (
-        (left - box_left) / width,
-        (box_top - top) / height,
-        (right - box_left) / width,
-        (box_top - bottom) / height,
-    )
 
 
 def _check_page_images(page: Any, options: OcrOptions) -> None:
@@ -152,13 +114,15 @@ def _check_page_images(page: Any, options: OcrOptions) -> None:
         _check_decoded(int(width), int(height), 4, options, "an image")
 
 
-def full_page_image(page: Any) -> tuple[Any, tuple[float, float]] | None:
+def scan_resolution(page: Any) -> tuple[float, float] | None:
+    """The horizontal and vertical resolution of the page's scan: of its one image when the page is
+    exactly one upright image covering it (a scanner's or a fax server's page), else None."""
     import pypdfium2.raw as pdfium_c
 
     if page.get_rotation() % 360:
         return None
     # Top-level objects only: a page that is anything but one image (text,
-    # vector drawing, several images, a form XObject) is rendered whole.
+    # vector drawing, several images, a form XObject) is rendered at OCR_DPI.
     objects = list(page.get_objects(max_depth=0))
     if len(objects) != 1 or objects[0].type != pdfium_c.FPDF_PAGEOBJ_IMAGE:
         return None
@@ -169,21 +133,41 @@ def full_page_image(page: Any) -> tuple[Any, tuple[float, float]] | None:
     width_pt, height_pt = page.get_size()
     covers = (right - left) >= 0.9 * width_pt and (top - bottom) >= 0.9 * height_pt
     if not (upright and covers):
-        return None  # rotated, mirrored, sheared or partial: rendering gets it right
+        return None  # rotated, mirrored, sheared or partial: rendered at OCR_DPI
     # Each axis on its own: a fax server's page holds a 204 x 98 dpi image (non-square pixels).
     px_width, px_height = image.get_px_size()
     dpi = (px_width / ((right - left) / 72.0), px_height / ((top - bottom) / 72.0))
-    return (image, dpi) if all(50 <= value <= 2400 for value in dpi) else None
+    return dpi if all(50 <= value <= 2400 for value in dpi) else None
 
 
-def _render(page: Any, options: OcrOptions) -> tuple[Image.Image, int]:
+def _render(page: Any, options: OcrOptions, dpi: tuple[float, float] | None = None) -> tuple[Image.Image, int]:
+    """The page as PDFium shows it, in grey, at ``dpi`` (its scan's own resolution, each axis its own:
+    the bitmap's pixels are the scan's samples) or ``OCR_DPI``; resampled to square pixels at about
+    ``OCR_DPI`` (``scale_to``).
+
+    Never the image's samples themselves: they are what the page shows only when the image's
+    dictionary says nothing more (no soft mask, stencil, ``/Decode``, palette or other colour space),
+    which PDFium does not tell; rendered onto the scan's own pixel grid the page comes out
+    pixel-identical to those samples where they are exact, in the same time (docs/ocr-worker.md).
+    """
+    import pypdfium2 as pdfium
+    import pypdfium2.raw as pdfium_c
+
     width_pt, height_pt = page.get_size()
-    scale = options.dpi / 72.0
+    xdpi, ydpi = dpi or (float(options.dpi), float(options.dpi))
     # A poster-sized page at 300 dpi would be gigapixels: cap the bitmap.
-    if width_pt * height_pt * scale * scale > options.max_pixels:
-        scale = math.sqrt(options.max_pixels / (width_pt * height_pt))
-    bitmap = page.render(scale=scale, grayscale=True, may_draw_forms=True)
-    return _to_pil(bitmap), round(scale * 72)
+    pixels = width_pt * xdpi / 72.0 * height_pt * ydpi / 72.0
+    if pixels > options.max_pixels:
+        shrink = math.sqrt(options.max_pixels / pixels)
+        xdpi, ydpi = xdpi * shrink, ydpi * shrink
+    width, height = max(1, round(width_pt * xdpi / 72.0)), max(1, round(height_pt * ydpi / 72.0))
+    # An 8-bit grey bitmap: PDFium's grey device converts the colours as it draws (FPDF_GRAYSCALE would
+    # convert them again, to the same pixels, at 5x the time on an A4 grey scan). The page is
+    # stretched onto width x height: the two axes keep their own resolution.
+    bitmap = pdfium.PdfBitmap.new_native(width, height, format=pdfium_c.FPDFBitmap_Gray)
+    bitmap.fill_rect((255, 255, 255, 255), 0, 0, width, height)
+    pdfium_c.FPDF_RenderPageBitmap(bitmap, page, 0, 0, width, height, 0, pdfium_c.FPDF_ANNOT)
+    return scale_to(_to_pil(bitmap), (width * 72.0 / width_pt, height * 72.0 / height_pt), options)
 
 
 def _to_pil(bitmap: Any) -> Image.Image:

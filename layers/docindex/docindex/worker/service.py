@@ -244,7 +244,10 @@ class Worker:
     # -- one message -------------------------------------------------------
 
     def _handle(self, lease: Lease) -> None:
-        logger.thread_safe_append_keys(message_id=lease.message_id, receive_count=lease.receive_count)
+        # Which queue the job came from, on every line of it: the soak's upgrade judge counts the embed
+        # jobs an older worker took from the OCR queue (docs/deploy.md).
+        queue = "ocr" if lease.queue_url == self.queue_url else "embed"
+        logger.thread_safe_append_keys(message_id=lease.message_id, receive_count=lease.receive_count, queue=queue)
         try:
             received = Received.from_sqs({"Body": lease.body, "MessageAttributes": lease.message_attributes})
             newer = received.newer_than_understood()
