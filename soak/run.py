@@ -787,7 +787,11 @@ class Soak:
             queued_ocr_jobs(messages, env["OCR_QUEUE_URL"], env["EMBED_QUEUE_URL"]),
         )
         if not writes.ok:
-            failures.append(f"writes: {writes.duplicate_writes} duplicate writes ({len(writes.violations)} violations)")
+            # The first violations themselves: a failed CI run keeps only this line of the report.
+            first = "; ".join(json.dumps(v, ensure_ascii=False) for v in writes.violations[:3])
+            failures.append(
+                f"writes: {writes.duplicate_writes} duplicate writes ({len(writes.violations)} violations: {first})"
+            )
         dlqs = [
             check_dlq("ingest", drain_bodies(stack.sqs, env["INGEST_DLQ_URL"]), ingest_poison),
             check_dlq("ocr", drain_bodies(stack.sqs, env["OCR_DLQ_URL"]), ocr_poison),
