@@ -115,6 +115,10 @@ class ConverseStandIn:
         report = self._validator.validate(params, self._shape)
         if report.has_errors():
             return 400, {"message": str(ParamValidationError(report=report.generate_report()))}, "ValidationException"
+        if not params.get("messages") or params["messages"][-1].get("role") != "user":
+            # Optional in the service model (a prompt from Prompt management stands in for it);
+            # Bedrock refuses a direct model call without a conversation that ends with the user.
+            return 400, {"message": "a model call needs messages that end with the user's"}, "ValidationException"
         self.requests.append(params)
         return 200, self.converse(params), None
 
@@ -198,20 +202,12 @@ class ConverseStandIn:
 
 
 def main() -> None:
-    import signal
-
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, required=True)
     args = parser.parse_args()
-    server = ConverseStandIn(port=args.port).start()
-    stopped = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stopped.set())
-    try:
-        stopped.wait()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.stop()
+    from devkit.local.servers import serve_until_terminated
+
+    serve_until_terminated(ConverseStandIn(port=args.port).start().stop)
 
 
 if __name__ == "__main__":

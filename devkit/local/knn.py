@@ -558,17 +558,10 @@ def _error(status: int, reason: str) -> Reply:
 
 def serve(upstream: str, port: int, *, exact: bool = False) -> None:
     """Run the stand-in in the foreground (``python -m devkit.local.knn``)."""
-    import signal
 
-    proxy = Proxy(upstream, ExactKnn() if exact else HnswKnn(), port=port).start()
-    stopped = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stopped.set())
-    try:
-        stopped.wait()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        proxy.stop()
+    from devkit.local.servers import serve_until_terminated
+
+    serve_until_terminated(Proxy(upstream, ExactKnn() if exact else HnswKnn(), port=port).start().stop)
 
 
 def main() -> None:

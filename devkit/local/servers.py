@@ -17,7 +17,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -33,6 +33,20 @@ class ServerInfo:
     name: str
     url: str
     pid: int | None  # None when docindex did not start it
+
+
+def serve_until_terminated(stop: Callable[[], None]) -> None:
+    """Block a server's foreground process until SIGTERM (``stop``) or Ctrl-C, then call ``stop``."""
+    import threading
+
+    stopped = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stopped.set())
+    try:
+        stopped.wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        stop()
 
 
 def free_port() -> int:

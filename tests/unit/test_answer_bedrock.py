@@ -225,6 +225,8 @@ def test_the_stand_in_refuses_what_the_service_would() -> None:
         "messages": [{"role": "user", "content": [{"document": {"format": "txt", "source": {"text": "x"}}}]}]
     }
     assert stand_in.handle("/model/m/converse", json.dumps(bad_document).encode())[0] == 400
+    # messages is optional in the service model (Prompt management), not for a model call: a 400, not a 500
+    assert stand_in.handle("/model/m/converse", b"{}")[:3:2] == (400, "ValidationException")
     assert stand_in.requests == []
 
 
