@@ -30,12 +30,11 @@ def _ask(args: argparse.Namespace) -> int:
         raise CommandError(describe_validation_error(exc)) from None
     deployment, clients = _ops.resolve(argparse.Namespace(**{**vars(args), "bucket": None}))
     settings = AnswerSettings.from_env()
-    if settings.answers == "off":
-        raise CommandError("answers are off (ANSWERS=off): set ANSWERS=extractive or ANSWERS=bedrock")
     answerer = build_answerer(
         settings, bedrock_client=lambda: clients.client("bedrock-runtime", **settings.converse_bounds())
     )
-    assert answerer is not None
+    if answerer is None:
+        raise CommandError("answers are off (ANSWERS=off): set ANSWERS=extractive or ANSWERS=bedrock")
     service = AnswerService(
         settings,
         opensearch=_ops.opensearch_for(deployment),
