@@ -62,6 +62,9 @@ ARM64 = "ppocr_arm64"
 # same model gives probabilities a few ulps apart, which flips a character whose two best readings
 # are that close, or a detection pixel on the threshold; an identical text is expected on most pages.
 ARM64_TOLERANCE = 0.01
+# The arm64 reader's page budget (OCR_PAGE_TIMEOUT_SECONDS) times this: qemu runs ONNX Runtime's kernels
+# ~300x slower, and a page over its budget is not looked at again turned (a sideways page stayed sideways).
+QEMU_SLOWDOWN = 1000
 
 
 def log(message: str) -> None:
@@ -115,14 +118,20 @@ def corpus(
 # -- one engine's reading (child process) ------------------------------------------------
 
 
-def read_all(files: list[dict[str, Any]], engine: str, model_dir: str | None = None) -> dict[str, Any]:
-    """Every page through ``process_page`` with ``engine`` (PP-OCR's models from ``model_dir`` if given),
-    in this process; its peak memory."""
+def read_all(
+    files: list[dict[str, Any]], engine: str, model_dir: str | None = None, page_timeout: float | None = None
+) -> dict[str, Any]:
+    """Every page through ``process_page`` with ``engine`` (PP-OCR's models from ``model_dir``, and a
+    page's time budget ``page_timeout`` if given), in this process; its peak memory."""
+    from dataclasses import replace
+
     from docindex.worker import ocr
     from docindex.worker.options import OcrOptions
 
     ocr.init_process()
     options = OcrOptions(engine=engine, model_dir=model_dir)  # type: ignore[arg-type]
+    if page_timeout is not None:
+        options = replace(options, page_timeout_seconds=page_timeout)
     setup = ocr.check_setup(options)
     if setup.missing or setup.missing_models:
         raise SystemExit(f"models missing: {setup.missing} {setup.missing_models}")
@@ -169,7 +178,7 @@ def _peak_mib() -> int:
 
 def child(spec_path: str, out_path: str) -> int:
     spec = json.loads(Path(spec_path).read_text(encoding="utf-8"))
-    result = read_all(spec["files"], spec["engine"], spec.get("model_dir"))
+    result = read_all(spec["files"], spec["engine"], spec.get("model_dir"), spec.get("page_timeout"))
     Path(out_path).write_text(json.dumps(result, ensure_ascii=False), encoding="utf-8")
     return 0
 
@@ -189,6 +198,10 @@ def run_engine(
     spec: dict[str, Any] = {"files": files, "engine": engine}
     if model_dir is not None:
         spec["model_dir"] = str(model_dir)
+    if interpreter is not None:
+        from docindex.worker.options import OcrOptions
+
+        spec["page_timeout"] = OcrOptions().page_timeout_seconds * QEMU_SLOWDOWN
     return run_child("bench.ocr_engines", spec, workdir, name, layer, interpreter=interpreter)
 
 
