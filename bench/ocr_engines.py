@@ -1,7 +1,7 @@
 """The two OCR engines side by side on real Japanese pages: CER, words found, seconds per page, memory.
 
     .venv/bin/python -m bench.ocr_engines [--repeat 2] [--corpus real,defects,dense] [--classes old_print,fax]
-                                          [--before REF]
+                                          [--before REF] [--files a.jpg,b.tif] [--arm64 PYTHON]
 
 ``make bench`` runs it. The pages: ``tests/fixtures/ocr_real`` (real Japanese pages nobody on the
 team made, their text written down: typewriting, old print, vertical writing, photos of paper, a
@@ -20,6 +20,11 @@ engine is reported before → after next to Tesseract. ``--int8`` adds ``ppocr``
 quantized to int8 (``int8_models``: built in the run's temporary directory from the pinned wheel's
 model, calibrated on generated pages; docs/performance.md, issue 44).
 
+``--arm64 PYTHON`` reads the pages with ``ppocr`` twice, by this interpreter and by an aarch64 one
+(``make check-ocr-arm64``: a Debian CPython under ``qemu-aarch64`` with the aarch64 wheels of the
+worker's pins), and reports page by page whether arm64 read the text x86 read (``arm64_pages``);
+it exits 1 when a page differs beyond ``ARM64_TOLERANCE``. qemu's seconds are not Graviton's.
+
 Reported per class: pages, CER tesseract → ppocr (edit distance over the class's characters after
 NFKC, whitespace ignored), words found, seconds per page (CPU), and per engine the peak memory of
 its process. Writes ``bench/ocr_engines.json`` and a summary into ``bench/results.json``
@@ -31,6 +36,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import platform
 import sys
 import tempfile
 import time
@@ -48,15 +54,28 @@ ENGINES = ("tesseract", "ppocr")
 BEFORE = "ppocr_before"
 # The reader of --int8: PP-OCR with its recogniser quantized to int8.
 INT8 = "ppocr_int8"
+# The reader of --arm64: PP-OCR by an aarch64 interpreter (under qemu).
+ARM64 = "ppocr_arm64"
+# arm64 may read a page other than x86 by at most this share of x86's characters (edit distance
+# between the two readings), and never lose a word x86 found. ONNX Runtime's arm64 kernels (NEON,
+# MLAS's own GEMM blocking) add a convolution's products in another order than its AVX2 ones: the
+# same model gives probabilities a few ulps apart, which flips a character whose two best readings
+# are that close, or a detection pixel on the threshold; an identical text is expected on most pages.
+ARM64_TOLERANCE = 0.01
+# The arm64 reader's page budget (OCR_PAGE_TIMEOUT_SECONDS) times this: qemu runs ONNX Runtime's kernels
+# ~300x slower, and a page over its budget is not looked at again turned (a sideways page stayed sideways).
+QEMU_SLOWDOWN = 1000
 
 
 def log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def corpus(which: set[str], classes: set[str], dense: int = 0, workdir: Path | None = None) -> list[dict[str, Any]]:
-    """The pages to read: the real pages, the defect corpus (each file with its class and truth)
-    and ``dense`` generated A4 letters written into ``workdir``."""
+def corpus(
+    which: set[str], classes: set[str], dense: int = 0, workdir: Path | None = None, names: set[str] | None = None
+) -> list[dict[str, Any]]:
+    """The pages to read: the real pages, the defect corpus (each file with its class and truth; only the
+    files ``names`` if given) and ``dense`` generated A4 letters written into ``workdir``."""
     from devkit.ocr_defects import MANIFEST, REAL_PAGES, load_manifest
 
     files = []
@@ -64,7 +83,7 @@ def corpus(which: set[str], classes: set[str], dense: int = 0, workdir: Path | N
         if name not in which:
             continue
         for entry in load_manifest(manifest):
-            if classes and entry.defect not in classes:
+            if (classes and entry.defect not in classes) or (names and entry.name not in names):
                 continue
             files.append(
                 {
@@ -99,18 +118,32 @@ def corpus(which: set[str], classes: set[str], dense: int = 0, workdir: Path | N
 # -- one engine's reading (child process) ------------------------------------------------
 
 
-def read_all(files: list[dict[str, Any]], engine: str, model_dir: str | None = None) -> dict[str, Any]:
-    """Every page through ``process_page`` with ``engine`` (PP-OCR's models from ``model_dir`` if given),
-    in this process; its peak memory."""
+def read_all(
+    files: list[dict[str, Any]], engine: str, model_dir: str | None = None, page_timeout: float | None = None
+) -> dict[str, Any]:
+    """Every page through ``process_page`` with ``engine`` (PP-OCR's models from ``model_dir``, and a
+    page's time budget ``page_timeout`` if given), in this process; its peak memory."""
+    from dataclasses import replace
+
     from docindex.worker import ocr
     from docindex.worker.options import OcrOptions
 
     ocr.init_process()
     options = OcrOptions(engine=engine, model_dir=model_dir)  # type: ignore[arg-type]
+    if page_timeout is not None:
+        options = replace(options, page_timeout_seconds=page_timeout)
     setup = ocr.check_setup(options)
     if setup.missing or setup.missing_models:
         raise SystemExit(f"models missing: {setup.missing} {setup.missing_models}")
-    out: dict[str, Any] = {"files": {}, "loaded_mib": _peak_mib()}
+    import onnxruntime
+
+    out: dict[str, Any] = {
+        "files": {},
+        "loaded_mib": _peak_mib(),
+        "machine": platform.machine(),
+        "python": platform.python_version(),
+        "onnxruntime": onnxruntime.__version__,
+    }
     for item in files:
         info = ocr.probe(item["path"], item["kind"], options)
         pages = []
@@ -145,7 +178,7 @@ def _peak_mib() -> int:
 
 def child(spec_path: str, out_path: str) -> int:
     spec = json.loads(Path(spec_path).read_text(encoding="utf-8"))
-    result = read_all(spec["files"], spec["engine"], spec.get("model_dir"))
+    result = read_all(spec["files"], spec["engine"], spec.get("model_dir"), spec.get("page_timeout"))
     Path(out_path).write_text(json.dumps(result, ensure_ascii=False), encoding="utf-8")
     return 0
 
@@ -158,13 +191,18 @@ def run_engine(
     layer: Path | None = None,
     *,
     model_dir: Path | None = None,
+    interpreter: str | None = None,
 ) -> dict[str, Any]:
-    """``engine`` reading ``files`` in a child process; on the code of ``layer`` (a ``layers/docindex``) and
-    with PP-OCR's models from ``model_dir`` if given."""
+    """``engine`` reading ``files`` in a child process; on the code of ``layer`` (a ``layers/docindex``),
+    with PP-OCR's models from ``model_dir`` and by ``interpreter`` if given."""
     spec: dict[str, Any] = {"files": files, "engine": engine}
     if model_dir is not None:
         spec["model_dir"] = str(model_dir)
-    return run_child("bench.ocr_engines", spec, workdir, name, layer)
+    if interpreter is not None:
+        from docindex.worker.options import OcrOptions
+
+        spec["page_timeout"] = OcrOptions().page_timeout_seconds * QEMU_SLOWDOWN
+    return run_child("bench.ocr_engines", spec, workdir, name, layer, interpreter=interpreter)
 
 
 # -- int8 (--int8) ---------------------------------------------------------------------
@@ -370,6 +408,78 @@ def summary(files: list[dict[str, Any]], readings: dict[str, dict[str, Any]]) ->
     return out
 
 
+# -- arm64 (--arm64) --------------------------------------------------------------------
+
+
+def arm64_pages(files: list[dict[str, Any]], readings: dict[str, Any]) -> list[dict[str, Any]]:
+    """Page by page, x86's reading (``ppocr``) against arm64's (``ARM64``): text identical or how far
+    apart, each one's CER against the transcription, words found, the words x86 found and arm64 did not,
+    the turn, and what is wrong beyond ``ARM64_TOLERANCE`` (``problems``)."""
+    from devkit.samples.accuracy import char_errors
+
+    out = []
+    empty: dict[str, Any] = {"text": "", "cpu": 0.0, "rotation": 0, "error": "not read"}
+    for item in files:
+        x86_pages = readings["ppocr"]["files"].get(item["name"], {"pages": []})["pages"]
+        arm_pages = readings[ARM64]["files"].get(item["name"], {"pages": []})["pages"]
+        for index, page in enumerate(item["pages"]):
+            x86 = x86_pages[index] if index < len(x86_pages) else empty
+            arm = arm_pages[index] if index < len(arm_pages) else empty
+            apart, chars = char_errors(x86["text"], arm["text"])
+            row: dict[str, Any] = {
+                "name": item["name"] + (f" p{index + 1}" if len(item["pages"]) > 1 else ""),
+                "class": item["class"],
+                "identical": x86["text"] == arm["text"],
+                "apart": round(apart / max(1, chars), 4),
+                "words": len(page["words"]),
+                "rotation": [x86["rotation"], arm["rotation"]],
+                "cpu": [round(x86["cpu"], 2), round(arm["cpu"], 2)],
+            }
+            for reader, read in (("x86", x86), ("arm64", arm)):
+                errors, total = char_errors(page["truth"], read["text"]) if page["truth"] else (0, 0)
+                row[f"cer_{reader}"] = round(errors / total, 4) if total else None
+                row[f"found_{reader}"] = [w for w in page["words"] if _normal(w) in _normal(read["text"])]
+            row["lost"] = [w for w in row["found_x86"] if w not in row["found_arm64"]]
+            problems = []
+            if row["apart"] > ARM64_TOLERANCE:
+                problems.append(f"text {row['apart']:.3f} apart")
+            if row["lost"]:
+                problems.append(f"lost {', '.join(row['lost'])}")
+            if x86["rotation"] != arm["rotation"]:
+                problems.append(f"turned {x86['rotation']} on x86, {arm['rotation']} on arm64")
+            if x86.get("error") != arm.get("error"):
+                problems.append(f"error {x86.get('error')} on x86, {arm.get('error')} on arm64")
+            row["problems"] = problems
+            out.append(row)
+    return out
+
+
+def render_arm64(rows: list[dict[str, Any]], readings: dict[str, Any], cpu_model: str) -> str:
+    arm = readings[ARM64]
+    lines = [
+        f"PP-OCR on x86 ({readings['ppocr']['machine']}) and on arm64 ({arm['machine']}, Python {arm['python']}, "
+        f"onnxruntime {arm['onnxruntime']}, qemu -cpu {cpu_model}); CPU s/page on arm64 is qemu's, not Graviton's",
+        f"{'page':<40}{'class':<22}{'text':<18}{'CER x86 / arm64':<18}{'words x86 / arm64':<19}CPU s x86 / qemu",
+    ]
+    for row in rows:
+        text = "identical" if row["identical"] else f"{row['apart']:.3f} apart"
+        cer = " / ".join("—" if row[k] is None else f"{row[k]:.3f}" for k in ("cer_x86", "cer_arm64"))
+        words = f"{len(row['found_x86'])}/{row['words']} / {len(row['found_arm64'])}/{row['words']}"
+        problems = f"  FAIL: {'; '.join(row['problems'])}" if row["problems"] else ""
+        lines.append(
+            f"{row['name']:<40}{row['class']:<22}{text:<18}{cer:<18}{words:<19}"
+            f"{row['cpu'][0]:.2f} / {row['cpu'][1]:.1f}{problems}"
+        )
+    same = sum(row["identical"] for row in rows)
+    found = [sum(len(row[f"found_{r}"]) for row in rows) for r in ("x86", "arm64")]
+    words = sum(row["words"] for row in rows)
+    lines.append(
+        f"{same}/{len(rows)} pages identical; words found x86 {found[0]}/{words}, arm64 {found[1]}/{words}; "
+        f"peak memory x86 {readings['ppocr']['peak_mib']} MiB, arm64 (qemu) {arm['peak_mib']} MiB"
+    )
+    return "\n".join(lines)
+
+
 def render(result: dict[str, Any]) -> str:
     readers = result.get("readers", list(ENGINES))
 
@@ -417,6 +527,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "ONNX Runtime's static quantization, calibrated on generated pages none of which is in the bench)",
     )
     parser.add_argument("--classes", default="", help="comma-separated classes (default: all)")
+    parser.add_argument("--files", default="", help="comma-separated file names of the corpora (default: all)")
+    parser.add_argument(
+        "--arm64",
+        default=None,
+        metavar="PYTHON",
+        help="read with ppocr here and by this aarch64 interpreter (make check-ocr-arm64), page by page; "
+        "exit 1 when arm64's text differs beyond ARM64_TOLERANCE",
+    )
+    parser.add_argument("--arm64-cpu", default="", help=argparse.SUPPRESS)
     parser.add_argument("--out", type=Path, default=BENCH / "ocr_engines.json")
     parser.add_argument("--results", type=Path, default=BENCH / "results.json")
     parser.add_argument("--child", nargs=2, metavar=("SPEC", "OUT"), help=argparse.SUPPRESS)
@@ -430,16 +549,27 @@ def main(argv: list[str] | None = None) -> int:
     rounds: dict[str, list[dict[str, Any]]] = defaultdict(list)
     with tempfile.TemporaryDirectory(prefix="docindex-ocr-engines-") as tmp:
         workdir = Path(tmp)
-        files = corpus(set(args.corpus.split(",")), set(filter(None, args.classes.split(","))), args.dense, workdir)
+        names = set(filter(None, args.files.split(",")))
+        files = corpus(
+            set(args.corpus.split(",")), set(filter(None, args.classes.split(","))), args.dense, workdir, names
+        )
         log(f"OCR engines: {len(files)} files, {sum(len(f['pages']) for f in files)} pages, {args.repeat} round(s)")
-        readers: list[tuple[str, str, Path | None, Path | None]] = [(e, e, None, None) for e in ENGINES]
+        readers: list[tuple[str, str, Path | None, Path | None, str | None]] = [
+            (e, e, None, None, None) for e in ENGINES
+        ]
         if args.before:
-            readers.insert(1, (BEFORE, "ppocr", layer_of(args.before, workdir), None))
+            readers.insert(1, (BEFORE, "ppocr", layer_of(args.before, workdir), None, None))
         if args.int8:
-            readers.insert(-1, (INT8, "ppocr", None, int8_models(workdir)))
+            readers.insert(-1, (INT8, "ppocr", None, int8_models(workdir), None))
+        if args.arm64:
+            readers = [("ppocr", "ppocr", None, None, None), (ARM64, "ppocr", None, None, args.arm64)]
         for number in range(args.repeat):
-            for reader, engine, layer, models in readers:
-                rounds[reader].append(run_engine(engine, files, workdir, f"{reader}-{number}", layer, model_dir=models))
+            for reader, engine, layer, models, interpreter in readers:
+                rounds[reader].append(
+                    run_engine(
+                        engine, files, workdir, f"{reader}-{number}", layer, model_dir=models, interpreter=interpreter
+                    )
+                )
     readings = {}
     for engine, found in rounds.items():
         merged = merge_rounds([r["files"] for r in found])
@@ -450,7 +580,16 @@ def main(argv: list[str] | None = None) -> int:
             "files": merged,
             "loaded_mib": max(r["loaded_mib"] for r in found),
             "peak_mib": max(r["peak_mib"] for r in found),
+            **{key: found[0][key] for key in ("machine", "python", "onnxruntime")},
         }
+    if args.arm64:
+        rows = arm64_pages(files, readings)
+        args.out.write_text(
+            json.dumps({"arm64": rows, "files": files, "readings": readings}, ensure_ascii=False, indent=1) + "\n",
+            encoding="utf-8",
+        )
+        print(render_arm64(rows, readings, args.arm64_cpu or "?"))
+        return 1 if any(row["problems"] for row in rows) else 0
     result = summary(files, readings)
     result["repeat"] = args.repeat
     if args.before:
