@@ -7,7 +7,7 @@ import pytest
 
 from docindex.search_api.service import page_turn
 from docindex.worker.ppocr import Line, components, line_regions, regions, separated, split_merged
-from docindex.worker.ppocr_reader import fix_numerals, joined_lines, reading_order, spaced_groups
+from docindex.worker.ppocr_reader import fix_numerals, fix_parties, joined_lines, reading_order, spaced_groups
 
 
 def test_regions_are_8_connected_and_weak_ones_dropped() -> None:
@@ -90,6 +90,22 @@ def test_reading_order_rows_columns_and_spreads() -> None:
 )
 def test_kanji_numerals_read_as_katakana_are_put_back(read: str, meant: str) -> None:
     assert fix_numerals(read) == meant
+
+
+@pytest.mark.parametrize(
+    ("read", "meant"),
+    [
+        ("第一条　こは甲の書面による承諾なく", "第一条　乙は甲の書面による承諾なく"),  # the squeezed contract line
+        ("甲とこは、相互に開示する", "甲と乙は、相互に開示する"),
+        ("甲及び乙の協議", "甲及び乙の協議"),
+        ("会議室はそこは広い", "会議室はそこは広い"),  # inside a hiragana word: kept
+        ("ここに記す", "ここに記す"),
+        ("こは", "こは"),  # a line's start: a word the line cut
+    ],
+)
+def test_the_party_otsu_read_as_ko_is_put_back(read: str, meant: str) -> None:
+    # (the reader applies it only on a page that names 甲)
+    assert fix_parties(read) == meant
 
 
 def test_a_page_turned_to_be_read_is_previewed_turned_the_same_way() -> None:

@@ -92,6 +92,15 @@ _LONE_KATAKANA = re.compile(
     rf"(?<=[\u4e00-\u9fff])[ロエ](?![{_KATAKANA_SIDE}])|(?<![{_KATAKANA_SIDE}])[ロエ](?=[\u4e00-\u9fff])"
 )
 _KANJI_FOR = {"ロ": "口", "エ": "工"}
+# On a page that names a party 甲, 乙 (the other party) read as the hiragana it looks like in a
+# condensed line: こ after a kanji, a space or 甲と, before a particle (第一条　こは → 乙は, 甲とこの
+# → 甲と乙の). Never inside a hiragana word (そこは, ここに) nor at a line's start (a word cut there).
+_OTSU_AS_KO = re.compile(r"(?:(?<=[\u4e00-\u9fff\u3000 ])|(?<=甲と))こ(?=[はのにがをへも])")
+
+
+def fix_parties(text: str) -> str:
+    """乙 read as こ put back, in a line of a page that names a party 甲 (``_OTSU_AS_KO``)."""
+    return _OTSU_AS_KO.sub("乙", text)
 
 
 def fix_numerals(text: str) -> str:
@@ -214,6 +223,8 @@ class PageReader:
         page_text = "".join(line.text for line in ordered)
         japanese = len(_KANA.findall(page_text)) >= 3
         texts = [fix_numerals(line.text.translate(_SIMPLIFIED) if japanese else line.text) for line in ordered]
+        if "甲" in page_text:
+            texts = [fix_parties(text) for text in texts]
         chars = [sum(1 for c in text if not c.isspace()) for text in texts]
         total = sum(chars)
         confidence = (
