@@ -11,6 +11,10 @@ for an inventory, the report's creation time), not its LastModified. The
 indexer's ledger compares changes without an S3 sequencer by that time, so a
 real event that happens after the observation always wins, and a backfill
 processed late never overrides a newer change or resurrects a deleted object.
+S3 dates a listing page in whole seconds (rounded down), so a listing waits one
+second before its first page: every change applied before the run began is then
+older than every page (``BucketListing``), and a rebuild after a lost index
+misses none.
 
 Resuming. A checkpoint file records, after each batch, the position up to
 which every object has been sent (the *watermark*: a key for a listing, a

@@ -10,6 +10,7 @@ import csv
 import gzip
 import io
 import json
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -23,6 +24,9 @@ from docindex.core.exceptions import BackfillError
 
 # A listing position is a key; an inventory position is (file index, row index).
 Position = str | tuple[int, int]
+
+# How long a listing waits before its first request (see ``BucketListing``).
+SETTLE_SECONDS = 1.0
 
 
 @dataclass(frozen=True)
@@ -132,12 +136,22 @@ class ObjectSource(Protocol):
 
 @dataclass
 class BucketListing:
-    """The bucket's own listing (``ListObjectsV2``), resumable by key."""
+    """The bucket's own listing (``ListObjectsV2``), resumable by key.
+
+    Its first request waits ``settle_seconds`` (one second) after the run began. A page is
+    dated by S3's ``Date`` header, whole seconds, rounded down; a change applied before the
+    run began happened before it, so after a whole second every page is dated later than
+    it. Without the wait, a file changed in the very second the listing began is dated
+    *after* its observation, the ledger judges the observation stale, and when the index
+    was deleted since (the runbook's ``backfill --restart``), that file stays out of the
+    rebuilt index.
+    """
 
     s3: Any
     source_bucket: str
     prefix: str = ""
     page_size: int = 1000
+    settle_seconds: float = SETTLE_SECONDS
 
     @property
     def bucket(self) -> str:
@@ -152,6 +166,7 @@ class BucketListing:
     def objects(self, after: Position | None) -> Iterator[ListedObject]:
         if after is not None and not isinstance(after, str):
             raise BackfillError("checkpoint position is not a key; was it written for an inventory?")
+        time.sleep(self.settle_seconds)
         for page in list_pages(self.s3, self.bucket, prefix=self.prefix, start_after=after, page_size=self.page_size):
             yield from page.objects
 
