@@ -6,7 +6,7 @@ from docindex.answer.cache import AnswerCache, Kept, cache_key
 from docindex.answer.extractive import answer
 from docindex.answer.models import Answer, AnswerRequest, Citation, Document, Passage
 from docindex.answer.refusal import AnswerRule
-from docindex.answer.sentences import asks_number, question_terms, sentence_spans, terms
+from docindex.answer.sentences import asked_kind, asks_number, question_terms, sentence_spans, terms
 
 
 def _document(doc_id: str, path: str, *texts: str, standout: float | None = None, offered: bool = False) -> Document:
@@ -182,3 +182,41 @@ def test_the_cache_never_gives_one_callers_answer_to_another() -> None:
     assert cache.get(cache_key("documents", "extractive", "日当は？", "", ["group:営業部", "everyone", "user:a"]))
     now[0] = 61.0
     assert cache.get(sales) is None
+
+
+def test_a_question_asking_for_a_quantity_is_not_answered_by_a_sentence_without_one() -> None:
+    # Given a notice that names the subject of the question (非常食) but gives only the day they are handed out
+    stock = _document(
+        "e" * 64,
+        "総務課/お知らせ/防災備蓄品の配布について.txt",
+        "防災備蓄品の配布について\n賞味期限が近づいた非常食と飲料水を3月10日に1階ロビーで配布します。",
+        standout=0.07,
+        offered=True,
+    )
+    # When asked how many years they keep, and what a bicycle space costs (a notice with no amount)
+    for question in ("非常食の賞味期限は何年？", "非常食はいくら？"):
+        found = answer(question, [stock], AnswerRule())
+        # Then it is refused, saying why
+        assert found.no_answer, question
+        assert found.reason == "kind_not_found"
+    # ... while a question of the kind the notice holds is answered from it, and the rule can be switched off
+    assert "3月10日" in (answer("非常食は何日に配られる？", [stock], AnswerRule()).answer or "")
+    assert not answer("非常食の賞味期限は何年？", [stock], AnswerRule(kind_required=False)).no_answer
+
+
+def test_the_files_sentence_holding_the_quantity_asked_for_answers() -> None:
+    # Given a rule whose heading shares the question's words and whose later sentence holds the amount
+    rule = _document(
+        "f" * 64,
+        "経理課/規程/交際費規程.docx",
+        "交際費規程 取引先との会食の扱いを定める。会食の上限額と承認の手順は次のとおり。\n"
+        "第2条 会食は研修の一環ではない。\n第3条 1人あたり5,000円までとし、超えるときは部長の事前承認を得る。",
+        standout=0.07,
+        offered=True,
+    )
+    question = "取引先との会食の上限額はいくら？"
+    assert "5,000円" in (answer(question, [rule], AnswerRule()).answer or "")
+    assert "5,000円" not in (answer(question, [rule], AnswerRule(kind_required=False)).answer or "")
+    # "many times" is not a question of how many (何度も), nor is a nationality (何人) a count
+    assert asked_kind("何度も使う型が生まれたのは何年代か").search("1470年代")
+    assert asked_kind("ポルトガルに何人が住み着いた？") is None

@@ -236,8 +236,10 @@ class BedrockAnswerer:
 
         from docindex.answer.extractive import answer as extractive
 
-        if extractive(question, documents, self.rule).no_answer:
-            return Answer.refused("bedrock", "not_near_enough", {"requests": 0})
+        first = extractive(question, documents, self.rule)
+        if first.no_answer:
+            # the same refusal as the extractive rule's (nothing near enough, or not the kind of answer asked for)
+            return Answer.refused("bedrock", first.reason or "not_near_enough", {"requests": 0})
         passages = self.chosen(question, documents)
         request = converse_request(question, passages, self.model_id, max_tokens=self.max_tokens)
         try:

@@ -21,6 +21,7 @@ from docindex.answer.sentences import (
     SHORT_SENTENCE,
     Span,
     Weights,
+    asked_kind,
     asks_number,
     counted,
     holds_number,
@@ -45,6 +46,8 @@ class Candidate:
     coverage: float  # of the question's terms, the quote's share
     context: float  # the passage's share
     score: float
+    # The quote holds the kind of quantity the question asks for (何年: a year); True when it asks for none.
+    holds_kind: bool = True
 
     @property
     def near(self) -> tuple[bool, float | None]:
@@ -59,6 +62,7 @@ def candidates(question: str, documents: list[Document], rule: AnswerRule) -> li
     weighing = weighed(question, documents)
     number = rule.number_weight if asks_number(question) else 0.0
     counter = counted(question) if rule.counter_weight else None
+    kind = asked_kind(question) if rule.kind_required else None
     found: list[Candidate] = []
     for document in documents:
         standout = document.standout if document.standout is not None else 0.0
@@ -92,6 +96,7 @@ def candidates(question: str, documents: list[Document], rule: AnswerRule) -> li
                         coverage,
                         context,
                         score,
+                        kind is None or kind.search(passage.text[quoted.start : quoted.end]) is not None,
                     )
                 )
     found.sort(key=lambda c: (-c.score, c.document.path, c.passage.page, c.span.start))
@@ -144,6 +149,13 @@ def compose(ranked: list[Candidate], rule: AnswerRule) -> Answer:
     # A sentence holding the question's words in a file about something else (パスワードを忘れた: パスワードは他人と
     # 共有しない): its file itself is not near the question by meaning
     # (judged only when the vector leg ran, and only a file with vectors: one not embedded yet has no score)
+    if not best.holds_kind:
+        # The question asks for a counted quantity (何年, いくら) and the sentence holds none: it answers another
+        # question about the same subject (非常食の賞味期限は何年？: the notice gives only the day of handing out).
+        # The same file's best sentence that holds one answers instead, if any.
+        best = next((c for c in ranked if c.document is best.document and c.holds_kind), None)  # type: ignore[assignment]
+        if best is None:
+            return Answer.refused("extractive", "kind_not_found")
     judged = any(c.document.meaning_score is not None for c in ranked)
     if not rule.near_by_meaning(best.document.meaning_score, judged=judged and best.document.embedded):
         return Answer.refused("extractive", "not_near_enough")
@@ -152,6 +164,8 @@ def compose(ranked: list[Candidate], rule: AnswerRule) -> Answer:
         if len(chosen) >= rule.max_citations or best.score - other.score > rule.second_within:
             break
         if other.document.doc_id in {c.document.doc_id for c in chosen} or other.quote == best.quote:
+            continue
+        if not other.holds_kind:
             continue
         if rule.near_enough(
             other.coverage, offered=other.document.offered, standout=other.document.standout

@@ -110,7 +110,8 @@ class Answer:
     answer: str | None
     citations: tuple[Citation, ...] = ()
     answered_by: AnsweredBy = "extractive"
-    # Why it was refused (a code, never text of a file): "no_passage", "not_near_enough", "no_valid_citation".
+    # Why it was refused (a code, never text of a file): "no_passage", "not_near_enough", "kind_not_found",
+    # "model_refused", "no_valid_citation".
     reason: str | None = None
     # What the answerer spent (Bedrock: one request, its tokens); no text.
     usage: dict[str, int] = field(default_factory=dict)

@@ -51,6 +51,9 @@ class AnswerRule:
     # nearest files, its best passage scoring at least this (the embedding model's cosine; 0: no such bar). Only
     # when the vector leg ran (no vectors: words alone decide).
     min_score: float = 0.91
+    # A question asking for a counted quantity (何年, いくら, 何日) is answered only by a sentence that holds one
+    # (docindex.answer.sentences.asked_kind): the file's best such sentence, else a refusal (``kind_not_found``).
+    kind_required: bool = True
     # At most this many files cited; another file's sentence only when it scores within this of the best (and
     # its file is as near by meaning: ``min_score``).
     max_citations: int = 1

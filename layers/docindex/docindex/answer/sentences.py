@@ -33,6 +33,31 @@ _NUMBER = re.compile(r"[0-9０-９〇一二三四五六七八九十百千万億]
 # The counter a question asks for (何度 → 度, 何日 → 日, いくら → 円): its answer holds a number with it.
 _ASKED_COUNTER = re.compile(r"何(か月|ヶ月|[年月日時回人歳割円個件倍度位番世紀点%％箱社台])|(いくら)")
 _NUMERAL = "[0-9０-９〇一二三四五六七八九十百千万億,，.]"
+# What a question asking for a counted quantity must find in its answer: 何年 → 1995年, 元年, 1470年代; いくら →
+# 3,000円, 33,980ドル, 全額; 何度 → 28度, 39.3℃, 135°. A quote without any of them answers another question
+# (非常食の賞味期限は何年？ beside a notice that gives only the day it is handed out). 何人 (ポルトガル人) and
+# 何時 (何時代) also ask for a kind, not a number, and 何度も, 何年も are "many times", "for years": left out.
+_KIND_ASKED = re.compile(
+    r"何(か月|ヶ月|カ月|ヵ月|時間|パーセント|キロ|メートル|世紀|[年月日回歳割円個件倍度位番点%％箱社台])(?!も)|(いくら)"
+)
+_N = "[0-9０-９〇一二三四五六七八九十百千万億数,，.．]+"
+_KIND_FORMS: dict[str, str] = {
+    "いくら": rf"{_N}\s*(?:円|ドル|ユーロ|ポンド|元|ウォン|フラン|ルピー|セント|万|億|千)|無料|無償|全額",
+    "円": rf"{_N}\s*(?:円|万|億)|無料|無償|全額",
+    "年": rf"{_N}年|元年",
+    "月": rf"{_N}月",
+    "か月": rf"{_N}\s*(?:[かヶカヵケ箇個]?月|歳|年)",  # 育児休業は何か月: 子が1歳になるまで
+    "時間": rf"{_N}\s*(?:時間|分)",
+    "度": rf"{_N}\s*(?:度|℃|°|℉)",
+    "回": rf"{_N}\s*(?:回|度)",
+    "歳": rf"{_N}\s*[歳才]",
+    "割": rf"{_N}\s*(?:割|%|％|パーセント)",
+    "%": rf"{_N}\s*(?:%|％|パーセント|割)",
+    "個": _N,
+    "件": _N,
+}
+_KIND_FORMS.update({"ヶ月": _KIND_FORMS["か月"], "カ月": _KIND_FORMS["か月"], "ヵ月": _KIND_FORMS["か月"]})
+_KIND_FORMS.update({"パーセント": _KIND_FORMS["%"], "％": _KIND_FORMS["%"]})
 # A sentence shorter than this (characters) says too little alone: the next sentence is quoted with it.
 SHORT_SENTENCE = 12
 
@@ -97,6 +122,18 @@ def counted(question: str) -> re.Pattern[str] | None:
         return None
     counter = "円" if match.group(2) else match.group(1)
     return re.compile(f"{_NUMERAL}+{re.escape(counter)}")
+
+
+@lru_cache(maxsize=1024)
+def asked_kind(question: str) -> re.Pattern[str] | None:
+    """What the answer to ``question`` must hold when it asks for a counted quantity (何年, いくら, 何日, 何度 ...):
+    any of the forms that quantity is written in; None when it asks for none (or its kind is ambiguous)."""
+    match = _KIND_ASKED.search(question)
+    if match is None:
+        return None
+    counter = "いくら" if match.group(2) else match.group(1)
+    form = _KIND_FORMS.get(counter) or rf"{_N}\s*{re.escape(counter)}"
+    return re.compile(form)
 
 
 def question_terms(question: str) -> frozenset[str]:
