@@ -23,6 +23,12 @@ FILES = {
     # spelling variants in folder and file names, and the characters a path must keep as they are
     "共有/申し込み書/ｻｰﾊﾞｰ 申請 #3 & 50%.txt": "利用 申請 の 様式",
     "共有/.設定./ 先頭と末尾 .txt": "空白 の ある 名前",
+    # numbered names, ordered as Explorer orders them (numbers by value, case folded)
+    "総務部/回覧/回覧_第10回.txt": "回覧",
+    "総務部/回覧/回覧_第2回.txt": "回覧",
+    "総務部/回覧/回覧_第1回.txt": "回覧",
+    "総務部/回覧/Report_10.txt": "回覧",
+    "総務部/回覧/report_9.txt": "回覧",
 }
 SHARES = "営業部/=\\\\fs01\\営業;共有/=//nas01/共有"
 
@@ -99,13 +105,24 @@ def test_results_sort_by_name_date_and_size(world: SearchWorld) -> None:
     def order(**params: Any) -> list[str]:
         return [p for p in paths(world.search("sales", prefix="営業部/", **params)) if p in everything]
 
-    # by name: the file names in code point order (2 < 定 < 提), and reversed
+    # by name: digits before kana and kanji, kanji by code point (2 < 定 < 提), and reversed
     assert order(sort="name") == [
         "営業部/見積/2024_見積書_A社.txt",
         "営業部/議事録/定例会議_0415.txt",
         "営業部/提案/提案書_B社.md",
     ]
     assert order(sort="name", order="desc") == order(sort="name")[::-1]
+    # numbers by their value and case folded, as Explorer orders a folder (code points put 第10回 before 第1回
+    # and Report_10 before report_9)
+    numbered = [p for p in paths(world.search("admin", prefix="総務部/", sort="name")) if p.startswith("総務部/")]
+    assert numbered == [
+        "総務部/回覧/report_9.txt",
+        "総務部/回覧/Report_10.txt",
+        "総務部/回覧/回覧_第1回.txt",
+        "総務部/回覧/回覧_第2回.txt",
+        "総務部/回覧/回覧_第10回.txt",
+    ]
+    assert [p for p in paths(world.search("admin", prefix="総務部/", sort="name", order="desc"))] == numbered[::-1]
     # by date, newest first, and oldest first
     assert order(sort="date") == [
         "営業部/議事録/定例会議_0415.txt",

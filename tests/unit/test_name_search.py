@@ -70,7 +70,10 @@ def test_results_order_as_explorer_orders_a_folder_and_end_with_the_key() -> Non
     ]
     # without a query nothing ranks: newest first
     assert sort_clause("relevance", scored=False)[0] == {"last_modified": {"order": "desc", "missing": "_last"}}
-    assert sort_clause("name")[0] == {"filename.keyword": {"order": "asc", "missing": "_last"}}
+    assert sort_clause("name")[:2] == [
+        {"name_order": {"order": "asc", "missing": "_last"}},
+        {"filename.keyword": {"order": "asc", "missing": "_last"}},
+    ]
     assert sort_clause("date")[0] == {"last_modified": {"order": "desc", "missing": "_last"}}
     assert sort_clause("size")[0] == {"size": {"order": "desc", "missing": "_last"}}
     assert sort_clause("size", "asc") == [
@@ -82,3 +85,19 @@ def test_results_order_as_explorer_orders_a_folder_and_end_with_the_key() -> Non
         sort_clause("key")
     with pytest.raises(ValueError, match="order must be"):
         sort_clause("name", "up")
+
+
+def test_names_order_by_the_value_of_their_numbers_with_case_and_width_folded() -> None:
+    from docindex.index.names import name_order
+
+    names = ["報告10.txt", "報告2.txt", "報告１.txt", "報告01a.txt", "Report_10.txt", "report_9.txt", "報告.txt"]
+    assert sorted(names, key=lambda n: name_order(n) or "") == [
+        "report_9.txt",
+        "Report_10.txt",
+        "報告.txt",
+        "報告１.txt",
+        "報告01a.txt",
+        "報告2.txt",
+        "報告10.txt",
+    ]
+    assert name_order("") is None

@@ -203,4 +203,4 @@ def test_the_variants_field_is_indexed_with_core_bigrams_only(tier: str) -> None
     }
     assert MAPPINGS["properties"]["variants"] == {"type": "text", "analyzer": "docindex_variants"}
     # derived from the text, so not stored: the index keeps the text once
-    assert MAPPINGS["_source"] == {"excludes": ["variants", "names"]}
+    assert MAPPINGS["_source"] == {"excludes": ["variants", "names", "name_order"]}

@@ -427,18 +427,24 @@ class IndexDocument:
         return with_variants(source)
 
 
-def with_variants(source: dict[str, Any], fields: tuple[str, ...] = ("variants", "names")) -> dict[str, Any]:
+DERIVED_FIELDS = ("variants", "names", "name_order")
+
+
+def with_variants(source: dict[str, Any], fields: tuple[str, ...] = DERIVED_FIELDS) -> dict[str, Any]:
     """``source`` with its derived fields computed: ``variants``, the spelling-variant text of its
-    title, file name and content (``docindex.text.variants``), and ``names``, its folder and file
-    names for name search (``docindex.index.names``); a copy of an indexed document gets them this
-    way too. ``fields``: only these (an index built before one of them has no field for it)."""
-    from docindex.index.names import FIELD, document_names
+    title, file name and content (``docindex.text.variants``), ``names``, its folder and file
+    names for name search, and ``name_order``, its file name's key for sorting by name
+    (``docindex.index.names``); a copy of an indexed document gets them this way too. ``fields``:
+    only these (an index built before one of them has no field for it)."""
+    from docindex.index.names import FIELD, ORDER_FIELD, document_names, name_order
     from docindex.text.variants import document_variants
 
-    rest = {name: value for name, value in source.items() if name not in ("variants", FIELD)}
+    rest = {name: value for name, value in source.items() if name not in DERIVED_FIELDS}
     derived: dict[str, Any] = {}
     if "variants" in fields:
         derived["variants"] = document_variants(source.get("title"), source.get("filename"), source.get("content"))
     if FIELD in fields:
         derived[FIELD] = document_names(source.get("key"))
+    if ORDER_FIELD in fields:
+        derived[ORDER_FIELD] = name_order(source.get("filename"))
     return {**rest, **{name: value for name, value in derived.items() if value}}

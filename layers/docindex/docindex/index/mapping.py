@@ -114,7 +114,7 @@ MAPPINGS: dict[str, Any] = {
     "dynamic": False,
     # `variants` is derived from title, file name and content, `names` from the key: every writer
     # computes them again (IndexDocument.source(), docindex reindex), so storing them would only double the text.
-    "_source": {"excludes": ["variants", names.FIELD]},
+    "_source": {"excludes": ["variants", names.FIELD, names.ORDER_FIELD]},
     "properties": {
         "bucket": {"type": "keyword"},
         "key": {"type": "keyword"},
@@ -151,6 +151,8 @@ MAPPINGS: dict[str, Any] = {
         "variants": {"type": "text", "analyzer": "docindex_variants"},
         # Name search (docindex.index.names): the key's folder and file names, folded like `variants`.
         names.FIELD: copy.deepcopy(names.MAPPING),
+        # Sorting by name as Explorer does (docindex.index.sorting): 第2回 before 第10回.
+        names.ORDER_FIELD: copy.deepcopy(names.ORDER_MAPPING),
         "content_truncated": {"type": "boolean"},
         "content_dropped": {"type": "keyword"},
         "author": {"type": "keyword", "ignore_above": 256},
@@ -418,6 +420,8 @@ ADDED_FIELDS = (
     *("author", "last_saved_by", "created", "modified"),
     *("ocr_pages", "ocr_page_reasons", "ocr_confidence", "ocr_version"),
     "pages",
+    # a keyword: no analyzer, so an older index takes it; its documents get it when rewritten (docindex reindex)
+    names.ORDER_FIELD,
 )
 
 

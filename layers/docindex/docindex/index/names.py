@@ -28,7 +28,8 @@ import unicodedata
 from typing import Any
 
 # Bump when what the field holds of a key changes: `docindex diagnose` asks for `docindex reindex`.
-NAMES_VERSION = 1
+# 2: `name_order` (sorting by name as Explorer does) is derived beside `names`.
+NAMES_VERSION = 2
 FIELD = "names"
 # The tokenizer: single characters and pairs of each run of letters and digits (Unicode classes, as
 # Java's Character.isLetter/isDigit see them: kana, kanji, ー and 々 are letters).
@@ -44,6 +45,28 @@ MAX_WORDS = 16
 _SEARCHABLE = re.compile(r"[^\W_]")  # a letter or a digit: what the tokenizer keeps
 # A query word is cut at path separators too: 営業部/見積 is two words.
 _SEPARATORS = re.compile(r"[\s/\\]+")
+
+
+# Sorting by name as Explorer does (``docindex.index.sorting``): the file name's order key, derived like
+# ``names`` (every writer computes it, ``_source`` does not keep it).
+ORDER_FIELD = "name_order"
+ORDER_MAPPING: dict[str, Any] = {"type": "keyword", "ignore_above": 1024}
+_DIGIT_RUN = re.compile(r"[0-9]+")
+
+
+def name_order(filename: str | None) -> str | None:
+    """The key that orders file names as Explorer orders them (``StrCmpLogicalW``): width and case folded (NFKC,
+    lower case), and each run of digits by its value — 第2回 before 第10回, 報告1 before 報告01a before 報告2 —
+    written as its length (two digits) and its digits without leading zeros, so comparing keys as strings
+    compares the numbers. Letters, kana and kanji compare by code point, as in ``filename.keyword``."""
+    if not filename:
+        return None
+
+    def number(match: re.Match[str]) -> str:
+        digits = match.group().lstrip("0") or "0"
+        return f"{min(len(digits), 99):02d}{digits}"
+
+    return _DIGIT_RUN.sub(number, plain(filename))
 
 
 class NameQueryError(ValueError):

@@ -265,7 +265,8 @@ def search(
         "from": start,
         "track_total_hits": True,
         "query": {"bool": {"must": [must], "filter": [*filters, *([pages] if pages else [])]}},
-        "_source": {"excludes": ["content", "pages", "passages"]},
+        # name_order: kept by an index built before it was derived (its mapping's _source excludes it now)
+        "_source": {"excludes": ["content", "pages", "passages", "name_order"]},
         "highlight": {
             "fields": {
                 "content": {"fragment_size": 120, "number_of_fragments": 1},

@@ -2,9 +2,11 @@
 
 One place for the page, the API (``sort``, ``order``) and the CLI (``--sort``, ``--order``). Each
 order ends with the key, so that paging through equal names, dates or sizes neither repeats nor
-skips a file. Names compare as the index keeps them (``filename.keyword``: code point order, so
-upper case before lower case and kana in 五十音 order, kanji by code point, not by reading); the
-modified date is the object's ``last_modified`` (what the year facet and the date range use).
+skips a file. Names compare as Explorer compares them (``name_order``, ``docindex.index.names.name_order``):
+case and width folded, runs of digits by their value (第2回 before 第10回); kana in 五十音 order and kanji
+by code point, not by reading, then as written (``filename.keyword``). A document written before
+``name_order`` existed sorts after the others (by ``filename.keyword``) until ``docindex reindex``
+derives it. The modified date is the object's ``last_modified`` (what the year facet and the date range use).
 """
 
 from __future__ import annotations
@@ -30,4 +32,7 @@ def sort_clause(sort: str, order: str | None = None, *, scored: bool = True) -> 
         newest = {"last_modified": {"order": "desc", "missing": "_last"}}
         return ["_score", newest, by_key] if scored else [newest, "_score", by_key]
     direction = order or DEFAULT_ORDER[sort]
-    return [{_FIELD[sort]: {"order": direction, "missing": "_last"}}, "_score", {"key": {"order": direction}}]
+    by = [{_FIELD[sort]: {"order": direction, "missing": "_last"}}]
+    if sort == "name":
+        by.insert(0, {"name_order": {"order": direction, "missing": "_last"}})
+    return [*by, "_score", {"key": {"order": direction}}]

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from docindex.core.exceptions import ReindexError
 from docindex.core.observability import logger
-from docindex.index.documents import with_variants
+from docindex.index.documents import DERIVED_FIELDS, with_variants
 from docindex.index.mapping import create_index
 
 if TYPE_CHECKING:
@@ -272,7 +272,7 @@ def _copy(
     counts = counts if counts is not None else {}
     # A rollback target built before spelling variants or name search has no field for them: nothing to fold.
     properties = _properties(client, target)
-    derived = tuple(name for name in ("variants", "names") if name in properties)
+    derived = tuple(name for name in DERIVED_FIELDS if name in properties)
     for hits in _scan(client, source, query):
         page = hits
         if ledger is not None:
@@ -288,7 +288,7 @@ def _copy(
                 "_op_type": "index",
                 "_index": target,
                 "_id": hit["_id"],
-                # `variants` and `names` are not stored: folded again here, with the current normalization
+                # `variants`, `names` and `name_order` are not stored: derived again here, as writers do
                 "_source": with_variants(hit["_source"], derived),
                 "version": int(hit["_version"]),
                 "version_type": "external",
