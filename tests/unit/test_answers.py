@@ -220,3 +220,21 @@ def test_the_files_sentence_holding_the_quantity_asked_for_answers() -> None:
     # "many times" is not a question of how many (何度も), nor is a nationality (何人) a count
     assert asked_kind("何度も使う型が生まれたのは何年代か").search("1470年代")
     assert asked_kind("ポルトガルに何人が住み着いた？") is None
+
+
+def test_a_question_asking_when_is_not_answered_by_a_sentence_without_a_time() -> None:
+    # Given the telework rule: how often and how much, never when the allowance is paid
+    telework = _document(
+        "0" * 64,
+        "人事課/規程/在宅勤務規程.docx",
+        "在宅勤務規程\n第2条 在宅勤務は週2日までとし、前日までに所属長へ申請する。\n"
+        "第4条 在宅勤務手当として月額3,000円を支給する。",
+        standout=0.07,
+        offered=True,
+    )
+    found = answer("在宅勤務の手当はいつ振り込まれる？", [telework], AnswerRule())
+    # Then the sentence on the allowance does not answer "when", nor does the other article stand in for it
+    assert (found.no_answer, found.reason) == (True, "kind_not_found")
+    assert not answer("在宅勤務の手当はいつ振り込まれる？", [telework], AnswerRule(kind_required=False)).no_answer
+    # ... while a question asking when, of a file that says when, is answered
+    assert "12月29日" in (answer("年末年始はいつから休み？", [HOLIDAYS, TRAVEL], AnswerRule()).answer or "")

@@ -46,8 +46,10 @@ class Candidate:
     coverage: float  # of the question's terms, the quote's share
     context: float  # the passage's share
     score: float
-    # The quote holds the kind of quantity the question asks for (何年: a year); True when it asks for none.
+    # The quote holds the kind of answer the question asks for (何年: a year; いつ: a time); True when it asks for
+    # none. ``kind_exact``: that kind's forms are exact (a quantity), so another sentence holding one may answer.
     holds_kind: bool = True
+    kind_exact: bool = False
 
     @property
     def near(self) -> tuple[bool, float | None]:
@@ -97,6 +99,7 @@ def candidates(question: str, documents: list[Document], rule: AnswerRule) -> li
                         context,
                         score,
                         kind is None or kind.search(passage.text[quoted.start : quoted.end]) is not None,
+                        kind is not None and kind.exact,
                     )
                 )
     found.sort(key=lambda c: (-c.score, c.document.path, c.passage.page, c.span.start))
@@ -150,12 +153,13 @@ def compose(ranked: list[Candidate], rule: AnswerRule) -> Answer:
     # 共有しない): its file itself is not near the question by meaning
     # (judged only when the vector leg ran, and only a file with vectors: one not embedded yet has no score)
     if not best.holds_kind:
-        # The question asks for a counted quantity (何年, いくら) and the sentence holds none: it answers another
-        # question about the same subject (非常食の賞味期限は何年？: the notice gives only the day of handing out).
-        # The same file's best sentence that holds one answers instead, if any.
-        best = next((c for c in ranked if c.document is best.document and c.holds_kind), None)  # type: ignore[assignment]
-        if best is None:
+        # The question asks for a counted quantity (何年, いくら) or a time (いつ) and the sentence holds none: it
+        # answers another question about the same subject (非常食の賞味期限は何年？: the notice gives only the day of
+        # handing out). For a quantity, the same file's best sentence that holds one answers instead, if any.
+        instead = next((c for c in ranked if c.document is best.document and c.holds_kind), None)
+        if instead is None or not best.kind_exact:
             return Answer.refused("extractive", "kind_not_found")
+        best = instead
     judged = any(c.document.meaning_score is not None for c in ranked)
     if not rule.near_by_meaning(best.document.meaning_score, judged=judged and best.document.embedded):
         return Answer.refused("extractive", "not_near_enough")

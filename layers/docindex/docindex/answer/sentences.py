@@ -58,6 +58,13 @@ _KIND_FORMS: dict[str, str] = {
 }
 _KIND_FORMS.update({"ヶ月": _KIND_FORMS["か月"], "カ月": _KIND_FORMS["か月"], "ヵ月": _KIND_FORMS["か月"]})
 _KIND_FORMS.update({"パーセント": _KIND_FORMS["%"], "％": _KIND_FORMS["%"]})
+# いつ: any expression of time, loosely (1995年, 江戸時代, 月末, 前日, 毎週, 午後, 〜まで): of JSQuAD's 88 answerable
+# questions with いつ, 87 gold answers are one (the other is いつ inside a quoted phrase).
+_WHEN = re.compile(
+    rf"{_N}\s*(?:年|月|日|時|世紀|週|代)|元年|世紀|時代|年代|時期|期|紀|曜|毎[日週月年朝晩]|[月年週]末|[月年]初|頃|ごろ|旬"
+    r"|[春夏秋冬]|以降|以前|直後|直前|当時|現在|今[日年月週]|昔|昨|翌|来[年月週]|前日|当日|後日|戦[前中後]|[朝昼夜]|午[前後]"
+    r"|平日|休日|祝日|締め|期限|まで|から"
+)
 # A sentence shorter than this (characters) says too little alone: the next sentence is quoted with it.
 SHORT_SENTENCE = 12
 
@@ -124,16 +131,30 @@ def counted(question: str) -> re.Pattern[str] | None:
     return re.compile(f"{_NUMERAL}+{re.escape(counter)}")
 
 
+@dataclass(frozen=True)
+class AskedKind:
+    """The kind of answer a question asks for, as the forms it is written in."""
+
+    forms: re.Pattern[str]
+    # A counted quantity's forms are exact (3,000円 answers いくら): the file's best sentence holding one may
+    # answer in place of its best sentence. The forms of a time are loose (〜まで, 前日): a sentence that holds
+    # one answers only if it is the best anyway.
+    exact: bool
+
+    def search(self, text: str) -> re.Match[str] | None:
+        return self.forms.search(text)
+
+
 @lru_cache(maxsize=1024)
-def asked_kind(question: str) -> re.Pattern[str] | None:
-    """What the answer to ``question`` must hold when it asks for a counted quantity (何年, いくら, 何日, 何度 ...):
-    any of the forms that quantity is written in; None when it asks for none (or its kind is ambiguous)."""
+def asked_kind(question: str) -> AskedKind | None:
+    """What the answer to ``question`` must hold when it asks for a counted quantity (何年, いくら, 何日, 何度 ...)
+    or a time (いつ): any of the forms it is written in; None when it asks for neither (or its kind is ambiguous)."""
     match = _KIND_ASKED.search(question)
     if match is None:
-        return None
+        return AskedKind(_WHEN, exact=False) if "いつ" in question else None
     counter = "いくら" if match.group(2) else match.group(1)
     form = _KIND_FORMS.get(counter) or rf"{_N}\s*{re.escape(counter)}"
-    return re.compile(form)
+    return AskedKind(re.compile(form), exact=True)
 
 
 def question_terms(question: str) -> frozenset[str]:
