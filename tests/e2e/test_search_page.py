@@ -471,6 +471,9 @@ def test_the_file_name_switch_finds_files_by_name_not_by_content(page: dict[str,
     # Then the content search finds the memo whose text holds it, the name search only the file named so
     assert "価格メモ.txt" in by_content
     assert by_name == ["2024_見積書_A社.txt"]
+    # ... the word marked in its name
+    marks = browser.find_elements(By.CSS_SELECTOR, "#results .name mark")
+    assert [m.text for m in marks] == ["見積"]
     # a folder's name finds the files in it (the folder 提案 holds two files the sales user may read)
     search_again(browser, "提案")
     assert sorted(result_names(browser)) == ["価格メモ.txt", "提案書_B社.md"]

@@ -57,6 +57,12 @@ def test_a_name_search_finds_the_file_by_part_of_its_name_not_by_its_content(wor
     # and neither the file whose content alone holds it nor the other department's file named so
     assert paths(by_name) == ["営業部/見積/2024_見積書_A社.txt"]
     assert by_name["total"] == 1
+    # ... with the word marked in the name, as the page shows it
+    assert by_name["hits"][0]["filename_highlight"] == [
+        {"text": "2024_", "match": False},
+        {"text": "見積", "match": True},
+        {"text": "書_A社.txt", "match": False},
+    ]
     # while the content search finds the file whose text holds it (and names as before)
     assert "営業部/提案/提案書_B社.md" in paths(by_content)
     # a fragment from the middle of the name, and a folder's name, are found too

@@ -101,3 +101,21 @@ def test_names_order_by_the_value_of_their_numbers_with_case_and_width_folded() 
         "報告10.txt",
     ]
     assert name_order("") is None
+
+
+def test_a_name_search_marks_the_words_in_the_file_name_in_the_spelling_it_has() -> None:
+    from docindex.index.names import name_marks
+
+    def marked(filename: str, query: str) -> list[str]:
+        return [s["text"] for s in name_marks(filename, query) if s["match"]]
+
+    assert marked("2024_見積書_A社.txt", "見積") == ["見積"]
+    # spelling variants, width, the other kana script and case, marked as the name writes them
+    assert marked("申し込み書.docx", "申込書") == ["申し込み書"]
+    assert marked("ｻｰﾊﾞｰ 申請 #3 & 50%.txt", "サーバ 50%") == ["ｻｰﾊﾞ", "50%"]
+    assert marked("メガネ一覧.xlsx", "めがね") == ["メガネ"]
+    assert marked("ABC報告.txt", "abc 報告") == ["ABC報告"]
+    # the segments are the name itself, and a word found in a folder's name only marks nothing
+    assert "".join(s["text"] for s in name_marks("2024_見積書_A社.txt", "見積")) == "2024_見積書_A社.txt"
+    assert name_marks("定例会議_0415.txt", "議事録") == []
+    assert name_marks("x.txt", "%&") == []

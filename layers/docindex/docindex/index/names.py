@@ -105,6 +105,72 @@ def _forms(word: str) -> list[str]:
     return [f for f in dict.fromkeys(forms) if f and _SEARCHABLE.search(f)]
 
 
+class NameMarker:
+    """Marks a name query's words in file names, as the search found them: folded, as written, or in the
+    other kana script (the words and their forms are worked out once per query)."""
+
+    def __init__(self, query: str) -> None:
+        from docindex.text.variants import fold, other_script
+
+        try:
+            words = name_words(query)
+        except NameQueryError:
+            words = []
+        self.forms = [list(dict.fromkeys((word, other_script(word) or word))) for word in words]
+        self.written = [[re.compile(re.escape(plain(form))) for form in forms] for forms in self.forms]
+        self.folded = [list(dict.fromkeys(fold(form) for form in forms)) for forms in self.forms]
+
+    def marks(self, filename: str) -> list[dict[str, Any]]:
+        """The file name as segments ``[{"text", "match"}]`` with the words marked where it holds them in one
+        of their spellings; a word found only in a folder's name marks nothing. Empty when nothing is marked."""
+        from docindex.text.variants import fold, folded_spans
+
+        if not self.forms or not filename:
+            return []
+        written, owner = _written(filename)
+        marked = [False] * len(filename)
+        folded: str | None = None
+        for patterns, folded_forms in zip(self.written, self.folded, strict=True):
+            spans = [(owner[m.start()], owner[m.end() - 1] + 1) for p in patterns for m in p.finditer(written)]
+            if spans:
+                for first, end in spans:
+                    marked[first:end] = [True] * (end - first)
+                continue
+            # not as written: in a folded spelling (申込書 / 申し込み書), found the slower way
+            folded = fold(filename) if folded is None else folded
+            for form in folded_forms:
+                if form and form in folded:
+                    spans += folded_spans(filename, form)
+            for first, end in spans:
+                marked[first:end] = [True] * (end - first)
+        return _segments(filename, marked) if any(marked) else []
+
+
+def _written(filename: str) -> tuple[str, list[int]]:
+    """The name as written (NFKC, lower case), and which character of the name each of its characters is."""
+    written = plain(filename)
+    if len(written) == len(filename):
+        return written, list(range(len(filename)))
+    pieces = [plain(ch) for ch in filename]
+    return "".join(pieces), [i for i, piece in enumerate(pieces) for _ in piece]
+
+
+def _segments(text: str, marked: list[bool]) -> list[dict[str, Any]]:
+    """``text`` as runs ``[{"text", "match"}]`` of marked and unmarked characters."""
+    segments: list[dict[str, Any]] = []
+    for ch, match in zip(text, marked, strict=True):
+        if segments and segments[-1]["match"] == match:
+            segments[-1]["text"] += ch
+        else:
+            segments.append({"text": ch, "match": match})
+    return segments
+
+
+def name_marks(filename: str, query: str) -> list[dict[str, Any]]:
+    """``filename`` with the name query's words marked (:class:`NameMarker`; one query, one name)."""
+    return NameMarker(query).marks(filename)
+
+
 def name_query(query: str) -> dict[str, Any]:
     """The scoring query of a name search: every word in the names, each in one of its spellings."""
     words = name_words(query)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 
 from docindex.ingest.wordboxes import PageWords, PlacedWord
-from docindex.text.variants import fold
+from docindex.text.variants import fold, folded_spans
 
 Box = tuple[float, float, float, float]
 # At most this many query words are looked for, and this many boxes marked on a page.
@@ -72,23 +72,12 @@ def marked_boxes(page: PageWords, q: str) -> list[Box]:
 
 def _substring_marks(line: list[PlacedWord], target: str) -> list[Box]:
     """The matched characters' boxes of every occurrence of ``target`` (folded) in the line's text."""
-    if not target:
-        return []
     chars = [(word_at, offset) for word_at, word in enumerate(line) for offset in range(len(word.text))]
     text = "".join(word.text for word in line)
-    if target not in fold(text):
-        return []
     out: list[Box] = []
-    start = 0
-    while start < len(text):
-        # The shortest prefix of the rest that holds the target, then the latest start that still does:
-        # the characters that fold to the match (folding changes lengths: 申込 → 申し込み).
-        end = next((j for j in range(start + 1, len(text) + 1) if target in fold(text[start:j])), None)
-        if end is None:
-            break
-        first = max(i for i in range(start, end) if target in fold(text[i:end]))
+    # the characters that fold to each match (folding changes lengths: 申込 → 申し込み)
+    for first, end in folded_spans(text, target):
         out += _boxes_of(line, chars[first:end])
-        start = end
     return out
 
 

@@ -159,6 +159,13 @@ class SearchService:
         legs = self._hybrid(request, caller, body)
         response = legs.keyword if legs is not None else self.opensearch.search(index=self.index, body=body)
         hits = [self._keyword_hit(hit) for hit in response["hits"]["hits"]]
+        if request.scope == "name" and request.q:
+            from docindex.index.names import NameMarker
+
+            # The name search matches grams of `names` (no highlighter sees them): marked here, as found.
+            marker = NameMarker(request.q)
+            for named in hits:
+                named["filename_highlight"] = marker.marks(str(named.get("filename") or ""))
         total_value = total_of(response)
         by_meaning: list[VectorHit] = legs.by_meaning if legs is not None else []
         for found in on_page(len(hits), total_value, by_meaning, start=body["from"], size=body["size"]):

@@ -292,6 +292,24 @@ def fold(text: str) -> str:
     return _LONG_VOWEL_END.sub(r"\1", text)
 
 
+def folded_spans(text: str, target: str) -> list[tuple[int, int]]:
+    """Where ``target`` (folded) is in ``text`` as written: the [start, end) of the characters of ``text`` that
+    fold to each occurrence, left to right. Folding changes lengths (申込 ← 申し込み, サーバ ← サーバー), so each
+    span is the shortest prefix of the rest that holds the target, then the latest start that still does."""
+    if not target or target not in fold(text):
+        return []
+    out: list[tuple[int, int]] = []
+    start = 0
+    while start < len(text):
+        end = next((j for j in range(start + 1, len(text) + 1) if target in fold(text[start:j])), None)
+        if end is None:
+            break
+        first = max(i for i in range(start, end) if target in fold(text[i:end]))
+        out.append((first, end))
+        start = end
+    return out
+
+
 def variant_text(text: str) -> str:
     """What the ``variants`` field indexes of ``text``: the folded words that contain Japanese,
     separated by spaces, each katakana word followed by the word-end marker ``ヿ``.
