@@ -389,6 +389,10 @@ NAME_ROWS = {
     "name search, by name": ({"scope": "name", "sort": "name"}, NAME_QUERIES),
     "name search, newest first": ({"scope": "name", "sort": "date"}, NAME_QUERIES),
 }
+# The name search before its words were marked in the file names (issue 43's last round): its own row, the
+# code at this commit, so what the marks cost is a ratio in the same run.
+NAMES_BEFORE_REF = "7e3a72f"
+NAME_BEFORE_ROW = "name search, before the names were marked"
 NAME_GROUP = "営業部"
 BYTES_SAMPLE = 10_000
 
@@ -483,10 +487,12 @@ def names_bytes(docs: int) -> dict[str, Any]:
     }
 
 
-def measure_names(docs: int, repeat: int) -> dict[str, Any]:
-    """Name search against keyword search over the same ``docs`` documents, through the search function; the
-    bytes per document the ``names`` field adds (osmem's store on a sample, and a Lucene estimate on all)."""
+def measure_names(docs: int, repeat: int, *, before: str = NAMES_BEFORE_REF) -> dict[str, Any]:
+    """Name search against keyword search over the same ``docs`` documents, through the search function, and
+    against the name search at ``before``; the bytes per document the ``names`` field adds (osmem's store on a
+    sample, and a Lucene estimate on all)."""
     import os
+    import tempfile
     import time
     from collections import Counter
 
@@ -520,22 +526,26 @@ def measure_names(docs: int, repeat: int) -> dict[str, Any]:
         client.indices.refresh(index=index)
         load_seconds = time.monotonic() - started
         environment = function_environment(server.url, index)
-        workers = {name: Worker(REPO, environment) for name in NAME_ROWS}
-        try:
-            results: dict[str, Any] = interleaved(
-                {name: (worker, NAME_ROWS[name][0]) for name, worker in workers.items()},
-                repeat,
-                queries={name: queries for name, (_, queries) in NAME_ROWS.items()},
-                groups=(NAME_GROUP,),
-            )
-        finally:
-            for worker in workers.values():
-                worker.close()
+        rows = {**NAME_ROWS, NAME_BEFORE_ROW: NAME_ROWS["name search"]}
+        with tempfile.TemporaryDirectory(prefix="docindex-names-before-") as scratch:
+            old = code_at(before, Path(scratch) / "before")
+            workers = {name: Worker(old if name == NAME_BEFORE_ROW else REPO, environment) for name in rows}
+            try:
+                results: dict[str, Any] = interleaved(
+                    {name: (worker, rows[name][0]) for name, worker in workers.items()},
+                    repeat,
+                    queries={name: queries for name, (_, queries) in rows.items()},
+                    groups=(NAME_GROUP,),
+                )
+            finally:
+                for worker in workers.values():
+                    worker.close()
         server_rss = _rss_mib(server.pid)
     results["documents"] = docs
     results["load_seconds"] = round(load_seconds, 1)
     results["osmem_rss_mib"] = server_rss
     results["queries_per_row"] = {name: len(queries) * repeat for name, (_, queries) in NAME_ROWS.items()}
+    results["names_before"] = before
     results["index_bytes_per_document"] = {
         "sample": sample,
         "osmem_store_before": round(stored["before"] / sample),
@@ -587,11 +597,13 @@ def print_names(figures: dict[str, Any]) -> None:
         f"(loaded in {figures['load_seconds']} s, osmem peak RSS {figures['osmem_rss_mib']} MiB); "
         f"load average {figures['load_average']}"
     )
-    print(f"  {'':<28} {'p50':>7} {'p95':>7} {'fn CPU p50/p95':>15} {'engine p50/p95':>15} {'hits':>9} {'n':>4}")
-    for name in NAME_ROWS:
-        r = figures[name]
+    print(f"  {'':<42} {'p50':>7} {'p95':>7} {'fn CPU p50/p95':>15} {'engine p50/p95':>15} {'hits':>9} {'n':>4}")
+    for name in [*NAME_ROWS, NAME_BEFORE_ROW]:
+        r = figures.get(name)
+        if r is None:
+            continue
         print(
-            f"  {name:<28} {r['p50_ms']:>7.1f} {r['p95_ms']:>7.1f} "
+            f"  {name:<42} {r['p50_ms']:>7.1f} {r['p95_ms']:>7.1f} "
             f"{r['function_cpu_p50_ms']:>7.1f}/{r['function_cpu_p95_ms']:<7.1f} "
             f"{r['engine_p50_ms']:>7.1f}/{r['engine_p95_ms']:<7.1f} {r['mean_hits']:>9} {r['requests']:>4}"
         )
@@ -639,6 +651,11 @@ def main(argv: list[str] | None = None) -> int:
         metavar="N",
         help="instead: only the names field's Lucene estimate on N generated paths (no engine: 1,000,000 fit)",
     )
+    parser.add_argument(
+        "--names-before",
+        default=NAMES_BEFORE_REF,
+        help="with --names: the commit whose name search is a row of its own (default: %(default)s)",
+    )
     args = parser.parse_args(argv)
     if args.names_bytes:
         estimate = names_bytes(args.names_bytes)
@@ -646,7 +663,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"the names field on {args.names_bytes:,} generated paths, Lucene estimate: {estimate}")
         return 0
     if args.names:
-        named = measure_names(args.names, args.repeat)
+        named = measure_names(args.names, args.repeat, before=args.names_before)
         save_section(args.results, "name_search", named)
         print_names(named)
         return 0
