@@ -60,6 +60,8 @@ def test_an_extracted_file_has_metadata_and_content_and_nothing_empty() -> None:
         "variants": ["見積書", "見積もり金額"],
         # the folder and file names for name search (docindex.index.names): folded, lower case
         "names": ["営業部/見積書 2024.pdf"],
+        # the file name's key for sorting by name as Explorer does: numbers by their value (2024: four digits)
+        "name_order": "見積書 042024.pdf",
     }
 
 
