@@ -296,18 +296,44 @@ def folded_spans(text: str, target: str) -> list[tuple[int, int]]:
     """Where ``target`` (folded) is in ``text`` as written: the [start, end) of the characters of ``text`` that
     fold to each occurrence, left to right. Folding changes lengths (申込 ← 申し込み, サーバ ← サーバー), so each
     span is the shortest prefix of the rest that holds the target, then the latest start that still does."""
-    if not target or target not in fold(text):
-        return []
     out: list[tuple[int, int]] = []
     start = 0
-    while start < len(text):
-        end = next((j for j in range(start + 1, len(text) + 1) if target in fold(text[start:j])), None)
-        if end is None:
-            break
-        first = max(i for i in range(start, end) if target in fold(text[i:end]))
+    while target and start < len(text) and target in fold(text[start:]):
+        # Both bounds by bisection (a longer span holds what a shorter one does; folding is local, so a few
+        # folds of short pieces instead of one per character), checked, and found one by one if folding
+        # was not local after all.
+        end = _shortest_end(text, target, start)
+        first = _latest_start(text, target, start, end)
+        if target not in fold(text[first:end]):
+            end = next(j for j in range(start + 1, len(text) + 1) if target in fold(text[start:j]))
+            first = max(i for i in range(start, end) if target in fold(text[i:end]))
         out.append((first, end))
         start = end
     return out
+
+
+def _shortest_end(text: str, target: str, start: int) -> int:
+    """The least end for which ``text[start:end]`` folds to something holding ``target`` (it does at the end)."""
+    low, high = start + 1, len(text)
+    while low < high:
+        middle = (low + high) // 2
+        if target in fold(text[start:middle]):
+            high = middle
+        else:
+            low = middle + 1
+    return high
+
+
+def _latest_start(text: str, target: str, start: int, end: int) -> int:
+    """The greatest first for which ``text[first:end]`` folds to something holding ``target`` (it does at start)."""
+    low, high = start, end - 1
+    while low < high:
+        middle = (low + high + 1) // 2
+        if target in fold(text[middle:end]):
+            low = middle
+        else:
+            high = middle - 1
+    return low
 
 
 def variant_text(text: str) -> str:
