@@ -114,6 +114,7 @@ def test_a_name_search_marks_the_words_in_the_file_name_in_the_spelling_it_has()
     assert marked("申し込み書.docx", "申込書") == ["申し込み書"]
     assert marked("ｻｰﾊﾞｰ 申請 #3 & 50%.txt", "サーバ 50%") == ["ｻｰﾊﾞ", "50%"]
     assert marked("メガネ一覧.xlsx", "めがね") == ["メガネ"]
+    assert marked("220208_株式会社ｻﾝﾌﾟﾙ様_提案書.pptx", "サンプル") == ["ｻﾝﾌﾟﾙ"]  # ﾌﾟ: one character, written two
     assert marked("ABC報告.txt", "abc 報告") == ["ABC報告"]
     # the segments are the name itself, and a word found in a folder's name only marks nothing
     assert "".join(s["text"] for s in name_marks("2024_見積書_A社.txt", "見積")) == "2024_見積書_A社.txt"

@@ -127,11 +127,11 @@ class NameMarker:
 
         if not self.forms or not filename:
             return []
-        written, owner = _written(filename)
+        written, firsts, ends = _written(filename)
         marked = [False] * len(filename)
         folded: str | None = None
         for patterns, folded_forms in zip(self.written, self.folded, strict=True):
-            spans = [(owner[m.start()], owner[m.end() - 1] + 1) for p in patterns for m in p.finditer(written)]
+            spans = [(firsts[m.start()], ends[m.end() - 1]) for p in patterns for m in p.finditer(written)]
             if spans:
                 for first, end in spans:
                     marked[first:end] = [True] * (end - first)
@@ -146,13 +146,28 @@ class NameMarker:
         return _segments(filename, marked) if any(marked) else []
 
 
-def _written(filename: str) -> tuple[str, list[int]]:
-    """The name as written (NFKC, lower case), and which character of the name each of its characters is."""
+# Half-width voiced and semi-voiced sound marks: NFKC joins them to the kana before them (ﾌﾟ → プ).
+_HALF_WIDTH_MARKS = "\uff9e\uff9f"
+
+
+def _written(filename: str) -> tuple[str, list[int], list[int]]:
+    """The name as written (NFKC, lower case), and for each of its characters the first character of the
+    name it comes from and the end of those (a half-width kana and its sound mark make one: ﾌﾟ → プ)."""
     written = plain(filename)
     if len(written) == len(filename):
-        return written, list(range(len(filename)))
-    pieces = [plain(ch) for ch in filename]
-    return "".join(pieces), [i for i, piece in enumerate(pieces) for _ in piece]
+        return written, list(range(len(filename))), list(range(1, len(filename) + 1))
+    out: list[str] = []
+    firsts: list[int] = []
+    ends: list[int] = []
+    i = 0
+    while i < len(filename):
+        end = i + 2 if i + 1 < len(filename) and filename[i + 1] in _HALF_WIDTH_MARKS else i + 1
+        piece = plain(filename[i:end])
+        out.append(piece)
+        firsts += [i] * len(piece)
+        ends += [end] * len(piece)
+        i = end
+    return "".join(out), firsts, ends
 
 
 def _segments(text: str, marked: list[bool]) -> list[dict[str, Any]]:
