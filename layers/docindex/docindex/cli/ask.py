@@ -58,9 +58,20 @@ def _ask(args: argparse.Namespace) -> int:
     return code
 
 
+# Why an answer was refused (docs/search-api.md#when-it-refuses), as an operator reads it.
+REFUSALS = {
+    "no_passage": "no readable file holds a passage with the question's words or near its meaning",
+    "not_near_enough": "no readable file holds a passage near enough to the question",
+    "kind_not_found": "the nearest readable file does not hold the kind of answer asked for (an amount, a date …)",
+    "model_refused": "the model found no answer in the passages it was given",
+    "no_valid_citation": "the model's answer cited nothing it was given",
+}
+
+
 def _print(body: dict[str, Any]) -> None:
     if body["no_answer"]:
-        print("no answer: no readable file holds a passage near enough to the question")
+        reason = str(body.get("reason") or "not_near_enough")
+        print(f"no answer ({reason}): {REFUSALS.get(reason, REFUSALS['not_near_enough'])}")
         return
     print(_ops.safe_text(body["answer"]))
     for number, citation in enumerate(body["citations"], 1):
