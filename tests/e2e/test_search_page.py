@@ -372,6 +372,14 @@ def test_a_question_no_readable_file_answers_says_so_plainly(page: dict[str, str
     box = _answer_box(browser)
     assert box.find_element(By.ID, "no-answer").text == "読めるファイルの中に答えは見つかりませんでした"
     assert box.find_elements(By.CSS_SELECTOR, ".citation") == []
+    # A question of a kind the file it is about does not hold (how often, of a rule that gives the amount)
+    browser.execute_script("sessionStorage.clear()")
+    sign_in_and_search(browser, page["SEARCH_PAGE_URL"], "sales", "出張の日当は何年ごとに見直す？")
+    box = _answer_box(browser)
+    assert box.find_element(By.ID, "no-answer").text == (
+        "読めるファイルの中に、聞かれた種類の答え（金額・日付・回数など）は見つかりませんでした"
+    )
+    assert box.find_elements(By.CSS_SELECTOR, ".citation") == []
 
 
 def search_again(driver: Any, query: str) -> None:

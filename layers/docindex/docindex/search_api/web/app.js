@@ -12,7 +12,8 @@
       openAt: (l) => `${l} を開く`, preview: "プレビュー", hidePreview: "プレビューを閉じる",
       previewOf: (l) => `${l} のプレビュー`, morePages: (n) => `ほか ${n} ページ`, pagesIn: "一致したページ",
       meaning: "言葉の意味でも探す", byMeaning: "意味で一致",
-      answerTitle: "回答", noAnswer: "読めるファイルの中に答えは見つかりませんでした", sources: "出典", answering: "回答を探しています…"},
+      answerTitle: "回答", noAnswer: "読めるファイルの中に答えは見つかりませんでした",
+      noAnswerKind: "読めるファイルの中に、聞かれた種類の答え（金額・日付・回数など）は見つかりませんでした", sources: "出典", answering: "回答を探しています…"},
     en: {title: "Document search", lang: "日本語", signin: "Sign in", signout: "Sign out", query: "Keywords",
       sort: "Sort by", relevance: "Relevance", date: "Modified", search: "Search", pleaseSignIn: "Please sign in.",
       results: (n) => `${n} results`, none: "No documents match.", noFile: "No file.",
@@ -22,7 +23,8 @@
       openAt: (l) => `Open at ${l}`, preview: "Preview", hidePreview: "Hide preview",
       previewOf: (l) => `Preview of ${l}`, morePages: (n) => `${n} more pages`, pagesIn: "Matching pages",
       meaning: "Also search by meaning", byMeaning: "Found by meaning",
-      answerTitle: "Answer", noAnswer: "No answer was found in the files you can read", sources: "Sources", answering: "Looking for an answer…"},
+      answerTitle: "Answer", noAnswer: "No answer was found in the files you can read",
+      noAnswerKind: "The files you can read do not hold the kind of answer asked for (an amount, a date, a count)", sources: "Sources", answering: "Looking for an answer…"},
   };
   // Name search, sorting as Explorer does, the date range (docs/search-api.md).
   Object.assign(T.ja, {scope: "検索対象", scopeContent: "内容", scopeName: "ファイル名", name: "名前 (昇順)",
@@ -151,7 +153,8 @@
   function renderAnswer(box, data) {
     const title = el("h2", {id: "answer-title", textContent: t("answerTitle")});
     if (data.no_answer) {
-      box.replaceChildren(title, el("p", {id: "no-answer", className: "answer-none", textContent: t("noAnswer")}));
+      const why = data.reason === "kind_not_found" ? t("noAnswerKind") : t("noAnswer");
+      box.replaceChildren(title, el("p", {id: "no-answer", className: "answer-none", textContent: why}));
       return;
     }
     const list = el("ol", {className: "citations", ariaLabel: t("sources")});
