@@ -228,6 +228,7 @@ def test_an_index_from_before_name_search_is_reported_and_reindex_brings_the_nam
     del body["settings"]["index"]["analysis"]["tokenizer"]["docindex_names"]
     body["mappings"] = copy.deepcopy(MAPPINGS) | {"_source": {"excludes": ["variants"]}}
     del body["mappings"]["properties"]["names"]
+    del body["mappings"]["properties"]["name_order"]
     body["aliases"] = {"legacy": {"is_write_index": True}}
     client.indices.create(index="legacy-v1", body=body)
     source = {
@@ -255,3 +256,6 @@ def test_an_index_from_before_name_search_is_reported_and_reindex_brings_the_nam
     assert names_warnings(mapping["mappings"]) == []
     assert client.get(index="legacy", id="x")["_version"] == 3
     assert "names" not in client.get(index="legacy", id="x")["_source"]
+    # ... and the key that sorts it by name as Explorer does is derived too
+    has_order = {"query": {"exists": {"field": "name_order"}}}
+    assert client.search(index="legacy", body=has_order)["hits"]["total"]["value"] == 1
