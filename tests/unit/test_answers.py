@@ -220,6 +220,11 @@ def test_the_files_sentence_holding_the_quantity_asked_for_answers() -> None:
     # "many times" is not a question of how many (何度も), nor is a nationality (何人) a count
     assert asked_kind("何度も使う型が生まれたのは何年代か").search("1470年代")
     assert asked_kind("ポルトガルに何人が住み着いた？") is None
+    # a day may be named without a number (月末, 翌日)
+    day = asked_kind("請求書の支払いは何日まで？")
+    assert day is not None
+    assert day.search("月末までに支払う")
+    assert not day.search("部長の承認を得る")
 
 
 def test_a_question_asking_when_is_not_answered_by_a_sentence_without_a_time() -> None:
