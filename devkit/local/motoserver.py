@@ -9,7 +9,8 @@ soak (or a benchmark) would measure moto, not docindex. And to route each
 request, moto lists the directories of its own package (about 170 stat calls)
 twice: a quarter of its time per request. These replacements return the same
 values; nothing else is touched, except that an action moto does not implement
-answers 501 Not Implemented instead of a 500 every client retries (``patch_unimplemented``).
+answers 501 Not Implemented instead of a 500 every client retries (``patch_unimplemented``),
+and that DynamoDB's item operations are atomic, as DynamoDB's are (``patch_dynamodb_atomic``).
 
 ``python -m devkit.local.motoserver -H 127.0.0.1 -p PORT`` (moto's own
 arguments); ``devkit.local.servers.start_moto`` runs it. With
@@ -121,6 +122,35 @@ def patch_unimplemented() -> None:
     BaseResponse.call_action = answering_501  # type: ignore[method-assign]
 
 
+def patch_dynamodb_atomic() -> None:
+    """Each DynamoDB item operation applied whole before the next one starts, as DynamoDB applies them.
+
+    moto's server answers requests on threads and evaluates a write's condition and applies the write
+    as two steps, unguarded: two conditional updates of one item sent at the same moment could both
+    pass ``attribute_not_exists``. DynamoDB never lets that happen (each write is atomic, conditions
+    included), and docindex's ordering ledger and idempotency stand on it: the soak saw two changes of
+    one new object both claim generation 1. One lock around moto's item operations gives back the
+    guarantee (``tests/integration/test_ledger.py``); DynamoDB calls are a small share of moto's work.
+    """
+    import functools
+
+    from moto.dynamodb.models import DynamoDBBackend
+
+    lock = threading.RLock()
+    names = ("put_item", "get_item", "query", "scan", "update_item", "delete_item", "transact_write_items")
+
+    def guarded(method: Any) -> Any:
+        @functools.wraps(method)
+        def apply(*args: Any, **kwargs: Any) -> Any:
+            with lock:
+                return method(*args, **kwargs)
+
+        return apply
+
+    for name in names:
+        setattr(DynamoDBBackend, name, guarded(getattr(DynamoDBBackend, name)))
+
+
 def exit_with_parent(pid: int, interval: float = 1.0) -> None:
     """Exit this process (from a daemon thread) once process ``pid``, its parent, is gone."""
 
@@ -141,6 +171,7 @@ def main(argv: list[str] | None = None) -> None:
         exit_with_parent(int(parent))
     patch_dispatch()
     patch_sqs()
+    patch_dynamodb_atomic()
     patch_unimplemented()
     # One log line per request would cost the server more than some requests do.
     logging.getLogger("werkzeug").setLevel(logging.WARNING)

@@ -130,3 +130,32 @@ def test_a_page_range_recorded_again_counts_once_and_still_answers(stack: Stack)
     # ... and a newer change makes the ranges of the old generation stale
     assert led.claim(change(seq="00F2")) is not None
     assert led.add_ocr_range(doc, claimed.generation, 50) is None
+
+
+def test_concurrent_claims_of_one_object_never_share_a_generation(stack: Stack) -> None:
+    """DynamoDB applies each conditional write atomically; the local one must too (devkit.local.motoserver).
+
+    The soak found two Lambdas' claims of two changes of one new object (the same instant, two ETags) both
+    given generation 1 — both had seen no entry: moto applied the conditional updates side by side."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    led = ledger(stack)
+    clashes = []
+    for round_ in range(30):
+        changes = [
+            ObjectChange(
+                bucket="b",
+                key=f"k/同時{round_}.txt",
+                action=Action.CREATED,
+                event_time=normalize_time("2026-11-20T09:00:00Z"),
+                etag=f"{i:032x}",
+            )
+            for i in range(6)
+        ]
+        with ThreadPoolExecutor(len(changes)) as pool:
+            claims = [c for c in pool.map(led.claim, changes) if c is not None]
+        generations = [c.generation for c in claims]
+        if len(set(generations)) != len(generations):
+            clashes.append(sorted(generations))
+    # Then every claim that was granted holds a generation of its own
+    assert clashes == []
