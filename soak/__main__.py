@@ -219,7 +219,8 @@ def summary_lines(result: dict[str, Any]) -> list[str]:
         f"  reconcile      {rec.get('coverage_percent')} % coverage, {rec.get('missing')} missing, "
         f"{rec.get('stale')} stale, {rec.get('orphaned')} orphaned",
         f"  writes         {writes.get('writes')} accepted, {writes.get('duplicate_writes')} duplicate "
-        f"(max {writes.get('max_writes_per_version')} per version)",
+        f"(max {writes.get('max_writes_per_version')} per version; "
+        f"{writes.get('versions_reused_after_restore', 0)} versions reused after the ledger restore)",
     ]
     deaths = result.get("ocr_process_deaths") or {}
     if deaths.get("pool_processes_killed"):

@@ -51,6 +51,8 @@ class SoakRun(Protocol):
     writes: WriteLog
     sends: SendLog
     echo: Callable[[str], None]
+    # documents whose ledger entries the ledger-restored drill rolled back or erased (soak.judge.count_writes)
+    generations_rolled_back: set[str]
 
     def common_env(self, stack: Stack) -> dict[str, str]: ...
     def drain(self, stack: Stack, when: str) -> None: ...
@@ -194,7 +196,10 @@ class Drills:
             for m in self.soak.sends.snapshot()[sent_before:]
             if m.queue_url == stack.env["INGEST_QUEUE_URL"] and m.client == "notifications"
         ]
+        restored = {item["id"]["S"]: item.get("generation", {}).get("N") for item in at_r}
         for item in self._ledger_entries():
+            if restored.get(item["id"]["S"]) != item.get("generation", {}).get("N"):
+                self.soak.generations_rolled_back.add(item["id"]["S"].removeprefix("object#"))
             stack.dynamodb.delete_item(TableName=table, Key={"id": item["id"]})
         for item in at_r:
             stack.dynamodb.put_item(TableName=table, Item=item)
@@ -212,6 +217,7 @@ class Drills:
         self.soak.drain(stack, "after reconcile --fix")
         return {
             "entries_restored": len(at_r),
+            "entries_rolled_back": len(self.soak.generations_rolled_back),
             "repair": {
                 k: repaired.get(k)
                 for k in ("entries_checked", "raised", "created", "marked_removed", "marked_present", "seconds")

@@ -12,6 +12,12 @@
    (duplicates in any shape, redeliveries and redrives included), and no more
    worker writes than distinct OCR jobs were queued for it. An indexer that
    applied a duplicate, or re-applied a change after a crash, fails here.
+   One exception, made by the ledger-restored drill itself: a document whose
+   ledger entry it rolled back or erased gets generations again from where the
+   restored entry stands (a file deleted after the restore point has no
+   document for ``ledger repair`` to see), so its versions may be written
+   again by new changes; they are counted apart (``versions_reused_after_restore``),
+   and every other rule still holds for it.
 4. Content: every object's document says what its latest version holds (its
    token in ``content``, ``ocr_status: done`` for scans and files handed to
    the worker, or the expected ``extraction_error``), and nothing is left
@@ -25,7 +31,7 @@ import os
 import subprocess  # runs `docindex reconcile` as an operator would, fixed argv  # nosec B404
 import sys
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,6 +54,8 @@ class WriteReport:
     documents_written: int = 0
     max_writes_per_version: int = 0
     duplicate_writes: int = 0
+    # versions written again of documents whose ledger entry the ledger-restored drill rolled back
+    versions_reused_after_restore: int = 0
     violations: list[dict[str, Any]] = field(default_factory=list)
 
     @property
@@ -63,6 +71,7 @@ class WriteReport:
             "documents_written": self.documents_written,
             "max_writes_per_version": self.max_writes_per_version,
             "duplicate_writes": self.duplicate_writes,
+            "versions_reused_after_restore": self.versions_reused_after_restore,
             "violations": self.violations[:SAMPLES],
             "violation_count": len(self.violations),
         }
@@ -158,8 +167,15 @@ def previous_embed_jobs(lines: Iterable[str], messages: Iterable[SentMessage], o
     return out
 
 
-def count_writes(writes: Iterable[Write], changes: dict[str, set[str]], ocr_jobs: dict[str, set[int]]) -> WriteReport:
-    """Check that no change was written more than once (see the module docstring)."""
+def count_writes(
+    writes: Iterable[Write],
+    changes: dict[str, set[str]],
+    ocr_jobs: dict[str, set[int]],
+    *,
+    rolled_back: Collection[str] = (),
+) -> WriteReport:
+    """Check that no change was written more than once (see the module docstring); ``rolled_back``: the
+    documents whose ledger entries the ledger-restored drill rolled back (their versions may be reused)."""
     report = WriteReport(distinct_changes=sum(len(c) for c in changes.values()))
     per_version: Counter[tuple[str, int | None]] = Counter()
     indexer: Counter[str] = Counter()
@@ -178,7 +194,9 @@ def count_writes(writes: Iterable[Write], changes: dict[str, set[str]], ocr_jobs
     report.documents_written = len({doc for doc, _ in per_version})
     report.max_writes_per_version = max(per_version.values(), default=0)
     for (doc, version), n in sorted(per_version.items(), key=lambda item: (-item[1], item[0][0])):
-        if n > 1:
+        if n > 1 and doc in rolled_back:
+            report.versions_reused_after_restore += n - 1
+        elif n > 1:
             report.duplicate_writes += n - 1
             report.violations.append(
                 {"rule": "one version written more than once", "doc_id": doc, "version": version, "writes": n}

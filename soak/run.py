@@ -101,6 +101,7 @@ class Soak:
         self.switch = FaultSwitch()
         self.writes = WriteLog()
         self.sends = SendLog()
+        self.generations_rolled_back: set[str] = set()
         self.counts = FaultCounts()
         self._ops: Proxy | None = None
         self._reconcile: subprocess.Popen[str] | None = None
@@ -785,6 +786,7 @@ class Soak:
             self.writes.snapshot(),
             announced_changes(messages, env["INGEST_QUEUE_URL"]),
             queued_ocr_jobs(messages, env["OCR_QUEUE_URL"], env["EMBED_QUEUE_URL"]),
+            rolled_back=self.generations_rolled_back,
         )
         if not writes.ok:
             # The first violations themselves: a failed CI run keeps only this line of the report.

@@ -66,6 +66,17 @@ def test_a_version_written_twice_is_caught() -> None:
     assert {v["rule"] for v in report.violations} >= {"one version written more than once"}
 
 
+def test_versions_reused_after_the_ledger_restore_are_counted_apart_for_those_documents_only() -> None:
+    # Two changes of a document whose ledger entry the ledger-restored drill erased: generation 1 again
+    changes = announced_changes(_sent(_change("00A1").s3_notification(), _change("00A2").s3_notification()), INGEST)
+    report = count_writes([_write(1), _write(1)], changes, {}, rolled_back={DOC})
+    assert report.ok
+    assert (report.duplicate_writes, report.versions_reused_after_restore) == (0, 1)
+    # ... while any other document's version written twice still fails, and so do extra writes of that one
+    assert not count_writes([_write(1), _write(1)], changes, {}, rolled_back={"another"}).ok
+    assert not count_writes([_write(1), _write(1), _write(2)], changes, {}, rolled_back={DOC}).ok
+
+
 def test_a_change_applied_at_two_generations_is_caught() -> None:
     # A duplicate without a sequencer, claimed again as if it were new: two versions, one change
     body = _change(None).s3_notification()
