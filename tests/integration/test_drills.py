@@ -423,3 +423,36 @@ def test_a_deleted_index_is_rebuilt_from_the_bucket_and_the_content_cache_withou
     assert pipeline.metrics["OcrPagesProcessed"] == pages
     assert pipeline.metrics["ContentCacheMisses"] == misses
     assert pipeline.metrics["ContentCacheHits"] >= len(before)
+
+
+def test_a_worker_that_has_not_written_yet_never_creates_a_deleted_index(stack: Stack) -> None:
+    """The short soak's drill failed once in a local CI run: a worker process started before the index was deleted
+    wrote first, and its write made an index of the alias's name without the mapping (extraction_error as text,
+    every document written there, the rebuilt index empty)."""
+    from opensearchpy import OpenSearch
+
+    from docindex.core.exceptions import TransientError
+    from docindex.index.documents import IndexDocument
+    from docindex.index.store import DocumentStore
+
+    client = OpenSearch(hosts=[stack.osmem_url], timeout=30)
+    indexer = DocumentStore(client, stack.index)
+    indexer.ensure()
+    # Given a worker's store, ready (the index was there when it started) and not written through yet
+    worker = DocumentStore(client, stack.index)
+    worker.ensure(create=False)
+    # When the index is deleted by mistake
+    concrete = next(iter(client.indices.get_alias(name=stack.index)))
+    client.indices.delete(index=concrete)
+    # Then the worker's read says so and its write does not create an index of that name
+    with pytest.raises(TransientError, match="does not exist"):
+        worker.current("a" * 64)
+    document = IndexDocument.for_object(bucket=stack.bucket, key="営業部/見積.txt", size=3)
+    with pytest.raises(TransientError):
+        worker.write("a" * 64, 1, document)
+    assert not client.indices.exists(index=stack.index)
+    # ... and the indexer's next read creates it again, with the mapping, behind the alias
+    assert indexer.current("a" * 64) is None
+    (mapping,) = client.indices.get_mapping(index=stack.index).values()
+    assert mapping["mappings"]["properties"]["extraction_error"]["type"] == "keyword"
+    assert next(iter(client.indices.get_alias(name=stack.index))) != stack.index

@@ -222,14 +222,15 @@ def test_redrive_has_exactly_the_background_permissions_on_dlqs_and_sources():
 
 
 def test_indexer_and_worker_reach_opensearch_by_the_service_of_its_arn():
-    for service, sid, action in (
-        ("es", "IndexExists", "es:ESHttpHead"),
-        ("aoss", "WriteIndexServerless", "aoss:APIAccessAll"),
+    for service, role, sid, action in (
+        ("es", "IndexerRole", "IndexExists", "es:ESHttpHead"),
+        ("es", "WorkerTaskRole", "ReadAndWriteDocuments", "es:ESHttpGet"),
+        ("aoss", "IndexerRole", "WriteIndexServerless", "aoss:APIAccessAll"),
+        ("aoss", "WorkerTaskRole", "WriteIndexServerless", "aoss:APIAccessAll"),
     ):
         resources = default_resources(OpenSearchArn=OPENSEARCH_ARNS[service])
-        for role in ("IndexerRole", "WorkerTaskRole"):
-            statement = _statements_of(resources, role)[sid]
-            assert action in as_list(statement["Action"])
+        statement = _statements_of(resources, role)[sid]
+        assert action in as_list(statement["Action"])
 
 
 def _opensearch_grants(role: str) -> dict[str, set[str]]:
@@ -257,7 +258,6 @@ def test_only_the_indexer_creates_the_index_and_no_role_deletes_through_http():
         "es:ESHttpPost": {"/documents/_bulk"},
     }
     assert _opensearch_grants("WorkerTaskRole") == {
-        "es:ESHttpHead": {"/documents"},
         "es:ESHttpGet": {"/documents/_doc/*"},
         "es:ESHttpPost": {"/documents/_doc/*"},
     }

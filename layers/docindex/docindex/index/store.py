@@ -44,6 +44,8 @@ T = TypeVar("T")
 
 # How long a single-request call keeps retrying before the job is handed back to its queue.
 DEFAULT_RETRY_SECONDS = 120.0
+# A document id no writer uses (theirs are SHA-256 hex): read to learn where the index name leads.
+PROBE_ID = "docindex-alias-probe"
 
 
 class DocumentStore:
@@ -90,9 +92,23 @@ class DocumentStore:
                 self._retrying(lambda: ensure_index(self.client, self.index, vectors=self.vectors), retry_seconds)
                 # The indexer (not the worker, whose role may not change mappings) adds new fields.
                 self._retrying(lambda: ensure_added_fields(self.client, self.index), retry_seconds)
-            elif not self._retrying(lambda: bool(self.client.indices.exists(index=self.index)), retry_seconds):
+            if not self._retrying(self._probe, retry_seconds):
                 raise TransientError(f"index {self.index} does not exist (the indexer creates it)")
             self._ready = True
+
+    def _probe(self) -> bool:
+        """Whether the index exists; when its name is an alias, every write requires the alias from now on.
+
+        A process that has not written yet must not create an index by writing to a name deleted meanwhile
+        (a worker started before an operator deleted the index: its first write would make an index without
+        the mapping, and every later write and search would use it). One GET of a document no one has (the
+        role's own ``_doc`` reads) answers with the concrete index the name leads to.
+        """
+        found = self.client.get(index=self.index, id=PROBE_ID, ignore=[404])
+        if not isinstance(found, dict) or AliasGuard.is_missing(found.get("error") or ""):
+            return False
+        self.alias_guard.seen(found.get("_index"))
+        return True
 
     def forget(self) -> None:
         """The index is gone (deleted, the domain replaced): the next ``ensure`` checks, or creates it, again."""
@@ -130,6 +146,14 @@ class DocumentStore:
             found = self._retrying(get, retry_seconds)
         except TransportError as exc:
             raise TransientError(f"reading the indexed document failed: {exc}") from exc
+        if isinstance(found, dict) and AliasGuard.is_missing(found.get("error") or ""):
+            # The index is gone: the indexer creates it again (nothing is in it yet); a worker waits for that
+            # rather than write (a write would create an index without the mapping).
+            if self.alias_guard.missing():
+                return None
+            raise self.alias_guard.error()
+        if isinstance(found, dict):
+            self.alias_guard.seen(found.get("_index"))
         if not found or not found.get("found"):
             return None
         return int(found.get("_version", 0)), dict(found.get("_source") or {})
