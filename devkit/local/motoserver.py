@@ -123,32 +123,26 @@ def patch_unimplemented() -> None:
 
 
 def patch_dynamodb_atomic() -> None:
-    """Each DynamoDB item operation applied whole before the next one starts, as DynamoDB applies them.
+    """Each DynamoDB request answered whole before the next one starts, as DynamoDB applies each write.
 
-    moto's server answers requests on threads and evaluates a write's condition and applies the write
-    as two steps, unguarded: two conditional updates of one item sent at the same moment could both
-    pass ``attribute_not_exists``. DynamoDB never lets that happen (each write is atomic, conditions
-    included), and docindex's ordering ledger and idempotency stand on it: the soak saw two changes of
-    one new object both claim generation 1. One lock around moto's item operations gives back the
-    guarantee (``tests/integration/test_ledger.py``); DynamoDB calls are a small share of moto's work.
+    moto's server answers requests on threads, evaluates a write's condition and applies the write as
+    two steps, and reads the item again for ``ReturnValues``, all unguarded: two conditional updates of
+    one item sent at the same moment could both pass ``attribute_not_exists``, or one could return the
+    other's result. DynamoDB never lets that happen (each write is atomic, conditions and returned
+    values included), and docindex's ordering ledger and idempotency stand on it: the soak saw two
+    changes of one new object both claim generation 1. One lock around moto's DynamoDB requests gives
+    back the guarantee (``tests/integration/test_ledger.py``); they are a small share of moto's work.
     """
-    import functools
-
-    from moto.dynamodb.models import DynamoDBBackend
+    from moto.dynamodb.responses import DynamoHandler
 
     lock = threading.RLock()
-    names = ("put_item", "get_item", "query", "scan", "update_item", "delete_item", "transact_write_items")
+    call_action = DynamoHandler.call_action  # BaseResponse's, with patch_unimplemented's answer
 
-    def guarded(method: Any) -> Any:
-        @functools.wraps(method)
-        def apply(*args: Any, **kwargs: Any) -> Any:
-            with lock:
-                return method(*args, **kwargs)
+    def one_at_a_time(self: Any) -> Any:
+        with lock:
+            return call_action(self)
 
-        return apply
-
-    for name in names:
-        setattr(DynamoDBBackend, name, guarded(getattr(DynamoDBBackend, name)))
+    DynamoHandler.call_action = one_at_a_time  # type: ignore[method-assign]
 
 
 def exit_with_parent(pid: int, interval: float = 1.0) -> None:
@@ -171,8 +165,8 @@ def main(argv: list[str] | None = None) -> None:
         exit_with_parent(int(parent))
     patch_dispatch()
     patch_sqs()
-    patch_dynamodb_atomic()
     patch_unimplemented()
+    patch_dynamodb_atomic()  # after patch_unimplemented: it wraps the call that one made
     # One log line per request would cost the server more than some requests do.
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
     from moto.server import main as moto_main
