@@ -35,6 +35,18 @@ $(STAMP): $(REQS) $(ENGINE)
 .PHONY: venv
 venv: $(STAMP) ## Create .venv with pinned dependencies
 
+# The local OpenSearch node (devkit/opensearch): OpenSearch 2.19.1 with k-NN and Japanese and ICU
+# analysis, assembled from Maven Central into the user's cache (~/.cache/docindex/opensearch; pinned by
+# SHA-256). It needs a JDK 11-23 with javac: Debian's openjdk-17-jdk-headless is installed when none is.
+.PHONY: opensearch
+opensearch: $(STAMP) ## Build the local OpenSearch node from Maven Central (installs a JDK with apt-get if none)
+	@if ! $(BIN)/python -c "from devkit.opensearch.java import java_home; java_home()" 2>/dev/null; then \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO="sudo"; \
+	  echo "installing openjdk-17-jdk-headless with apt-get (the local OpenSearch node's JDK)"; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends openjdk-17-jdk-headless >/dev/null; \
+	fi
+	$(BIN)/python -m devkit.opensearch >/dev/null
+
 .PHONY: system-deps
 system-deps: ## Install Tesseract (jpn, jpn_vert, osd) and a Japanese font if missing (apt-get)
 	@if command -v tesseract >/dev/null && tesseract --list-langs 2>/dev/null | grep -qx jpn \
@@ -58,7 +70,7 @@ system-deps: ## Install Tesseract (jpn, jpn_vert, osd) and a Japanese font if mi
 PY_SOURCES := layers/docindex/docindex devkit functions worker soak bench tests
 TEST_PROCESSES ?= $(shell n=$$(nproc 2>/dev/null || echo 2); echo $$(( n * 3 / 2 > 1 ? n * 3 / 2 : 1 )))
 .PHONY: test
-test: $(STAMP) system-deps ## Run unit, integration and end-to-end tests
+test: $(STAMP) system-deps opensearch ## Run unit, integration and end-to-end tests
 	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m compileall -q -j 0 $(PY_SOURCES) >/dev/null
 	env -u PYTHONDONTWRITEBYTECODE $(BIN)/pytest -n $(TEST_PROCESSES) --dist loadgroup $(PYTEST_ARGS)
 
@@ -88,7 +100,7 @@ format: $(STAMP) ## Format and auto-fix with ruff
 	$(BIN)/ruff check --fix .
 
 .PHONY: demo
-demo: $(STAMP) system-deps ## Local run on the embedded defaults: upload samples, index them, search
+demo: $(STAMP) system-deps opensearch ## Local run on the embedded defaults: upload samples, index them, search
 	$(BIN)/docindex demo
 
 .PHONY: clean

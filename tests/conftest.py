@@ -84,6 +84,19 @@ class Aws:
 
 
 @pytest.fixture(scope="session")
+def opensearch_engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """A real OpenSearch node (one per test process; devkit.opensearch): ``url``, ``clone()`` gives a space.
+
+    A space removes what was made on the node while it was open (``devkit.opensearch.engine.Space``).
+    """
+    from devkit.opensearch.engine import NodeEngine
+
+    engine = NodeEngine.start(tmp_path_factory.mktemp("opensearch"))
+    yield engine
+    engine.close()
+
+
+@pytest.fixture(scope="session")
 def aws(moto_endpoint: str) -> Aws:
     return Aws(moto_endpoint)
 

@@ -11,6 +11,12 @@ from pathlib import Path
 from typing import Any
 
 DEFAULT_STATE_DIR = Path(".docindex")
+# What serves as OpenSearch locally: a real node (devkit.opensearch) or the emulator (osmem-server).
+ENGINES = ("opensearch", "osmem")
+DEFAULT_ENGINE = "osmem"
+# The local node's k-NN plugin comes without Faiss's native library (Maven Central's zip): its vectors
+# use Lucene's 7-bit scalar quantization, the Lucene engine's nearest to the default bq4 (docs/meaning-search.md).
+LOCAL_NODE_VECTOR_ENCODING = "int7"
 # moto accepts any keys; these are not secrets and never reach AWS.
 EMBEDDED_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local"}  # nosec
 
@@ -36,6 +42,7 @@ def local_up(
     serve_api: bool = False,
     embeddings: str = "local",
     file_server_shares: str | None = None,
+    engine: str | None = None,
 ) -> dict[str, str]:
     """Start or reuse the servers, provision the stack, write the env file; return the env.
 
@@ -45,7 +52,10 @@ def local_up(
     A server recorded in ``servers.json`` that no longer
     answers is started afresh (empty: both keep their state in memory); ``notes`` then gets a
     sentence when the other one still holds data, since the index and the emulated bucket no
-    longer agree.
+    longer agree. ``engine`` (else ``DOCINDEX_LOCAL_ENGINE``, else ``osmem``): what serves as
+    OpenSearch when no endpoint is given — ``opensearch``, a real OpenSearch node
+    (devkit.opensearch: its data kept under the state directory), or ``osmem``, the emulator with
+    the k-NN stand-in in front of it.
     """
     import boto3
 
@@ -57,8 +67,11 @@ def local_up(
     servers = load_servers(state_dir)
     env: dict[str, str] = {}
     restarted: list[str] = []
+    engine = engine or os.environ.get("DOCINDEX_LOCAL_ENGINE") or DEFAULT_ENGINE
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {', '.join(ENGINES)}, not {engine!r}")
     aws_endpoint, opensearch_endpoint = _embedded_servers(
-        state_dir, servers, aws_endpoint, opensearch_endpoint, env=env, restarted=restarted
+        state_dir, servers, aws_endpoint, opensearch_endpoint, env=env, restarted=restarted, engine=engine
     )
     save_servers(state_dir, servers)
 
@@ -86,6 +99,7 @@ def local_up(
             visibility_timeout=visibility_timeout,
             ocr_visibility_timeout=ocr_visibility_timeout,
             embeddings=embeddings,
+            vector_encoding=env.get("VECTOR_ENCODING"),
         ),
         region=region,
     )
@@ -148,9 +162,11 @@ def _embedded_servers(
     *,
     env: dict[str, str],
     restarted: list[str],
+    engine: str = "osmem",
 ) -> tuple[str, str]:
-    """Start (or reuse) moto, osmem and the k-NN stand-in for the endpoints not given; their URLs."""
-    from devkit.local.servers import responds, start_converse, start_knn, start_moto, start_osmem, stop
+    """Start (or reuse) moto and the engine (a real OpenSearch node, or osmem and the k-NN stand-in) for the
+    endpoints not given; their URLs."""
+    from devkit.local.servers import responds, start_converse, start_moto
 
     if aws_endpoint is None:
         known = servers.get("moto")
@@ -165,20 +181,53 @@ def _embedded_servers(
         if not (converse and responds(converse.url)):
             servers["converse"] = start_converse(state_dir)
         env["AWS_ENDPOINT_URL_BEDROCK_RUNTIME"] = servers["converse"].url
-    if opensearch_endpoint is None:
-        known = servers.get("osmem")
-        if not (known and responds(known.url)):
-            if known:
-                restarted.append("osmem")
-            servers["osmem"] = start_osmem(state_dir)
-        # osmem answers no k-NN query: the stand-in in front of it does (meaning search, devkit/local/knn.py).
-        knn = servers.get("knn")
-        if not (knn and responds(knn.url)) or "osmem" in restarted:
-            if knn:
-                stop(knn)
-            servers["knn"] = start_knn(state_dir, servers["osmem"].url)
-        opensearch_endpoint = servers["knn"].url
+    if opensearch_endpoint is None and engine == "opensearch":
+        opensearch_endpoint = _local_node(state_dir, servers, env)
+    elif opensearch_endpoint is None:
+        opensearch_endpoint = _emulator(state_dir, servers, restarted)
     return aws_endpoint, opensearch_endpoint
+
+
+def _emulator(state_dir: Path, servers: dict[str, Any], restarted: list[str]) -> str:
+    """Start (or reuse) osmem and the k-NN stand-in in front of it, stopping a real node a previous ``up``
+    started; the stand-in's URL."""
+    from devkit.local.servers import responds, start_knn, start_osmem, stop
+    from devkit.opensearch.node import stop as stop_node
+
+    if "opensearch" in servers:
+        stop_node(servers.pop("opensearch"))
+    known = servers.get("osmem")
+    if not (known and responds(known.url)):
+        if known:
+            restarted.append("osmem")
+        servers["osmem"] = start_osmem(state_dir)
+    # osmem answers no k-NN query: the stand-in in front of it does (meaning search, devkit/local/knn.py).
+    knn = servers.get("knn")
+    if not (knn and responds(knn.url)) or "osmem" in restarted:
+        if knn:
+            stop(knn)
+        servers["knn"] = start_knn(state_dir, servers["osmem"].url)
+    return str(servers["knn"].url)
+
+
+def _local_node(state_dir: Path, servers: dict[str, Any], env: dict[str, str]) -> str:
+    """Start (or reuse) the real OpenSearch node, stopping the emulator a previous ``up`` started; its URL."""
+    from devkit.local.servers import responds, stop
+    from devkit.opensearch.node import start_node
+    from devkit.opensearch.node import stop as stop_node
+
+    for emulator in ("knn", "osmem"):  # the state directory's previous engine
+        if emulator in servers:
+            stop(servers.pop(emulator))
+    known = servers.get("opensearch")
+    if not (known and responds(known.url, "/_cluster/health")):
+        if known:
+            stop_node(known)
+        # its data is on disk (<state dir>/opensearch): a restarted node still holds the index
+        servers["opensearch"] = start_node(state_dir)
+    # The node has the k-NN plugin without Faiss's native library: vectors in a Lucene encoding.
+    env["VECTOR_ENCODING"] = LOCAL_NODE_VECTOR_ENCODING
+    return str(servers["opensearch"].url)
 
 
 RESET_BOTH = "docindex local down && rm -rf .docindex && docindex local up"
@@ -268,9 +317,10 @@ def local_worker() -> Any:
 def local_down(state_dir: Path) -> list[Any]:
     """Stop the servers ``local_up`` started; the ones stopped."""
     from devkit.local.servers import load_servers, save_servers, stop
+    from devkit.opensearch.node import stop as stop_node
 
     servers = load_servers(state_dir)
-    for info in servers.values():
-        stop(info)
+    for name, info in servers.items():
+        (stop_node if name == "opensearch" else stop)(info)
     save_servers(state_dir, {})
     return list(servers.values())

@@ -85,6 +85,9 @@ class StackOptions:
     # Meaning search (EMBEDDINGS): local (the model in process), bedrock or off. The local run turns it
     # on (docindex local up); a test or a harness that provisions a stack asks for it where it wants it.
     embeddings: str = "off"
+    # VECTOR_ENCODING for the index's vectors (None: the product's default). A real local node takes only
+    # Lucene's encodings (devkit.local.session.LOCAL_NODE_VECTOR_ENCODING).
+    vector_encoding: str | None = None
 
     @property
     def ingest_visibility_timeout(self) -> int:
@@ -212,10 +215,13 @@ def provision(
     )
     _table(dynamodb, names.idempotency_table, ttl_attribute="expiration")
     _table(dynamodb, names.ledger_table, ttl_attribute=None)
-    vectors = vector_spec(EmbeddingSettings.from_env({"EMBEDDINGS": options.embeddings}))
+    chosen = {"EMBEDDINGS": options.embeddings}
+    if options.vector_encoding:
+        chosen["VECTOR_ENCODING"] = options.vector_encoding
+    vectors = vector_spec(EmbeddingSettings.from_env(chosen))
     ensure_index(opensearch, names.index, vectors=vectors)
     return {
-        "EMBEDDINGS": options.embeddings,
+        **chosen,
         "DOCINDEX_BUCKET": names.bucket,
         "CONTENT_CACHE_BUCKET": names.cache_bucket,
         "INGEST_QUEUE_URL": ingest["url"],

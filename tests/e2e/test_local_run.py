@@ -65,3 +65,41 @@ def test_up_upload_run_search(workdir: Path) -> None:
     hits = json.loads(cli("search", "indexer", "--json", cwd=workdir).stdout)["hits"]
     assert [h["key"] for h in hits] == ["eng/notes.md"]
     assert cli("search", "obsolete", cwd=workdir, check=False).returncode == 1
+
+
+def test_up_on_a_real_opensearch_node_keeps_its_index_across_down_and_up(workdir: Path) -> None:
+    import urllib.request
+
+    from devkit.local.servers import pid_alive
+
+    def get(url: str) -> dict[str, object]:
+        with urllib.request.urlopen(url, timeout=30) as response:
+            return json.loads(response.read())
+
+    # Given a local stack with a real OpenSearch node as its engine
+    env = json.loads(cli("local", "up", "--engine", "opensearch", "--json", cwd=workdir).stdout)
+    endpoint = env["OPENSEARCH_ENDPOINT"]
+    assert get(endpoint)["version"]["number"] == "2.19.1"
+    assert read_env_file(workdir / ".docindex" / "local.env")["VECTOR_ENCODING"] == "int7"
+    index = get(f"{endpoint}/{env['OPENSEARCH_INDEX']}/_mapping")
+    assert next(iter(index.values()))["mappings"]["_meta"]["docindex"]["analysis"] == "icu+kuromoji"
+    servers = json.loads((workdir / ".docindex" / "servers.json").read_text())
+    node_pid = servers["opensearch"]["pid"]
+    # Run twice, it reuses the node
+    again = json.loads(cli("local", "up", "--engine", "opensearch", "--json", cwd=workdir).stdout)
+    assert again["OPENSEARCH_ENDPOINT"] == endpoint
+    put = urllib.request.Request(
+        f"{endpoint}/{env['OPENSEARCH_INDEX']}/_doc/kept?refresh=true",
+        data=json.dumps({"key": "kept.txt", "content": "残る文書"}).encode(),
+        headers={"Content-Type": "application/json"},
+        method="PUT",
+    )
+    urllib.request.urlopen(put, timeout=30).read()
+    # When the servers are stopped, the node stops too
+    cli("local", "down", cwd=workdir)
+    assert not pid_alive(node_pid)
+    # and a new `up` finds the index it kept on disk (its documents with it)
+    third = json.loads(cli("local", "up", "--engine", "opensearch", "--json", cwd=workdir).stdout)
+    concrete = get(f"{third['OPENSEARCH_ENDPOINT']}/_alias/{env['OPENSEARCH_INDEX']}")
+    assert list(concrete) == [f"{env['OPENSEARCH_INDEX']}-v1"]
+    assert get(f"{third['OPENSEARCH_ENDPOINT']}/{env['OPENSEARCH_INDEX']}/_doc/kept")["_source"]["key"] == "kept.txt"
