@@ -1,7 +1,10 @@
 """The servers a bench run starts for itself, with the clients on them; stopped at the end.
 
-``local_services``: moto and osmem-server (a pipeline's worth); ``search_engine``: osmem-server
-alone, with the Japanese analysis plugins, for the search benches.
+``local_services``: moto and osmem-server (a pipeline's worth); ``search_engine``: a search engine
+alone for the search benches — a real OpenSearch node (``engine="opensearch"``, devkit.opensearch:
+2.19.1 with k-NN, kuromoji and ICU) or osmem-server with its Japanese analysis and the k-NN stand-in
+in front (``engine="osmem"``). ``ENGINES`` and ``engine_name()`` (``DOCINDEX_BENCH_ENGINE``) let a bench
+run on either, or on both in one run for a before -> after.
 """
 
 from __future__ import annotations
@@ -42,11 +45,55 @@ def local_services(prefix: str, region: str = "us-east-1") -> Iterator[LocalServ
         yield LocalServices(state, aws, OpenSearch(hosts=[osmem.url], timeout=60), moto.url, osmem.url)
 
 
+ENGINES = ("opensearch", "osmem")
+
+
+def engine_name(name: str | None = None) -> str:
+    """The engine a bench runs on: ``name``, else ``DOCINDEX_BENCH_ENGINE``, else the real node."""
+    chosen = name or os.environ.get("DOCINDEX_BENCH_ENGINE") or "opensearch"
+    if chosen not in ENGINES:
+        raise ValueError(f"engine must be one of {', '.join(ENGINES)}, not {chosen!r}")
+    return chosen
+
+
+@dataclass(frozen=True)
+class Engine:
+    """A running engine: ``url`` (what docindex talks to), ``pid`` (the process whose CPU is the engine's)."""
+
+    name: str
+    url: str
+    pid: int | None
+    # VECTOR_ENCODING the engine serves (the real node: Lucene's only); None: any (the stand-in emulates them)
+    vector_encoding: str | None = None
+
+
 @contextmanager
-def search_engine(timeout: float = 120) -> Iterator[tuple[Any, Any]]:
-    """osmem-server with kuromoji and ICU (osmem_server.OsmemServer: its ``url``, ``pid``) and a client on it."""
+def search_engine(timeout: float = 120, engine: str | None = None) -> Iterator[tuple[Engine, Any]]:
+    """A search engine for one run (``engine_name``) and an opensearch-py client on it; stopped after.
+
+    ``opensearch``: a real node of its own (heap: ``DOCINDEX_OPENSEARCH_HEAP_MB``). ``osmem``: osmem-server
+    with kuromoji and ICU, and the k-NN stand-in in front of it (devkit.local.knn), so meaning search
+    answers on both.
+    """
     from opensearchpy import OpenSearch
+
+    chosen = engine_name(engine)
+    if chosen == "opensearch":
+        from devkit.opensearch.engine import NodeEngine
+
+        node = NodeEngine.start(Path(tempfile.mkdtemp(prefix="bench-opensearch-")))
+        try:
+            yield (
+                Engine(chosen, node.url, node.pid, NodeEngine.vector_encoding),
+                OpenSearch(hosts=[node.url], timeout=timeout),
+            )
+        finally:
+            node.close()
+        return
     from osmem_server import OsmemServer
 
-    with OsmemServer.start(japanese=True) as server:
-        yield server, OpenSearch(hosts=[server.url], timeout=timeout)
+    from devkit.faults.proxy import Proxy
+    from devkit.local.knn import HnswKnn
+
+    with OsmemServer.start(japanese=True) as server, Proxy(server.url, HnswKnn()) as proxy:
+        yield Engine(chosen, proxy.url, server.pid), OpenSearch(hosts=[proxy.url], timeout=timeout)
