@@ -68,12 +68,14 @@ class Engine:
 
 
 @contextmanager
-def search_engine(timeout: float = 120, engine: str | None = None) -> Iterator[tuple[Engine, Any]]:
+def search_engine(
+    timeout: float = 120, engine: str | None = None, knn_encoder: Any = None
+) -> Iterator[tuple[Engine, Any]]:
     """A search engine for one run (``engine_name``) and an opensearch-py client on it; stopped after.
 
     ``opensearch``: a real node of its own (heap: ``DOCINDEX_OPENSEARCH_HEAP_MB``). ``osmem``: osmem-server
     with kuromoji and ICU, and the k-NN stand-in in front of it (devkit.local.knn), so meaning search
-    answers on both.
+    answers on both (``knn_encoder``: how the stand-in keeps the vectors, devkit.local.encodings).
     """
     from opensearchpy import OpenSearch
 
@@ -95,5 +97,5 @@ def search_engine(timeout: float = 120, engine: str | None = None) -> Iterator[t
     from devkit.faults.proxy import Proxy
     from devkit.local.knn import HnswKnn
 
-    with OsmemServer.start(japanese=True) as server, Proxy(server.url, HnswKnn()) as proxy:
+    with OsmemServer.start(japanese=True) as server, Proxy(server.url, HnswKnn(knn_encoder)) as proxy:
         yield Engine(chosen, proxy.url, server.pid), OpenSearch(hosts=[proxy.url], timeout=timeout)

@@ -24,12 +24,13 @@ keyword relevance set (``tests/support/relevance.py``) and the spelling-variant 
 (``bench.variants``) run keyword-only and under both rules.
 
 Costs, on this machine: the embedding CPU per passage and per document (the local model,
-``EMBED_THREADS=1``), the index size per document with and without vectors (osmem's estimate),
+``EMBED_THREADS=1``), the index size per document with and without vectors (the engine's store),
 and the query latency of both modes. Vectors are cached under ``bench/corpus/`` (keyed by the
 model and the text), so a second run embeds nothing.
 
-osmem-server answers ``knn`` queries through the approximate stand-in (``devkit.local.knn``, HNSW
-as on a cluster).
+The engine is a real OpenSearch node (k-NN's Lucene HNSW, in the int7 encoding: the node has no Faiss),
+or with ``--engine osmem`` the emulator, which answers ``knn`` queries through the approximate stand-in
+(``devkit.local.knn``), for a before -> after of the move to the real engine.
 """
 
 from __future__ import annotations
@@ -102,9 +103,14 @@ def corpus(size: int) -> list[tuple[str, str]]:
 
 
 def _settings() -> Any:
+    import os
+
     from docindex.core.settings import EmbeddingSettings
 
-    return EmbeddingSettings.from_env({"EMBEDDINGS": "local", "EMBED_THREADS": "1"})
+    chosen = {"EMBEDDINGS": "local", "EMBED_THREADS": "1"}
+    if os.environ.get("VECTOR_ENCODING"):  # the engine's (the real node serves Lucene's encodings only)
+        chosen["VECTOR_ENCODING"] = os.environ["VECTOR_ENCODING"]
+    return EmbeddingSettings.from_env(chosen)
 
 
 def embed_corpus(documents: list[tuple[str, str]], cache: VectorCache) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -554,10 +560,10 @@ def small_folder_rule_before() -> Any:
     return replace(rule, sparse=replace(rule.sparse, reference=rule.reference, lead=None))
 
 
-def measure(docs: int, office_docs: int = 300, encoding: str = "fp32") -> dict[str, Any]:
-    from opensearchpy import OpenSearch
-    from osmem_server import OsmemServer
+def measure(docs: int, office_docs: int = 300, encoding: str = "fp32", engine: str | None = None) -> dict[str, Any]:
+    import os
 
+    from bench.local import engine_name, search_engine
     from bench.meaning_corpus import QUERIES
     from bench.meaning_unanswered import (
         OFFICE_FILES,
@@ -567,9 +573,7 @@ def measure(docs: int, office_docs: int = 300, encoding: str = "fp32") -> dict[s
         UNANSWERED,
         office_corpus,
     )
-    from devkit.faults.proxy import Proxy
     from devkit.local.encodings import VectorEncoder
-    from devkit.local.knn import HnswKnn
     from docindex.index.encodings import encoding as encoding_of
     from docindex.index.search import default_rule, search
 
@@ -579,10 +583,15 @@ def measure(docs: int, office_docs: int = 300, encoding: str = "fp32") -> dict[s
     cost.update(embedding_cost(documents[:40], [q.text for q in QUERIES[:20]]))
     after_rule = default_rule()
     vectors = [p.vector for e in embedded.values() for p in e.passages]
-    # The stand-in scores the vectors as the field's encoding keeps them (devkit.local.encodings).
-    encoder = VectorEncoder.of(encoding, vectors)
-    with OsmemServer.start(japanese=True) as server, Proxy(server.url, HnswKnn(encoder)) as proxy:
-        client = OpenSearch(hosts=[proxy.url], timeout=300)
+    engine = engine_name(engine)
+    if engine == "opensearch":
+        # the real node's k-NN keeps the vectors in the Lucene encoding it serves (no Faiss locally)
+        encoding = os.environ.setdefault("VECTOR_ENCODING", "int7")
+        encoder = None
+    else:
+        # The stand-in scores the vectors as the field's encoding keeps them (devkit.local.encodings).
+        encoder = VectorEncoder.of(encoding, vectors)
+    with search_engine(timeout=300, engine=engine, knn_encoder=encoder) as (_, client):
         load(client, "documents", documents, embedded)
         load(client, "documents-without-vectors", documents, embedded, vectors=False)
         load(client, "office", office, embedded)
@@ -639,6 +648,7 @@ def measure(docs: int, office_docs: int = 300, encoding: str = "fp32") -> dict[s
     for name in ("before", "after"):
         refused[name]["no_file"] = unanswered_share(refused[name])
     return {
+        "engine": engine,
         "documents": len(documents),
         "office_documents": len(office),
         "rules": {"before": before_rule().describe(), "after": after_rule.describe()},
@@ -693,7 +703,7 @@ def _no_file_share(client: Any, index: str, texts: Any, rule: Any) -> float:
 
 
 def _store_bytes(client: Any, index: str) -> int:
-    """osmem's own estimate of the index's size (not Lucene's files)."""
+    """The engine's own figure of the index's size: Lucene's files on the real node, the JSON it was sent on osmem."""
     client.indices.refresh(index=index)
     return int(client.indices.stats(index=index)["_all"]["primaries"]["store"]["size_in_bytes"])
 
@@ -752,22 +762,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--small-folder-only", action="store_true", help="only the small folder's case (the demo's samples)"
     )
+    parser.add_argument("--engine", choices=("opensearch", "osmem"), default=None, help="default: the real node")
     args = parser.parse_args(argv)
     from docindex.index.encodings import DEFAULT_ENCODING
 
     if args.small_folder_only:
-        from opensearchpy import OpenSearch
-        from osmem_server import OsmemServer
+        from bench.local import search_engine
 
-        from devkit.faults.proxy import Proxy
-        from devkit.local.knn import HnswKnn
-
-        with OsmemServer.start(japanese=True) as server, Proxy(server.url, HnswKnn()) as proxy:
-            figures = {"small_folder": small_folder(OpenSearch(hosts=[proxy.url], timeout=300))}
+        with search_engine(timeout=300, engine=args.engine) as (_, client):
+            figures = {"small_folder": small_folder(client)}
         print(json.dumps(figures, ensure_ascii=False, indent=1))
         return 0
 
-    figures = measure(args.docs, args.office_docs, args.encoding or DEFAULT_ENCODING)
+    figures = measure(args.docs, args.office_docs, args.encoding or DEFAULT_ENCODING, engine=args.engine)
     from bench.report import save_section
 
     save_section(args.results, "meaning", figures)
@@ -829,7 +836,7 @@ def main(argv: list[str] | None = None) -> int:
         else "scored at full precision, as the cluster's rescoring does"
     )
     print(f"  vector encoding: {figures['encoding']} ({how})")
-    print(f"  index bytes per document sent (osmem's store: the JSON): {figures['index_bytes_per_document']}")
+    print(f"  index bytes per document (the {figures['engine']} store): {figures['index_bytes_per_document']}")
     stored = figures["stored_bytes_per_document"]
     print(
         f"  bytes per document a cluster keeps, vectors in _source + fp32 -> stored once in {figures['encoding']}: "

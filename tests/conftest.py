@@ -1,4 +1,9 @@
-"""Shared fixtures: moto in server mode and osmem-server, real clients over HTTP."""
+"""Shared fixtures: moto in server mode and a real OpenSearch node (or osmem-server), real clients over HTTP.
+
+The search engine of a test is a real OpenSearch node (devkit.opensearch: one per test process, each
+test in a space of its own that is emptied after it). osmem-server (``osmem_engine``) serves only where
+a test asks for it by name: the differential test that lists where it agrees with the real node.
+"""
 
 from __future__ import annotations
 
@@ -97,25 +102,52 @@ def opensearch_engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]
 
 
 @pytest.fixture(scope="session")
+def osmem_engine(osmem_server: Any) -> Any:
+    """osmem-server shaped as an engine (devkit.local.emulator): each space a clone behind the k-NN stand-in."""
+    from devkit.local.emulator import EmulatorEngine
+
+    return EmulatorEngine(osmem_server)
+
+
+@pytest.fixture(scope="session")
+def search_engine(opensearch_engine: Any) -> Any:
+    """The engine the suites judge search on: the real node. (Session-scoped, so a test using it stays a
+    unit of its own for the scheduler: tests/support/scheduling.py.)"""
+    return opensearch_engine
+
+
+@pytest.fixture
+def engine_space(search_engine: Any) -> Iterator[Any]:
+    """A space of the test's own on the module's engine (``url``), emptied after the test."""
+    with search_engine.clone() as space:
+        yield space
+
+
+@pytest.fixture
+def engine_url(engine_space: Any) -> str:
+    return str(engine_space.url)
+
+
+@pytest.fixture(scope="session")
 def aws(moto_endpoint: str) -> Aws:
     return Aws(moto_endpoint)
 
 
 @pytest.fixture
-def opensearch(osmem_url: str) -> Any:
-    """An opensearch-py client on a fresh osmem clone (one per test)."""
+def opensearch(engine_url: str) -> Any:
+    """An opensearch-py client on the test's own space of the engine."""
     from opensearchpy import OpenSearch
 
-    return OpenSearch(hosts=[osmem_url], timeout=30)
+    return OpenSearch(hosts=[engine_url], timeout=30)
 
 
 class Stack:
     """A provisioned local stack (what template.yaml defines), unique per test."""
 
-    def __init__(self, aws: Aws, opensearch: Any, osmem_url: str, env: dict[str, str]) -> None:
+    def __init__(self, aws: Aws, opensearch: Any, engine_url: str, env: dict[str, str]) -> None:
         self.aws = aws
         self.opensearch = opensearch
-        self.osmem_url = osmem_url
+        self.engine_url = engine_url
         self.env = env
         self.bucket = env["DOCINDEX_BUCKET"]
         self.index = env["OPENSEARCH_INDEX"]
@@ -123,7 +155,7 @@ class Stack:
     def settings_env(self, **overrides: str) -> dict[str, str]:
         env = {
             **self.env,
-            "OPENSEARCH_ENDPOINT": self.osmem_url,
+            "OPENSEARCH_ENDPOINT": self.engine_url,
             "OPENSEARCH_AUTH": "none",
             "AWS_REGION": REGION,
             "AWS_ENDPOINT_URL": self.aws.endpoint,
@@ -164,10 +196,17 @@ class Stack:
         return int(self.opensearch.count(index=self.index)["count"])
 
 
-def provision_stack(aws: Aws, opensearch: Any, osmem_url: str, prefix: str | None = None, **options: Any) -> Stack:
-    """Provision what template.yaml defines on moto and ``opensearch``, under ``prefix`` (default: unique)."""
+def provision_stack(
+    aws: Aws, opensearch: Any, engine_url: str, prefix: str | None = None, *, engine: Any = None, **options: Any
+) -> Stack:
+    """Provision what template.yaml defines on moto and ``opensearch``, under ``prefix`` (default: unique).
+
+    ``engine``: what serves ``opensearch`` (its vector encoding, if it takes only some, becomes the stack's).
+    """
     from devkit.local.stack import StackNames, StackOptions, provision
 
+    if engine is not None and engine.vector_encoding:
+        options.setdefault("vector_encoding", engine.vector_encoding)
     env = provision(
         s3=aws.s3,
         sqs=aws.sqs,
@@ -177,26 +216,27 @@ def provision_stack(aws: Aws, opensearch: Any, osmem_url: str, prefix: str | Non
         options=StackOptions(**options),
         region=REGION,
     )
-    return Stack(aws, opensearch, osmem_url, env)
+    return Stack(aws, opensearch, engine_url, env)
 
 
 @contextmanager
-def shared_stack(aws: Aws, osmem_server: Any, prefix: str | None = None, **options: Any) -> Iterator[Stack]:
-    """A stack on an osmem clone of its own, for a fixture wider than one test (``scope="module"``).
+def shared_stack(aws: Aws, search_engine: Any, prefix: str | None = None, **options: Any) -> Iterator[Stack]:
+    """A stack in a space of its own on the engine, for a fixture wider than one test (``scope="module"``).
 
     For tests that only read what their module's fixture indexed once (or add what no other test of
     the module looks for): the set-up is paid once, not per test.
     """
     from opensearchpy import OpenSearch
 
-    with osmem_server.clone() as clone:
-        yield provision_stack(aws, OpenSearch(hosts=[clone.url], timeout=30), clone.url, prefix, **options)
+    with search_engine.clone() as space:
+        client = OpenSearch(hosts=[space.url], timeout=30)
+        yield provision_stack(aws, client, space.url, prefix, engine=search_engine, **options)
 
 
 @pytest.fixture
-def make_stack(aws: Aws, opensearch: Any, osmem_url: str) -> Callable[..., Stack]:
+def make_stack(aws: Aws, opensearch: Any, engine_url: str, search_engine: Any) -> Callable[..., Stack]:
     def make(prefix: str | None = None, **options: Any) -> Stack:
-        return provision_stack(aws, opensearch, osmem_url, prefix, **options)
+        return provision_stack(aws, opensearch, engine_url, prefix, engine=search_engine, **options)
 
     return make
 

@@ -25,6 +25,8 @@ class Write:
     ocr_status: str | None
     client: str
     at: float = field(default_factory=time.time)
+    # the concrete index that took it (a reindex copies a document into the next one at the same version)
+    index: str | None = None
 
 
 class WriteLog:
@@ -110,21 +112,26 @@ class OpenSearchFaults(Behaviour):
                 return _os_error_reply(429)
             reply = forward(request)
             if 200 <= reply.status < 300:
-                self._record_doc_write(segments[2], request)
+                self._record_doc_write(segments[2], request, reply)
             return reply
         if active and self._draw.chance(self.rates.other_503):
             self.counts.add("opensearch_other_503")
             return _os_error_reply(503)
         return forward(request)
 
-    def _record_doc_write(self, doc_id: str, request: Request) -> None:
+    def _record_doc_write(self, doc_id: str, request: Request, reply: Reply) -> None:
         query = parse_qs(request.query)
         version = int(query["version"][0]) if "version" in query else None
         try:
             source = json.loads(request.body or b"{}")
         except ValueError:
             source = {}
-        self.log.add(Write("doc", "index", doc_id, version, source.get("etag"), source.get("ocr_status"), self.client))
+        try:
+            index = json.loads(reply.body).get("_index")
+        except ValueError:
+            index = None
+        etag, status = source.get("etag"), source.get("ocr_status")
+        self.log.add(Write("doc", "index", doc_id, version, etag, status, self.client, index=index))
 
     def _bulk(self, request: Request, forward: Forward) -> Reply:
         with self._lock:
@@ -182,6 +189,7 @@ class OpenSearchFaults(Behaviour):
                         doc.get("etag"),
                         doc.get("ocr_status"),
                         self.client,
+                        index=info.get("_index"),
                     )
                 )
         payload = {"took": 1, "errors": any("error" in next(iter(m.values())) for m in merged), "items": merged}
@@ -217,3 +225,75 @@ def _bulk_items(body: bytes) -> list[tuple[dict[str, Any], str | None]]:
         items.append((action, source))
         i += 1
     return items
+
+
+_NO_KNN_ERROR: dict[str, Any] = {
+    "root_cause": [{"type": "parsing_exception", "reason": "unknown query [knn]"}],
+    "type": "parsing_exception",
+    "reason": "unknown query [knn]",
+}
+
+
+def _asks_knn(body: Any) -> bool:
+    if isinstance(body, dict):
+        return "knn" in body or any(_asks_knn(value) for value in body.values())
+    if isinstance(body, list):
+        return any(_asks_knn(value) for value in body)
+    return False
+
+
+class NoKnnPlugin(Behaviour):
+    """A cluster without the k-NN plugin, in front of one with it: every search that asks a ``knn`` query is
+    refused as OpenSearch refuses an unknown query (400 ``parsing_exception``; in ``_msearch``, that search's
+    item), everything else is the upstream's. For the tests of what docindex does on such a cluster when
+    its index has vectors (a node without the plugin could not hold that index)."""
+
+    def handle(self, request: Request, forward: Forward) -> Reply:
+        if request.method not in ("GET", "POST") or not request.body:
+            return forward(request)
+        if request.path.endswith("/_search") and _asks_knn(json.loads(request.body)):
+            return _json_reply(400, json.dumps({"error": _NO_KNN_ERROR, "status": 400}).encode())
+        if not request.path.endswith("/_msearch"):
+            return forward(request)
+        lines = [line for line in request.body.decode().split("\n") if line.strip()]
+        pairs = list(zip(lines[0::2], lines[1::2], strict=True))
+        kept = [(n, pair) for n, pair in enumerate(pairs) if not _asks_knn(json.loads(pair[1]))]
+        answers: dict[int, Any] = {n: {"error": _NO_KNN_ERROR, "status": 400} for n in range(len(pairs))}
+        if kept:
+            body = "".join(f"{header}\n{search}\n" for _, (header, search) in kept).encode()
+            reply = forward(Request(request.method, request.path, request.query, request.headers, body))
+            if reply.status != 200:
+                return reply
+            for (n, _), answer in zip(kept, json.loads(reply.body)["responses"], strict=True):
+                answers[n] = answer
+        payload = {"took": 1, "responses": [answers[n] for n in range(len(pairs))]}
+        return _json_reply(200, json.dumps(payload).encode())
+
+
+class SentDocuments(Behaviour):
+    """Forwards everything and keeps the JSON of every document written (``_bulk`` index actions and
+    single-document writes), by id, last write wins: what the cluster was sent, whatever it stores on disk."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.documents: dict[str, bytes] = {}
+
+    def handle(self, request: Request, forward: Forward) -> Reply:
+        reply = forward(request)
+        if reply.status >= 300 or request.method not in ("POST", "PUT") or not request.body:
+            return reply
+        written: list[tuple[str, bytes]] = []
+        if request.path.endswith("/_bulk"):
+            for action, source in _bulk_items(request.body):
+                kind, meta = next(iter(action.items()))
+                if kind in ("index", "create") and source is not None:
+                    written.append((str(meta.get("_id")), source.encode()))
+        elif "/_doc/" in request.path:
+            written.append((unquote(request.path.rsplit("/", 1)[1]), request.body))
+        with self._lock:
+            self.documents.update(written)
+        return reply
+
+    def total_bytes(self) -> int:
+        with self._lock:
+            return sum(len(body) for body in self.documents.values())

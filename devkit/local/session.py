@@ -43,6 +43,7 @@ def local_up(
     embeddings: str = "local",
     file_server_shares: str | None = None,
     engine: str | None = None,
+    vector_encoding: str | None = None,
 ) -> dict[str, str]:
     """Start or reuse the servers, provision the stack, write the env file; return the env.
 
@@ -55,7 +56,8 @@ def local_up(
     longer agree. ``engine`` (else ``DOCINDEX_LOCAL_ENGINE``, else ``osmem``): what serves as
     OpenSearch when no endpoint is given — ``opensearch``, a real OpenSearch node
     (devkit.opensearch: its data kept under the state directory), or ``osmem``, the emulator with
-    the k-NN stand-in in front of it.
+    the k-NN stand-in in front of it. ``vector_encoding``: the index's VECTOR_ENCODING (default: what the
+    engine started here serves, else the product's default).
     """
     import boto3
 
@@ -99,7 +101,7 @@ def local_up(
             visibility_timeout=visibility_timeout,
             ocr_visibility_timeout=ocr_visibility_timeout,
             embeddings=embeddings,
-            vector_encoding=env.get("VECTOR_ENCODING"),
+            vector_encoding=vector_encoding or env.get("VECTOR_ENCODING"),
         ),
         region=region,
     )

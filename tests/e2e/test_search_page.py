@@ -65,8 +65,10 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     import boto3
     from opensearchpy import OpenSearch
 
-    from devkit.local.servers import start_knn, start_moto, start_osmem, stop
-    from devkit.local.session import local_down, local_up
+    from devkit.local.servers import start_moto, stop
+    from devkit.local.session import LOCAL_NODE_VECTOR_ENCODING, local_down, local_up
+    from devkit.opensearch.node import start_node
+    from devkit.opensearch.node import stop as stop_node
     from devkit.local.signin import ensure_user
     from devkit.messages import sqs_event
     from docindex.core.settings import Settings
@@ -74,14 +76,14 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     from tests.integration.conftest import invoke
 
     state = tmp_path_factory.mktemp("search-page")
-    moto, osmem = start_moto(state, exit_with_parent=True), start_osmem(state)
-    # the k-NN stand-in in front of osmem, as `docindex local up` runs it: meaning search on the page
-    knn = start_knn(state, osmem.url)
+    # a real OpenSearch node, as `docindex local up` runs it: meaning search on the page with the k-NN plugin
+    moto, node = start_moto(state, exit_with_parent=True), start_node(state, exit_with_parent=True)
     try:
         env = local_up(
             state_dir=state,
             aws_endpoint=moto.url,
-            opensearch_endpoint=knn.url,
+            opensearch_endpoint=node.url,
+            vector_encoding=LOCAL_NODE_VECTOR_ENCODING,
             prefix="page",
             serve_api=True,
             # the demo's mapping: its bucket is a copy of the share \\fileserver\文書
@@ -100,7 +102,7 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
         # With meaning search: the indexer queues an embed job per file, the worker below runs them.
         pipeline = {**env, "ACCESS_MAP_URI": str(access_map), "ACCESS_MAP_TTL_SECONDS": "0", "OPENSEARCH_AUTH": "none"}
         settings = Settings.from_env(pipeline)
-        opensearch = OpenSearch(hosts=[knn.url], timeout=60)
+        opensearch = OpenSearch(hosts=[node.url], timeout=60)
         indexer = Indexer(
             settings, s3=client("s3"), sqs=client("sqs"), dynamodb=client("dynamodb"), opensearch=opensearch
         )
@@ -130,8 +132,7 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
         yield env
     finally:
         local_down(state)
-        stop(knn)
-        stop(osmem)
+        stop_node(node)
         stop(moto)
 
 

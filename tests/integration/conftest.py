@@ -1,4 +1,4 @@
-"""Fixtures for the indexer against moto server and osmem-server."""
+"""Fixtures for the indexer against moto server and a real OpenSearch node."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 Two departments each keep a travel regulation with a different per-diem, and 人事部 a file that holds the exact
 answer to a question about pay rises. The files are indexed by the real indexer under an access map and embedded
 by the real worker (multilingual-e5-small); the search function's resolver answers with real Cognito tokens;
-osmem-server with the HNSW k-NN stand-in is the cluster. The answerer is the real one, wrapped in an
+a real OpenSearch node with the k-NN plugin is the cluster. The answerer is the real one, wrapped in an
 instrumented stand-in that records every passage handed to it: what no file a caller may not read may reach.
 """
 
@@ -79,11 +79,11 @@ class Recording:
 
 @pytest.fixture(scope="module")
 def world(
-    tmp_path_factory: pytest.TempPathFactory, moto_endpoint: str, osmem_server: Any, ocr_pool: OcrPool
+    tmp_path_factory: pytest.TempPathFactory, moto_endpoint: str, search_engine: Any, ocr_pool: OcrPool
 ) -> Iterator[tuple[SearchWorld, Stack]]:
     users = {"eigyo": ["営業部"], "jinji": ["人事部"]}
     tmp = tmp_path_factory.mktemp("answers")
-    with meaning_world(tmp, moto_endpoint, osmem_server, ocr_pool, FILES, ACCESS, users) as (found, stack, _):
+    with meaning_world(tmp, moto_endpoint, search_engine, ocr_pool, FILES, ACCESS, users) as (found, stack, _):
         yield found, stack
 
 

@@ -15,8 +15,8 @@ downloaded whole, and its OCR process must still read only the prefix that
 ``MAX_CONTENT_CHARS`` can hold, not the gigabyte.
 
 ``MAX_CONTENT_CHARS`` is 100,000 here, not the default 2,000,000: what is tested is that a
-document is cut at the limit, whatever it is, and osmem-server spends 20-40 s of CPU analysing
-one 2,000,000-character document (test_search_api.py indexes one, to test that size itself).
+document is cut at the limit, whatever it is, and a 2,000,000-character document costs the engine
+seconds of CPU to analyse (test_search_api.py indexes one, to test that size itself).
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from tests.integration.conftest import build_indexer, invoke
 @pytest.fixture
 def proxied(stack: Stack) -> Iterator[tuple[Any, OpenSearchFaults]]:
     faults = OpenSearchFaults()
-    with Proxy(stack.osmem_url, faults) as proxy:
+    with Proxy(stack.engine_url, faults) as proxy:
         client = OpenSearch(hosts=[proxy.url], timeout=10)
         yield build_indexer(stack, OPENSEARCH_ENDPOINT=proxy.url, opensearch=client), faults
 
@@ -93,7 +93,7 @@ def test_bulk_failing_past_the_deadline_fails_the_records(stack: Stack, proxied)
 def test_change_failing_across_redrives_is_quarantined(stack: Stack) -> None:
     # Given a document OpenSearch rejects every time (full and metadata-only writes)
     faults = OpenSearchFaults()
-    with Proxy(stack.osmem_url, faults) as proxy:
+    with Proxy(stack.engine_url, faults) as proxy:
         indexer = build_indexer(
             stack,
             OPENSEARCH_ENDPOINT=proxy.url,

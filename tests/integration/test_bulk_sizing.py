@@ -18,7 +18,7 @@ def test_one_bulk_request_carries_every_record_of_the_batch(stack: Stack) -> Non
         key = f"sizing/doc-{i:02d}.txt"
         stack.aws.s3.put_object(Bucket=stack.bucket, Key=key, Body=f"文書 {i} の本文".encode())
         bodies.append(s3_notification(stack.bucket, key, sequencer=f"00B{i:02d}"))
-    with Proxy(stack.osmem_url, faults) as proxy:
+    with Proxy(stack.engine_url, faults) as proxy:
         indexer = build_indexer(
             stack,
             OPENSEARCH_ENDPOINT=proxy.url,

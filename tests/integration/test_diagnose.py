@@ -1,4 +1,4 @@
-"""diagnose against moto server and osmem-server."""
+"""diagnose against moto server and a real OpenSearch node."""
 
 from __future__ import annotations
 

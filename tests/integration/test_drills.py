@@ -1,7 +1,7 @@
 """Disaster drills (issue 29): each runs the steps of its runbook in docs/operations.md as commands.
 
 The pipeline is the real indexer (fed from the ingest queue as Lambda feeds it) and the real OCR
-worker on moto server and osmem-server; the operator's steps are ``docindex`` commands run as a
+worker on moto server and a real OpenSearch node; the operator's steps are ``docindex`` commands run as a
 user runs them (``main([...])`` with the stack's env file). Every write OpenSearch accepts goes
 through a recording proxy, so "written once" is counted, not assumed.
 """
@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import json
 import time
-from collections import Counter
+import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -21,132 +20,22 @@ import pytest
 from opensearchpy import OpenSearch
 
 from devkit import samples
-from devkit.faults import OpenSearchFaults, Proxy, WriteLog
-from devkit.local.runner import LocalRunner
 from devkit.messages import s3_notification
-from docindex.cli import main
 from docindex.ingest.handoff import OcrJob, OcrQueue
 from docindex.ops.envfile import write_env_file
 from docindex.ops.reconcile import REMOVAL_MARGIN
-from docindex.worker.config import WorkerSettings
 from docindex.worker.pool import OcrPool
-from docindex.worker.service import Worker
-from tests.conftest import REGION, Stack
-from tests.integration.conftest import build_indexer
-from tests.support.scans import CARD_INCHES, LAYOUT, REPORT_LINES
+from tests.conftest import Stack
+from tests.support.drills import SCAN, TEXTS, Pipeline, documents, drill_pipeline, load
+from tests.support.scans import CARD_INCHES, LAYOUT
 
 pytestmark = pytest.mark.integration
-
-TEXTS = {
-    "営業部/見積書 No.1.txt": "見積書 合計 120,000円",
-    "経理部/請求書 2026-04.txt": "請求書 支払期限 月末",
-    "総務部/議事録.txt": "定例会議 議事録 来週月曜",
-}
-SCAN = "スキャン/受領書.png"
-
-
-@dataclass
-class Pipeline:
-    """The stack, its env file, the recording proxy in front of OpenSearch, the indexer and the worker."""
-
-    stack: Stack
-    env_file: Path
-    writes: WriteLog
-    worker: Worker
-    # What the pipeline's runs emitted (EMF), summed: the indexer's and the worker's metrics.
-    metrics: Counter[str] = field(default_factory=Counter)
-    indexer: Any = None
-
-    def drain(self, *, ocr: bool = True) -> None:
-        """Apply everything in the ingest and OCR queues, as Lambda and the ECS service would.
-
-        One indexer for the whole test, as a warm Lambda keeps its process between invocations.
-        """
-        if self.indexer is None:
-            self.indexer = build_indexer(
-                self.stack, OPENSEARCH_ENDPOINT=self.worker.settings.common.opensearch_endpoint, opensearch=self.client
-            )
-        runner = LocalRunner(
-            sqs=self.stack.aws.sqs,
-            handler=self.indexer.handle,
-            queue_url=self.stack.env["INGEST_QUEUE_URL"],
-            queue_arn=self.stack.env["INGEST_QUEUE_ARN"],
-            region=REGION,
-            function_timeout=30,
-            worker=self.worker if ocr else None,
-        )
-        stats = runner.run(once=True, max_seconds=120)
-        assert stats.drained, runner.depths()
-        assert stats.failures == 0, stats.failed_message_ids
-        self.metrics.update({name: int(value) for name, value in stats.metrics.items()})
-
-    @property
-    def client(self) -> OpenSearch:
-        return OpenSearch(hosts=[self.worker.settings.common.opensearch_endpoint], timeout=30)
-
-    def command(self, *args: str, ok: tuple[int, ...] = (0,)) -> dict[str, Any]:
-        """``docindex ARGS --env-file ... --json``; its JSON document."""
-        import contextlib
-        import io
-
-        out = io.StringIO()
-        with contextlib.redirect_stdout(out):
-            code = main([*args, "--env-file", str(self.env_file), "--json"])
-        assert code in ok, out.getvalue()
-        result: dict[str, Any] = json.loads(out.getvalue())
-        result["exit_code"] = code
-        return result
-
-    def index_writes(self) -> int:
-        return sum(1 for w in self.writes.snapshot() if w.op == "index")
 
 
 @pytest.fixture
 def pipeline(stack: Stack, tmp_path: Path, ocr_pool: OcrPool) -> Iterator[Pipeline]:
-    writes = WriteLog()
-    with Proxy(stack.osmem_url, OpenSearchFaults(log=writes)) as proxy:
-        env = stack.settings_env(OPENSEARCH_ENDPOINT=proxy.url)
-        env_file = tmp_path / "docindex.env"
-        write_env_file(env_file, env)
-        settings = WorkerSettings.from_env({**env, "WORKER_CONCURRENCY": "2", "WORKER_HEARTBEAT_SECONDS": "5"})
-        worker = Worker(
-            settings,
-            s3=stack.aws.s3,
-            sqs=stack.aws.sqs,
-            dynamodb=stack.aws.dynamodb,
-            opensearch=OpenSearch(hosts=[proxy.url], timeout=30),
-            pool=ocr_pool,
-            flush_metrics=False,
-        )
-        try:
-            yield Pipeline(stack, env_file, writes, worker)
-        finally:
-            worker.close()
-
-
-def load(pipeline: Pipeline) -> list[str]:
-    """Three text files and a scan, uploaded (S3 announces them) and indexed, the scan OCR'd.
-
-    Returns the bodies of the notifications that announced them.
-    """
-    stack = pipeline.stack
-    for key, text in TEXTS.items():
-        stack.aws.s3.put_object(Bucket=stack.bucket, Key=key, Body=text.encode())
-    scan = samples.make_scan_png(REPORT_LINES[:2], dpi=300, page=CARD_INCHES, **LAYOUT)
-    stack.aws.s3.put_object(Bucket=stack.bucket, Key=SCAN, Body=scan)
-    announced = [m["Body"] for m in stack.messages("INGEST_QUEUE_URL")]
-    pipeline.drain()
-    return announced
-
-
-def documents(pipeline: Pipeline) -> dict[str, tuple[int, dict[str, Any]]]:
-    """Every document of the bucket: key -> (version, source)."""
-    client = pipeline.stack.opensearch
-    client.indices.refresh(index=pipeline.stack.index)
-    hits = client.search(index=pipeline.stack.index, body={"size": 1000, "version": True, "query": {"match_all": {}}})[
-        "hits"
-    ]["hits"]
-    return {h["_source"]["key"]: (int(h["_version"]), h["_source"]) for h in hits}
+    with drill_pipeline(stack, tmp_path, ocr_pool) as found:
+        yield found
 
 
 # ---------------------------------------------------------------- (d) the idempotency table is lost
@@ -168,7 +57,7 @@ def test_with_the_idempotency_table_lost_duplicates_still_write_once(pipeline: P
     prefix = stack.env["IDEMPOTENCY_TABLE"].removesuffix("-idempotency")
     env = dict(line.split("=", 1) for line in pipeline.env_file.read_text().splitlines() if "=" in line)
     up = pipeline.command(
-        "local", "up", "--aws-endpoint", env["AWS_ENDPOINT_URL"], "--opensearch-endpoint", stack.osmem_url,
+        "local", "up", "--aws-endpoint", env["AWS_ENDPOINT_URL"], "--opensearch-endpoint", stack.engine_url,
         "--prefix", prefix, "--state-dir", str(pipeline.env_file.parent / "state"),
     )  # fmt: skip
     assert up["IDEMPOTENCY_TABLE"] == stack.env["IDEMPOTENCY_TABLE"]
@@ -192,38 +81,33 @@ def test_with_the_idempotency_table_lost_duplicates_still_write_once(pipeline: P
 # ---------------------------------------------------------------- (b) the index restored from an older snapshot
 
 
-def snapshot(pipeline: Pipeline) -> list[dict[str, Any]]:
-    """What a snapshot of the index holds: every document with its version.
-
-    osmem-server has no snapshot repository; a snapshot's restore gives back exactly this.
-    """
+def snapshot(pipeline: Pipeline) -> str:
+    """A snapshot of the index (an ``fs`` repository under the node's ``path.repo``); the repository's name."""
     client, index = pipeline.stack.opensearch, pipeline.stack.index
-    client.indices.refresh(index=index)
-    hits = client.search(index=index, body={"size": 1000, "version": True, "query": {"match_all": {}}})["hits"]["hits"]
-    return [{"_id": h["_id"], "_version": h["_version"], "_source": h["_source"]} for h in hits]
+    concrete = next(iter(client.indices.get_alias(name=index)))
+    settings = next(iter(client.nodes.info(metric="settings")["nodes"].values()))["settings"]
+    repository = f"drill-{uuid.uuid4().hex[:8]}"
+    location = str(Path(settings["path"]["repo"][0]) / repository)
+    client.snapshot.create_repository(repository=repository, body={"type": "fs", "settings": {"location": location}})
+    body = {"indices": concrete, "include_global_state": False}
+    done = client.snapshot.create(repository=repository, snapshot="before", body=body, wait_for_completion=True)
+    assert done["snapshot"]["state"] == "SUCCESS", done
+    return repository
 
 
-def restore(pipeline: Pipeline, snap: list[dict[str, Any]]) -> None:
-    """The index replaced by the snapshot (deleted, created again, the documents at their versions)."""
-    from opensearchpy import helpers
-
-    from docindex.index.mapping import ensure_index
-
+def restore(pipeline: Pipeline, repository: str) -> None:
+    """The index replaced by the snapshot: deleted, then restored with its alias, documents at their versions."""
     client, index = pipeline.stack.opensearch, pipeline.stack.index
     concrete = next(iter(client.indices.get_alias(name=index)))
     client.indices.delete(index=concrete)
-    ensure_index(client, index)
-    actions = [
-        {
-            "_index": index,
-            "_id": d["_id"],
-            "_version": d["_version"],
-            "_version_type": "external",
-            "_source": d["_source"],
-        }
-        for d in snap
-    ]
-    helpers.bulk(client, actions, refresh=True)
+    restored = client.snapshot.restore(
+        repository=repository,
+        snapshot="before",
+        body={"indices": concrete, "include_aliases": True},
+        wait_for_completion=True,
+    )
+    assert restored["snapshot"]["shards"]["failed"] == 0, restored
+    client.cluster.health(index=concrete, wait_for_status="yellow")
 
 
 def test_an_index_restored_from_an_older_snapshot_is_repaired_exactly_where_it_is_behind(
@@ -429,13 +313,12 @@ def test_a_worker_that_has_not_written_yet_never_creates_a_deleted_index(stack: 
     """The short soak's drill failed once in a local CI run: a worker process started before the index was deleted
     wrote first, and its write made an index of the alias's name without the mapping (extraction_error as text,
     every document written there, the rebuilt index empty)."""
-    from opensearchpy import OpenSearch
 
     from docindex.core.exceptions import TransientError
     from docindex.index.documents import IndexDocument
     from docindex.index.store import DocumentStore
 
-    client = OpenSearch(hosts=[stack.osmem_url], timeout=30)
+    client = OpenSearch(hosts=[stack.engine_url], timeout=30)
     indexer = DocumentStore(client, stack.index)
     indexer.ensure()
     # Given a worker's store, ready (the index was there when it started) and not written through yet

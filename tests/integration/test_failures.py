@@ -1,5 +1,5 @@
 """``docindex failures``: every file that could not be read completely, by reason, each with the
-``docindex reprocess`` that retries it, counted against a direct query of the index (osmem-server)."""
+``docindex reprocess`` that retries it, counted against a direct query of the index (a real OpenSearch node)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The indexer against moto server and osmem-server: what ends up in the index and the queues."""
+"""The indexer against moto server and a real OpenSearch node: what ends up in the index and the queues."""
 
 from __future__ import annotations
 

@@ -161,7 +161,7 @@ def test_reprocess_command_dry_run_then_send(
     for name, value in stack.settings_env().items():
         monkeypatch.setenv(name, value)
     target = ["--bucket", stack.bucket, "--queue-url", stack.env["INGEST_QUEUE_URL"], "--index", stack.index]
-    target += ["--opensearch-endpoint", stack.osmem_url]
+    target += ["--opensearch-endpoint", stack.engine_url]
     # When the operator asks for a dry run, then for the real thing
     assert main(["reprocess", *target, "--extension", "ppt", "--dry-run", "--json"]) == 0
     dry = json.loads(capsys.readouterr().out)

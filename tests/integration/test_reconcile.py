@@ -1,4 +1,4 @@
-"""reconcile against moto server and osmem-server: planted differences found, --fix repairs them."""
+"""reconcile against moto server and a real OpenSearch node: planted differences found, --fix repairs them."""
 
 from __future__ import annotations
 
@@ -49,6 +49,8 @@ def drain(stack: Stack) -> None:
     )
     stats = runner.run(once=True, max_seconds=60)
     assert stats.drained
+    # what was written becomes visible at the index's next refresh (1 s); a person reconciling runs later
+    stack.opensearch.indices.refresh(index=stack.index)
     assert stats.failures == 0
 
 

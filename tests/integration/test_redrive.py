@@ -1,4 +1,4 @@
-"""The redrive service against real queues and state (moto server) and real OpenSearch health (osmem).
+"""The redrive service against real queues and state (moto server) and real OpenSearch health (a real node).
 
 moto has no StartMessageMoveTask / ListMessageMoveTasks / CancelMessageMoveTask, so
 ONLY those three calls go to a separate boto3 SQS client wrapped in botocore's
@@ -205,13 +205,13 @@ def build_world(endpoint: str, health: Any) -> Iterator[World]:
 
 
 @pytest.fixture
-def osmem_health(osmem_clone: Any) -> OpenSearchHealth:
-    return OpenSearchHealth(OpenSearch(hosts=[osmem_clone.url], timeout=5, max_retries=0))
+def engine_health(engine_space: Any) -> OpenSearchHealth:
+    return OpenSearchHealth(OpenSearch(hosts=[engine_space.url], timeout=5, max_retries=0))
 
 
 @pytest.fixture
-def world(moto_reset: str, osmem_health: OpenSearchHealth) -> Iterator[World]:
-    yield from build_world(moto_reset, osmem_health)
+def world(moto_reset: str, engine_health: OpenSearchHealth) -> Iterator[World]:
+    yield from build_world(moto_reset, engine_health)
 
 
 def start(service: RedriveService, dlq: str | None = INGEST_DLQ, **fields: Any) -> dict[str, Any]:
@@ -419,8 +419,8 @@ def test_red_cluster_is_consumer_unhealthy(world: World, red_cluster: str) -> No
     assert result["message"] == "OpenSearch cluster health is red"
 
 
-def test_serverless_has_no_cluster_health_so_reachable_is_healthy(osmem_clone: Any) -> None:
-    up = OpenSearchHealth(OpenSearch(hosts=[osmem_clone.url], timeout=5, max_retries=0), service="aoss")
+def test_serverless_has_no_cluster_health_so_reachable_is_healthy(engine_space: Any) -> None:
+    up = OpenSearchHealth(OpenSearch(hosts=[engine_space.url], timeout=5, max_retries=0), service="aoss")
     assert up.check().healthy
     down = OpenSearchHealth(
         OpenSearch(hosts=[f"http://127.0.0.1:{closed_port()}"], timeout=2, max_retries=0), service="aoss"
@@ -702,9 +702,9 @@ def test_a_missing_queue_is_reported_and_the_others_still_run(world: World) -> N
     assert results[OCR_DLQ]["status"] == "started"
 
 
-def test_moto_endpoint_says_unsupported_plainly(moto_reset: str, osmem_health: OpenSearchHealth) -> None:
+def test_moto_endpoint_says_unsupported_plainly(moto_reset: str, engine_health: OpenSearchHealth) -> None:
     # No stub here: the move-task client is bound to the real moto server, which lacks the API
-    world_iter = build_world(moto_reset, osmem_health)
+    world_iter = build_world(moto_reset, engine_health)
     world = next(world_iter)
     world.send("docindex-ingest-dlq", 1)
     service = RedriveService(
@@ -712,7 +712,7 @@ def test_moto_endpoint_says_unsupported_plainly(moto_reset: str, osmem_health: O
         sqs=world.sqs,
         move_tasks=world.sqs,
         state=RedriveStateStore(world.dynamodb, TABLE),
-        health=osmem_health,
+        health=engine_health,
     )
     for action in ("start", "status", "cancel"):
         result = service.run(RedriveRequest(action=action, dlq_arn=INGEST_DLQ)).results[0]

@@ -2,7 +2,7 @@
 
 Every ``events/redrive-*.json`` sample is invoked here (EVENT_FILES; a test fails if a
 new sample is not). As in test_redrive.py, moto server serves the queues and the state
-table, osmem the OpenSearch health, and botocore's Stubber ONLY the three message-move
+table, a real OpenSearch node the OpenSearch health, and botocore's Stubber ONLY the three message-move
 calls moto lacks. The tests that build the real wiring from the environment use no stub
 and show what a local run sees: ``unsupported by this endpoint``.
 """
@@ -85,15 +85,15 @@ def handler(monkeypatch: pytest.MonkeyPatch, restore_environ: None) -> ModuleTyp
 
 
 @pytest.fixture
-def osmem_health(osmem_clone: Any) -> OpenSearchHealth:
+def engine_health(engine_space: Any) -> OpenSearchHealth:
     from opensearchpy import OpenSearch
 
-    return OpenSearchHealth(OpenSearch(hosts=[osmem_clone.url], timeout=5, max_retries=0))
+    return OpenSearchHealth(OpenSearch(hosts=[engine_space.url], timeout=5, max_retries=0))
 
 
 @pytest.fixture
-def world(moto_reset: str, osmem_health: OpenSearchHealth, monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
-    for w in build_world(moto_reset, osmem_health):
+def world(moto_reset: str, engine_health: OpenSearchHealth, monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
+    for w in build_world(moto_reset, engine_health):
         monkeypatch.setattr(wiring, "get_service", w.service)
         yield w
 
@@ -248,10 +248,10 @@ def local_up_env(state_dir: Path, endpoint: str, opensearch_url: str) -> tuple[d
 
 
 def test_local_up_writes_the_redrive_state_table_as_the_template_does(
-    moto_reset: str, osmem_clone: Any, tmp_path: Path
+    moto_reset: str, engine_space: Any, tmp_path: Path
 ) -> None:
     # template.yaml sets REDRIVE_STATE_TABLE to the ledger table; `local up` mirrors it
-    env, env_file = local_up_env(tmp_path, moto_reset, osmem_clone.url)
+    env, env_file = local_up_env(tmp_path, moto_reset, engine_space.url)
     assert env["REDRIVE_STATE_TABLE"] == env["LEDGER_TABLE"]
     assert f"REDRIVE_STATE_TABLE={env['LEDGER_TABLE']}" in env_file.read_text(encoding="utf-8").splitlines()
     settings = RedriveSettings.from_env(env)  # what `docindex redrive --env-file` validates
@@ -261,13 +261,13 @@ def test_local_up_writes_the_redrive_state_table_as_the_template_does(
 def test_handler_wired_from_the_environment_says_unsupported_locally(
     handler: ModuleType,
     moto_reset: str,
-    osmem_clone: Any,
+    engine_space: Any,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     # Given the real wiring (no stub) from the environment `docindex local up` writes:
-    # moto as AWS, osmem as OpenSearch, one message in the ingest DLQ
-    env, _ = local_up_env(tmp_path, moto_reset, osmem_clone.url)
+    # moto as AWS, a real node as OpenSearch, one message in the ingest DLQ
+    env, _ = local_up_env(tmp_path, moto_reset, engine_space.url)
     os.environ.update(env)
     aws_client("sqs", moto_reset).send_message(QueueUrl=env["INGEST_DLQ_URL"], MessageBody="{}")
 
@@ -325,13 +325,13 @@ def test_cli_start_prints_one_block_per_dlq(world: World, capsys: pytest.Capture
 
 def test_cli_local_env_file_says_unsupported_and_exits_1(
     moto_reset: str,
-    osmem_clone: Any,
+    engine_space: Any,
     restore_environ: None,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     # Given the env file `docindex local up` wrote, used as is (docs/dlq-redrive.md, "Locally")
-    env, env_file = local_up_env(tmp_path, moto_reset, osmem_clone.url)
+    env, env_file = local_up_env(tmp_path, moto_reset, engine_space.url)
     for key in env:
         os.environ.pop(key, None)
     aws_client("sqs", moto_reset).send_message(QueueUrl=env["OCR_DLQ_URL"], MessageBody="{}")
@@ -365,17 +365,17 @@ def test_cli_reports_a_bad_environment_with_exit_2(restore_environ: None, capsys
 
 def test_cli_finds_the_dlqs_state_table_and_opensearch_from_a_stack(
     moto_reset: str,
-    osmem_clone: Any,
+    engine_space: Any,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     # Given a stack with template.yaml's outputs and parameters (moto cannot run the SAM transform)
     # over the resources `docindex local up` provisions, one message in the ingest DLQ,
-    env, _ = local_up_env(tmp_path, moto_reset, osmem_clone.url)
+    env, _ = local_up_env(tmp_path, moto_reset, engine_space.url)
     template = {
         "Parameters": {
-            "OpenSearchEndpoint": {"Type": "String", "Default": osmem_clone.url},
+            "OpenSearchEndpoint": {"Type": "String", "Default": engine_space.url},
             "OpenSearchIndex": {"Type": "String", "Default": env["OPENSEARCH_INDEX"]},
         },
         "Resources": {"Placeholder": {"Type": "AWS::SQS::Queue", "Properties": {"QueueName": "stack-placeholder"}}},

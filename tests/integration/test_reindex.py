@@ -193,7 +193,7 @@ def test_the_cli_reindexes_rolls_back_and_cleans_up(stack: Stack, monkeypatch: p
         monkeypatch.setenv(name, value)
     target = [
         "--opensearch-endpoint",
-        stack.osmem_url,
+        stack.engine_url,
         "--index",
         stack.index,
         "--ledger-table",
@@ -202,7 +202,7 @@ def test_the_cli_reindexes_rolls_back_and_cleans_up(stack: Stack, monkeypatch: p
 
     assert main(["reindex", *target, "--settle", "0", "--json"]) == 0
     done = json.loads(capsys.readouterr().out)
-    assert (done["target"], done["copied"], done["analysis"]) == (f"{stack.index}-v2", 1, "kuromoji")
+    assert (done["target"], done["copied"], done["analysis"]) == (f"{stack.index}-v2", 1, "icu+kuromoji")
     assert main(["reindex", *target, "--settle", "0", "--rollback", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["target"] == f"{stack.index}-v1"
     assert main(["reindex", *target, "--cleanup", "--json"]) == 0
@@ -228,10 +228,10 @@ def test_analysis_validate_checks_the_file_and_tries_it_on_the_cluster(
         encoding="utf-8",
     )
     assert (
-        main(["analysis", "validate", "--config", str(good), "--opensearch-endpoint", stack.osmem_url, "--json"]) == 0
+        main(["analysis", "validate", "--config", str(good), "--opensearch-endpoint", stack.engine_url, "--json"]) == 0
     )
     report = json.loads(capsys.readouterr().out)
-    assert report["cluster"]["analysis"] == "kuromoji"
+    assert report["cluster"]["analysis"] == "icu+kuromoji"
     assert report["cluster"]["tokens"]["情シス"] == ["情シス"]  # kept whole by the user dictionary
     assert stack.opensearch.indices.get(index="docindex-validate-*") == {}  # the throwaway index is gone
 

@@ -67,7 +67,7 @@ def role_for(stack: Stack, name: str) -> Role:
 
 
 def limited_opensearch(stack: Stack, role: Role) -> Any:
-    return role.opensearch(OpenSearch(hosts=[stack.osmem_url], timeout=30), DOMAIN_ARN)
+    return role.opensearch(OpenSearch(hosts=[stack.engine_url], timeout=30), DOMAIN_ARN)
 
 
 def put(stack: Stack, key: str, body: bytes) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from docindex.index.search import search
 
 
 def test_index_is_created_behind_an_alias_with_kuromoji(opensearch: Any) -> None:
-    # osmem has kuromoji but not analysis-icu: the second tier is used
+    # the node has kuromoji and analysis-icu: the production tier
     concrete = ensure_index(opensearch, "docs")
     assert concrete == "docs-v1"
     assert opensearch.indices.get_alias(name="docs") == {"docs-v1": {"aliases": {"docs": {"is_write_index": True}}}}

@@ -247,7 +247,7 @@ def test_an_index_from_before_name_search_is_reported_and_reindex_brings_the_nam
     # When `docindex reindex` rebuilds it, deriving the field as it copies each document
     for name, value in stack.settings_env().items():
         monkeypatch.setenv(name, value)
-    target = ["--opensearch-endpoint", stack.osmem_url, "--index", "legacy"]
+    target = ["--opensearch-endpoint", stack.engine_url, "--index", "legacy"]
     assert main(["reindex", *target, "--ledger-table", stack.env["LEDGER_TABLE"], "--settle", "0"]) == 0
     capsys.readouterr()
     # Then the name search finds the file, and nothing is left to report

@@ -1,4 +1,4 @@
-"""The OCR worker against moto server, osmem-server and real Tesseract: jobs queued by the real indexer."""
+"""The OCR worker against moto server, a real OpenSearch node and real Tesseract: jobs queued by the real indexer."""
 
 from __future__ import annotations
 

@@ -30,7 +30,7 @@ def cli(*args: str, cwd: Path) -> dict[str, Any]:
     return parsed
 
 
-def test_local_run_ocrs_an_uploaded_scan(tmp_path: Path, aws: Aws, opensearch: Any, osmem_url: str) -> None:
+def test_local_run_ocrs_an_uploaded_scan(tmp_path: Path, aws: Aws, opensearch: Any, engine_url: str) -> None:
     # Given a local stack on the test's moto server and OpenSearch
     env_file = tmp_path / "local.env"
     common = ["--env-file", str(env_file)]
@@ -40,7 +40,7 @@ def test_local_run_ocrs_an_uploaded_scan(tmp_path: Path, aws: Aws, opensearch: A
         "--aws-endpoint",
         aws.endpoint,
         "--opensearch-endpoint",
-        osmem_url,
+        engine_url,
         "--prefix",
         f"l{uuid.uuid4().hex[:8]}",
         *common,

@@ -1,6 +1,6 @@
 """Long scans as page-range jobs: any worker takes a range, the last one to land writes the document once.
 
-Real parts: the indexer queues the job, two workers (moto's SQS, DynamoDB and S3, osmem,
+Real parts: the indexer queues the job, two workers (moto's SQS, DynamoDB and S3, a real OpenSearch node,
 real Tesseract) split it, read the ranges and assemble the document.
 
 These tests are about the ranges, not the reading: the workers read with Tesseract

@@ -1,6 +1,6 @@
 """The search relevance query set: what people type, and the file each query must find in the top 3.
 
-Used by tests/integration/test_relevance.py (against osmem-server's real
+Used by tests/integration/test_relevance.py (on a real OpenSearch node's
 analysis) and by ``make bench`` (recall@3, mean reciprocal rank, latency).
 """
 

@@ -149,30 +149,28 @@ def build_world(
 def meaning_world(
     tmp: Path,
     moto_endpoint: str,
-    osmem_server: Any,
+    search_engine: Any,
     ocr_pool: Any,
     files: dict[str, str],
     access: dict[str, Any],
     users: dict[str, list[str]],
     **env: str,
 ) -> Iterator[tuple[SearchWorld, Stack, Any]]:
-    """A search world with meaning search: its own osmem clone behind the HNSW k-NN stand-in, a stack with
-    ``EMBEDDINGS=local``, ``files`` indexed by the real indexer under ``access`` and embedded by the real
-    worker, and ``users`` (name -> groups) signed in. Yields the world, the stack and the stand-in's proxy."""
+    """A search world with meaning search: a space of its own on the engine (on the emulator, a clone behind the
+    HNSW k-NN stand-in), a stack with ``EMBEDDINGS=local``, ``files`` indexed by the real indexer under
+    ``access`` and embedded by the real worker, and ``users`` (name -> groups) signed in. Yields the world,
+    the stack and the space."""
     import boto3
     from opensearchpy import OpenSearch
 
-    from devkit.faults.proxy import Proxy
-    from devkit.local.knn import HnswKnn
     from devkit.local.stack import StackNames, StackOptions, provision
     from tests.conftest import Aws
     from tests.support.worker import worker_factory
 
     aws = Aws(moto_endpoint)
-    clone = osmem_server.clone()
-    proxy = Proxy(clone.url, HnswKnn()).start()
+    space = search_engine.clone()
     try:
-        opensearch = OpenSearch(hosts=[proxy.url], timeout=60)
+        opensearch = OpenSearch(hosts=[space.url], timeout=60)
         names = StackNames(f"t{uuid.uuid4().hex[:10]}")
         stack_env = provision(
             s3=aws.s3,
@@ -180,10 +178,10 @@ def meaning_world(
             dynamodb=aws.dynamodb,
             opensearch=opensearch,
             names=names,
-            options=StackOptions(embeddings="local"),
+            options=StackOptions(embeddings="local", vector_encoding=search_engine.vector_encoding),
             region=REGION,
         )
-        stack = Stack(aws, opensearch, proxy.url, stack_env)
+        stack = Stack(aws, opensearch, space.url, stack_env)
         cognito = boto3.client("cognito-idp", region_name=REGION, endpoint_url=moto_endpoint)
         found = build_world(stack, tmp, cognito, **env)
         found.map_path.write_text(json.dumps(access, ensure_ascii=False))
@@ -194,10 +192,9 @@ def meaning_world(
         # ... and the embed jobs it queued run by the real worker
         with worker_factory(ocr_pool) as make:
             drain(make(stack, ACCESS_MAP_URI=str(found.map_path), ACCESS_MAP_TTL_SECONDS="0"), stack)
-        yield found, stack, proxy
+        yield found, stack, space
     finally:
-        proxy.stop()
-        clone.close()
+        space.close()
 
 
 def drain(worker: Any, stack: Stack) -> None:
@@ -212,7 +209,7 @@ def drain(worker: Any, stack: Stack) -> None:
 
 @contextmanager
 def shared_world(
-    aws: Aws, osmem_server: Any, ocr_pool: OcrPool, directory: Path
+    aws: Aws, search_engine: Any, ocr_pool: OcrPool, directory: Path
 ) -> Iterator[tuple[SearchWorld, WorkerFactory]]:
     """A world on a stack of its own (``shared_stack``) for a module-scoped fixture: the sales and hr
     users signed in, and a factory of OCR workers on ``ocr_pool`` that stamp with the access map."""
@@ -220,7 +217,7 @@ def shared_world(
 
     from tests.support.worker import worker_factory
 
-    with shared_stack(aws, osmem_server) as stack, worker_factory(ocr_pool) as make_worker:
+    with shared_stack(aws, search_engine) as stack, worker_factory(ocr_pool) as make_worker:
         cognito = boto3.client("cognito-idp", region_name=REGION, endpoint_url=stack.aws.endpoint)
         world = build_world(stack, directory, cognito)
         world.add_user("sales", ["営業部"])
