@@ -1,7 +1,7 @@
 """The soak: the local pipeline under injected faults, judged by ``docindex reconcile``.
 
 ``python -m soak`` (``make soak``) builds a bucket of mixed documents
-on the embedded local endpoints (moto server, osmem-server), storms it with
+on the embedded local endpoints (moto server, a real OpenSearch node), storms it with
 overwrites, deletes, re-creates, renames and a backfill, and drives the real
 handlers the way AWS does while faults are injected over real HTTP:
 

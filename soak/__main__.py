@@ -27,7 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m soak",
         description=(
-            "Run the local pipeline (moto server, osmem-server, the real handlers and worker) under injected "
+            "Run the local pipeline (moto server, a real OpenSearch node, the real handlers and worker) under injected "
             "faults, then judge it: docindex reconcile must report 100 %% coverage with nothing stale or orphaned, "
             "the DLQs must hold only the poisoned messages, and no change may be written twice."
         ),

@@ -126,5 +126,5 @@ class Stack:
         return self.env["AWS_ENDPOINT_URL"]
 
     @property
-    def osmem(self) -> str:
+    def opensearch(self) -> str:
         return self.env["OPENSEARCH_ENDPOINT"]

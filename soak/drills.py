@@ -119,7 +119,7 @@ class Drills:
         stack.dynamodb.get_waiter("table_not_exists").wait(TableName=env["IDEMPOTENCY_TABLE"])
         config = self.soak.config
         self._cli(
-            "local", "up", "--aws-endpoint", stack.moto, "--opensearch-endpoint", stack.osmem,
+            "local", "up", "--aws-endpoint", stack.moto, "--opensearch-endpoint", stack.opensearch,
             "--prefix", f"soak{config.seed}", "--function-timeout", str(config.function_timeout),
             "--max-receive-count", str(config.max_receive_count),
             "--visibility-timeout", str(config.ingest_visibility),
@@ -150,7 +150,7 @@ class Drills:
         from docindex.embed.settings import vector_spec
         from docindex.index.mapping import ensure_index
 
-        client = OpenSearch(hosts=[self.stack.osmem], timeout=120)
+        client = OpenSearch(hosts=[self.stack.opensearch], timeout=120)
         index = self.stack.env["OPENSEARCH_INDEX"]
         client.indices.refresh(index=index)
         snap = list(helpers.scan(client, index=index, query={"query": {"match_all": {}}}, version=True))
@@ -230,7 +230,7 @@ class Drills:
     def index_deleted(self) -> dict[str, Any]:
         from opensearchpy import OpenSearch
 
-        client = OpenSearch(hosts=[self.stack.osmem], timeout=120)
+        client = OpenSearch(hosts=[self.stack.opensearch], timeout=120)
         index = self.stack.env["OPENSEARCH_INDEX"]
         cached = self._ocr_results_in_cache(client, index)
         logs = {log: log.stat().st_size for log in self.soak.dir.glob("worker*.log")}
@@ -318,7 +318,9 @@ class Drills:
         ):
             result.failures.append(f"reconcile after the drill: {result.reconcile}")
         docs = indexed_documents(
-            OpenSearch(hosts=[self.stack.osmem], timeout=120), self.stack.env["OPENSEARCH_INDEX"], self.workload.bucket
+            OpenSearch(hosts=[self.stack.opensearch], timeout=120),
+            self.stack.env["OPENSEARCH_INDEX"],
+            self.workload.bucket,
         )
         content = check_content(self.workload.expected(), docs)
         result.wrong, result.pending = len(content.mismatches), content.pending

@@ -2,7 +2,7 @@
 
 Phases:
 
-1. **Stack**: moto server and osmem-server started fresh, the resources
+1. **Stack**: moto server and a real OpenSearch node started fresh, the resources
    ``template.yaml`` defines provisioned (``docindex local up``), the bucket's
    own notification removed: the harness plays S3's notification system.
 2. **Faults on**; the pollers (Lambda's event source mapping, ``lambdas``
@@ -118,7 +118,7 @@ class Soak:
         self._lambda_aws: Proxy | None = None
         self.delivery: Delivery | None = None
         self._proxies: list[Proxy] = []
-        self._servers: list[Any] = []
+        self._servers: list[tuple[Any, Any]] = []  # (how to stop it, the server)
         self._backfill: subprocess.Popen[str] | None = None
 
     # -- the run
@@ -223,23 +223,27 @@ class Soak:
     def _start_stack(self) -> Stack:
         import boto3
 
-        from devkit.local.servers import start_moto, start_osmem
-        from devkit.local.session import local_up
+        from devkit.local.servers import start_moto, stop
+        from devkit.local.session import LOCAL_NODE_VECTOR_ENCODING, local_up
+        from devkit.opensearch.node import start_node
+        from devkit.opensearch.node import stop as stop_node
         from docindex.core.clients import boto_config
 
         if self.dir.exists():
             shutil.rmtree(self.dir)
         self.dir.mkdir(parents=True)
         moto = start_moto(self.dir, exit_with_parent=True)
-        self._servers.append(moto)
-        osmem = start_osmem(self.dir)
-        self._servers.append(osmem)
+        self._servers.append((stop, moto))
+        # a real OpenSearch node of the soak's own (devkit.opensearch), stopped with it
+        node = start_node(self.dir, exit_with_parent=True)
+        self._servers.append((stop_node, node))
         os.environ.update(CREDENTIALS)
         env = local_up(
             state_dir=self.dir,
             env_file=self.dir / "soak.env",
             aws_endpoint=moto.url,
-            opensearch_endpoint=osmem.url,
+            opensearch_endpoint=node.url,
+            vector_encoding=LOCAL_NODE_VECTOR_ENCODING,
             prefix=f"soak{self.config.seed}",
             function_timeout=self.config.function_timeout,
             max_receive_count=self.config.max_receive_count,
@@ -261,7 +265,7 @@ class Soak:
     def harness_settings(self, stack: Stack) -> None:
         """What the soak changes in what `docindex local up` provisions (again after a drill re-runs it)."""
         env = stack.env
-        self._short_gc_deletes(stack.osmem, env["OPENSEARCH_INDEX"])
+        self._short_gc_deletes(stack.opensearch, env["OPENSEARCH_INDEX"])
         stack.s3.put_bucket_notification_configuration(Bucket=env["DOCINDEX_BUCKET"], NotificationConfiguration={})
         # `local up` gives the OCR queue its own maxReceiveCount; the soak uses one for both.
         for queue, dlq in (("OCR_QUEUE_URL", "OCR_DLQ_ARN"), ("EMBED_QUEUE_URL", "EMBED_DLQ_ARN")):
@@ -291,7 +295,7 @@ class Soak:
             **CREDENTIALS,
             "OPENSEARCH_AUTH": "none",
             "MAX_OBJECT_BYTES": str(config.max_object_bytes),
-            # Every version's token is near the start; osmem-server slows down with indexed text volume.
+            # Every version's token is near the start: the storm's files need no more text than that.
             "MAX_CONTENT_CHARS": "8000",
             "INDEXER_CONCURRENCY": str(config.record_concurrency),
             "POWERTOOLS_LOG_LEVEL": "INFO",
@@ -354,7 +358,7 @@ class Soak:
         for slot in slots:
             kill_switch = KillSwitch(config.seed, f"slot-{slot}")
             os_proxy = self._proxy(
-                stack.osmem,
+                stack.opensearch,
                 OpenSearchFaults(
                     client=f"lambda-{slot}",
                     switch=self.switch,
@@ -406,7 +410,7 @@ class Soak:
             ),
         )
         worker_os = self._proxy(
-            stack.osmem,
+            stack.opensearch,
             OpenSearchFaults(
                 client=name,
                 switch=self.switch,
@@ -743,7 +747,6 @@ class Soak:
 
     def _teardown(self) -> None:
         """Stop everything this run started (fast: after a failure nothing is waited for)."""
-        from devkit.local.servers import stop
 
         steps: list[Callable[[], None]] = []
         for poller in self.pollers:
@@ -757,7 +760,7 @@ class Soak:
         if self._reconcile is not None:
             steps.append(self._reconcile.kill)
         steps += [proxy.stop for proxy in self._proxies]
-        steps += [functools.partial(stop, info) for info in self._servers]
+        steps += [functools.partial(stopper, info) for stopper, info in self._servers]
         for step in steps:
             try:
                 step()
@@ -804,7 +807,9 @@ class Soak:
             for d in dlqs
             if not d.ok
         ]
-        docs = indexed_documents(OpenSearch(hosts=[stack.osmem], timeout=60), env["OPENSEARCH_INDEX"], workload.bucket)
+        docs = indexed_documents(
+            OpenSearch(hosts=[stack.opensearch], timeout=60), env["OPENSEARCH_INDEX"], workload.bucket
+        )
         expected = workload.expected()
         content = check_content(expected, docs)
         if not content.ok:

@@ -119,7 +119,7 @@ _OOXML = "application/vnd.openxmlformats-officedocument"
 
 def _large_text(s: _Seed) -> Document:
     # Above MAX_OBJECT_BYTES: never read by the Lambda, extracted by the worker. The filler
-    # is punctuation: osmem-server slows down with the volume of text it has analysed.
+    # is punctuation: the engine's analysis costs CPU by the volume of text.
     filler = ("-" * 79 + "\n") * (s.large_bytes // 80 + 1)
     return Document(samples.make_text(f"{s.text}\n{filler}"), "text/plain", Expectation(token=s.token, ocr=True))
 

@@ -13,7 +13,7 @@ from typing import Any
 DEFAULT_STATE_DIR = Path(".docindex")
 # What serves as OpenSearch locally: a real node (devkit.opensearch) or the emulator (osmem-server).
 ENGINES = ("opensearch", "osmem")
-DEFAULT_ENGINE = "osmem"
+DEFAULT_ENGINE = "opensearch"
 # The local node's k-NN plugin comes without Faiss's native library (Maven Central's zip): its vectors
 # use Lucene's 7-bit scalar quantization, the Lucene engine's nearest to the default bq4 (docs/meaning-search.md).
 LOCAL_NODE_VECTOR_ENCODING = "int7"
@@ -53,7 +53,7 @@ def local_up(
     A server recorded in ``servers.json`` that no longer
     answers is started afresh (empty: both keep their state in memory); ``notes`` then gets a
     sentence when the other one still holds data, since the index and the emulated bucket no
-    longer agree. ``engine`` (else ``DOCINDEX_LOCAL_ENGINE``, else ``osmem``): what serves as
+    longer agree. ``engine`` (else ``DOCINDEX_LOCAL_ENGINE``, else ``opensearch``): what serves as
     OpenSearch when no endpoint is given — ``opensearch``, a real OpenSearch node
     (devkit.opensearch: its data kept under the state directory), or ``osmem``, the emulator with
     the k-NN stand-in in front of it. ``vector_encoding``: the index's VECTOR_ENCODING (default: what the

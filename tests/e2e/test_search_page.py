@@ -67,10 +67,10 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
 
     from devkit.local.servers import start_moto, stop
     from devkit.local.session import LOCAL_NODE_VECTOR_ENCODING, local_down, local_up
-    from devkit.opensearch.node import start_node
-    from devkit.opensearch.node import stop as stop_node
     from devkit.local.signin import ensure_user
     from devkit.messages import sqs_event
+    from devkit.opensearch.node import start_node
+    from devkit.opensearch.node import stop as stop_node
     from docindex.core.settings import Settings
     from docindex.ingest.indexer import Indexer
     from tests.integration.conftest import invoke

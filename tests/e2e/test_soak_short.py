@@ -26,7 +26,7 @@ QUICK = ["--function-timeout", "3", "--visibility-timeout", "6", "--max-receive-
 # under faults in CI too; `make soak` runs all four. The focused soaks skip them.
 FAULT_DRILLS = ["--drill", "idempotency_lost", "--drill", "index_deleted"]
 FOCUSED = ["--no-drills"]
-# Each soak wants a CPU or more (indexer sandboxes, the OCR worker and its pool, moto, osmem-server):
+# Each soak wants a CPU or more (indexer sandboxes, the OCR worker and its pool, moto, the OpenSearch node):
 # `make test` runs them in two chains, one after another in each (xdist groups: tests/support/scheduling.py),
 # not all at once beside everything else. About the same length: the fault soak and the rolling upgrade,
 # then the sabotaged runs and the race.
@@ -45,7 +45,7 @@ def soak(tmp_path: Path, *args: str, timeout: float = 240) -> tuple[int, dict[st
             code = process.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             # SIGTERM: the soak stops through its teardown (servers, worker, sandboxes); a SIGKILL
-            # would leave its OCR worker and osmem-server running after the test.
+            # would leave its OCR worker and OpenSearch node running after the test.
             process.terminate()
             try:
                 process.wait(timeout=60)

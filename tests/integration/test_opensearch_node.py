@@ -149,3 +149,21 @@ def test_a_vector_field_the_node_cannot_serve_is_refused_and_docindex_falls_back
     assert spec.encoding == "fp32"
     client.index(index="bq", id="1", body={"passages": [{"vector": [1.0, 0.0, 0.0, 0.0]}]}, refresh=True)
     assert client.count(index="bq")["count"] == 1
+
+
+def test_the_demo_starts_its_index_afresh_when_the_node_kept_it_and_the_bucket_is_new(stack: Any) -> None:
+    from docindex.cli.demo import _fresh_index
+
+    env = stack.settings_env()
+    # Given the index of a previous demo, kept on the node's disk, and a bucket that is new (moto restarted)
+    stack.opensearch.index(index=stack.index, id="old", body={"key": "old.txt"}, refresh=True)
+    # When the demo starts, it starts the index afresh, with docindex's mapping, behind the alias
+    assert _fresh_index(env) is True
+    assert stack.count() == 0
+    mapping = next(iter(stack.opensearch.indices.get_mapping(index=stack.index).values()))["mappings"]
+    assert mapping["_meta"]["docindex"]["analysis"] == "icu+kuromoji"
+    # ... but never an index whose bucket has files (the demo's own run, or someone's upload)
+    stack.aws.s3.put_object(Bucket=stack.bucket, Key="kept.txt", Body=b"x")
+    stack.opensearch.index(index=stack.index, id="kept", body={"key": "kept.txt"}, refresh=True)
+    assert _fresh_index(env) is False
+    assert stack.count() == 1

@@ -61,6 +61,34 @@ def _upload(env: dict[str, str]) -> int:
     return len(corpus)
 
 
+def _fresh_index(env: dict[str, str]) -> bool:
+    """Start the demo's index afresh when the emulated bucket is new but the node kept the last demo's index.
+
+    moto keeps the bucket and the ledger in memory (gone after ``docindex local down``), the OpenSearch node
+    keeps its index on disk: the index would hold the last run's documents at versions the new ledger has
+    not handed out yet. True when it was started again.
+    """
+    import boto3
+    from opensearchpy import OpenSearch
+
+    from docindex.index.mapping import ensure_index
+
+    s3 = boto3.client("s3", endpoint_url=env["AWS_ENDPOINT_URL"], region_name=env["AWS_REGION"])
+    if s3.list_objects_v2(Bucket=env["DOCINDEX_BUCKET"], MaxKeys=1).get("KeyCount", 0):
+        return False
+    client = OpenSearch(hosts=[env["OPENSEARCH_ENDPOINT"]], timeout=30)
+    index = env["OPENSEARCH_INDEX"]
+    if not int(client.count(index=index).get("count", 0)):
+        return False
+    for concrete in client.indices.get_alias(name=index):
+        client.indices.delete(index=concrete)
+    from docindex.core.settings import EmbeddingSettings
+    from docindex.embed.settings import vector_spec
+
+    ensure_index(client, index, vectors=vector_spec(EmbeddingSettings.from_env(env)))
+    return True
+
+
 def _redeliver(env: dict[str, str], count: int) -> int:
     """Send copies of the first notifications again: what at-least-once delivery and redrives do."""
     import boto3
@@ -276,12 +304,16 @@ def _search_samples(env: dict[str, str], queries: list[str]) -> None:
 
 def _demo(args: argparse.Namespace) -> int:
     session = local_session()
-    print("1. Starting the local stack: moto server (S3, SQS, DynamoDB) + osmem-server (OpenSearch)")
+    print(
+        "1. Starting the local stack: moto server (S3, SQS, DynamoDB) + an OpenSearch 2.19 node (k-NN, kuromoji, ICU)"
+    )
     env = session.local_up(state_dir=args.state_dir, serve_api=True, file_server_shares=DEMO_SHARES)
     from docindex.ops.envfile import apply_env_file
 
     # The demo's own S3/SQS clients use the same endpoint and credentials as the handlers.
     apply_env_file(session.default_env_file(args.state_dir))
+    if _fresh_index(env):
+        print("   (the node still held the last demo's index, the emulated bucket is new: index started afresh)")
     _employees(env, session.default_env_file(args.state_dir), args.state_dir)
     print(f"   bucket s3://{env['DOCINDEX_BUCKET']} → {env['INGEST_QUEUE_URL']}")
     uploaded = _upload(env)

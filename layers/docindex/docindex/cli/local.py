@@ -150,7 +150,7 @@ def _down(args: argparse.Namespace) -> int:
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subparsers.add_parser("local", help="run the pipeline locally (moto server + osmem-server)")
+    parser = subparsers.add_parser("local", help="run the pipeline locally (moto server + a real OpenSearch node)")
     sub = parser.add_subparsers(dest="local_command", metavar="SUBCOMMAND", required=True)
 
     def common(p: argparse.ArgumentParser) -> None:
@@ -167,7 +167,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         choices=("opensearch", "osmem"),
         default=None,
         help="what to start as OpenSearch: a real OpenSearch node (2.19, k-NN, kuromoji, ICU; `make opensearch` "
-        "builds it) or the osmem-server emulator (default: DOCINDEX_LOCAL_ENGINE, else osmem)",
+        "builds it) or the osmem-server emulator (default: DOCINDEX_LOCAL_ENGINE, else opensearch)",
     )
     up.add_argument("--prefix", default="docindex", help="resource name prefix (default docindex)")
     up.add_argument("--region", default="us-east-1")
