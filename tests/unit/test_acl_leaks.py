@@ -1,6 +1,6 @@
-"""Issue 41: the imported map is never wider than Windows, with unusual and hostile ACLs.
+"""Issues 41 and 49: the imported map is never wider than Windows, with unusual and hostile ACLs and mapping lines.
 
-Each test is one example of the issue, written as the export tools write it (icacls /save pairs in
+Each test is one example of an issue, written as the export tools write it (icacls /save pairs in
 UTF-16 LE, smbcacls listings), with the readers Windows' access check gives by hand in a comment.
 The mapping maps ``…-1105`` to 営業部 (sales), ``…-1106`` to 人事部 (hr), ``…-1107`` to 監査 (audit).
 """
@@ -585,3 +585,32 @@ def test_the_issues_two_exports_through_the_cli(tmp_path: Path, capsys: pytest.C
         f"{mapping}: line 5",
         f"{mapping}: line 6",
     ]
+
+
+def test_access_diff_shows_a_map_imported_before_as_wider(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given a map imported before issue 49 from the issue's two exports (the importer took the lines' word for denies)
+    from docindex.access.ntfs import principals
+    from docindex.access.ntfs.drift import drift
+
+    export = icacls(
+        ROOT_EVERYONE,
+        ("share\\役員", "D:PAI(D;OICI;0x1200a9;;;BU)(A;OICI;0x1200a9;;;WD)"),
+        ("share\\社外秘", "D:PAI(D;OICI;0x1200a9;;;WD)(A;OICI;0x1200a9;;;AU)"),
+    )
+    lines = "BU,-\nEveryone,all-staff\n"
+
+    def trusting(self: principals.Mapping, key: str, label: str, *, universal: bool) -> principals.Who:
+        found = self.entries[key]
+        return principals.Who(principals.MAPPED if found else principals.IGNORED, found, label, denies=found)
+
+    with monkeypatch.context() as patched:
+        patched.setattr(principals.Mapping, "_by_line", trusting)
+        before = imported_with(export, lines)
+    applied = parse_access_map(json.dumps(before.access_map(), ensure_ascii=False), admin_group="docindex-admins")
+    assert staff_readers(before, "nas/役員/a.docx") == {"sales"}  # the leak as it was: Windows refuses everyone
+    assert staff_readers(before, "nas/社外秘/a.docx") == {"temp"}
+    # When `docindex access diff` compares the same export with it now
+    report = drift(imported_with(export, lines), applied, bucket="", prefix="nas/")
+    # Then both folders are differences on the dangerous side: re-import and apply
+    wider = {d.key for d in report.differences if d.wider}
+    assert {"nas/役員/", "nas/社外秘/"} <= wider
