@@ -614,3 +614,16 @@ def test_access_diff_shows_a_map_imported_before_as_wider(monkeypatch: pytest.Mo
     # Then both folders are differences on the dangerous side: re-import and apply
     wider = {d.key for d in report.differences if d.wider}
     assert {"nas/役員/", "nas/社外秘/"} <= wider
+
+
+@pytest.mark.parametrize("line", ["", "Everyone,all-staff\n"], ids=["no line", "Everyone,all-staff"])
+def test_an_allow_before_a_deny_to_everyone_is_reported(line: str) -> None:
+    # Given 見積 whose explicit read for sales stands before the deny to Everyone it inherits (Windows: sales reads)
+    export = icacls(
+        ("share", "D:PAI(D;OICI;0x1200a9;;;WD)(A;OICI;0x1200a9;;;WD)"),
+        ("share\\見積", f"D:AI(A;OICI;0x1200a9;;;{SALES})(D;OICIID;0x1200a9;;;WD)(A;OICIID;0x1200a9;;;WD)"),
+    )
+    result = imported_with(export, line)
+    # Then the map denies (the deny wins), and the report says it is narrower there
+    assert staff_readers(result, "nas/見積/a.xlsx") == set()
+    assert any(f.kind == "allow-before-deny" and f.key == "nas/見積/" for f in result.restrictive)

@@ -224,7 +224,8 @@ class _Walk:
         if ace.conditional or ace.object_specific:
             self.notes.append(Note(CONDITIONAL, who.label, f"{ace.type} ACE applied without its condition"))
         if who.kind == MAPPED:
-            if self.allowed & who.denies or (EVERYONE in self.allowed and who.denies):
+            # Windows honours an allow that stands first: one for anyone, before a deny to everyone
+            if self.allowed & who.denies or (self.allowed and (EVERYONE in self.allowed or EVERYONE in who.denies)):
                 self.notes.append(
                     Note(ALLOW_BEFORE_DENY, who.label, "an allow stands before this deny; docindex denies")
                 )
