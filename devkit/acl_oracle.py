@@ -12,6 +12,14 @@ strictest reading: an object ACE carrying an object type GUID never grants on a 
 denies; a callback object allow never grants (observed: Windows ignores them); a conditional ACE's
 condition is TRUE, FALSE or UNKNOWN per user (deterministic), an allow granting only on TRUE and a
 deny denying on TRUE or UNKNOWN ([MS-DTYP] 2.4.4.17.3).
+
+The mapping file is generated too (``random_mapping``): besides the groups, lines an admin writes that
+say more than the file server can — a universal trustee (every user's token holds it: Everyone,
+Authenticated Users, NETWORK, BUILTIN\\Users, Domain Users) mapped to the identity provider's
+``all-staff`` group (which leaves two users out) or to ``-``, any trustee mapped to ``-`` — each in the
+forms the file accepts (alias, SID, name). Only lines true for allows are drawn (everyone the line's
+group names holds the trustee): a line then cannot widen an allow, and any wider decision is a deny the
+import lost.
 """
 
 from __future__ import annotations
@@ -28,21 +36,25 @@ OI, CI, NP, IO, ID = 0x1, 0x2, 0x4, 0x8, 0x10
 FILE_READ_DATA = 0x1
 GENERIC_READ, GENERIC_WRITE, GENERIC_EXECUTE, GENERIC_ALL = 0x80000000, 0x40000000, 0x20000000, 0x10000000
 NO_READ_UP = 0x2
-WD, AU, NU, SY, BA, CO, CG, OW, AS = (
+WD, AU, NU, SY, BA, BU, CO, CG, OW, AS = (
     "S-1-1-0",
     "S-1-5-11",
     "S-1-5-2",
     "S-1-5-18",
     "S-1-5-32-544",
+    "S-1-5-32-545",
     "S-1-3-0",
     "S-1-3-1",
     "S-1-3-4",
     "S-1-18-1",
 )
 LEVELS = {"LW": 0x1000, "ME": 0x2000, "MP": 0x2100, "HI": 0x3000, "SI": 0x4000}
-ALIASES = {WD: "WD", AU: "AU", NU: "NU", SY: "SY", BA: "BA", CO: "CO", CG: "CG", OW: "OW", AS: "AS"}
 DOMAIN = "S-1-5-21-1004336348-1177238915-682003330"
-SALES, HR, AUDIT, STRANGER = (f"{DOMAIN}-{rid}" for rid in (1105, 1106, 1107, 1199))
+SALES, HR, AUDIT, STRANGER, DU = (f"{DOMAIN}-{rid}" for rid in (1105, 1106, 1107, 1199, 513))
+# Windows writes the machine's own domain's Domain Users as DU in SDDL
+ALIASES = {WD: "WD", AU: "AU", NU: "NU", SY: "SY", BA: "BA", BU: "BU", DU: "DU", CO: "CO", CG: "CG", OW: "OW", AS: "AS"}
+UNIVERSAL = (WD, AU, NU, BU, DU)  # in every user's token: BUILTIN\\Users holds Authenticated Users, DU is the primary
+STAFF = "group:all-staff"  # the identity provider's group of employees: the stranger and the plain user are not in it
 MAPPING = f"nas,docindex\n{SALES},営業部\n{HR},人事部\n{AUDIT},監査\n".encode()
 GROUPS = {SALES: "group:営業部", HR: "group:人事部", AUDIT: "group:監査"}
 GUID = "bf967aba-0de6-11d0-a285-00aa003049e2"
@@ -87,14 +99,16 @@ class User:
     principals: frozenset[str]  # what docindex's token holds: everyone and the mapped groups
 
 
-def _user(name: str, rid: int, groups: tuple[str, ...], *, admin: bool = False, kerberos: bool = True) -> User:
+def _user(
+    name: str, rid: int, groups: tuple[str, ...], *, admin: bool = False, kerberos: bool = True, staff: bool = True
+) -> User:
     sid = f"{DOMAIN}-{rid}"
-    sids = {sid, WD, AU, NU, *groups} | ({BA} if admin else set()) | ({AS} if kerberos else set())
+    sids = {sid, *UNIVERSAL, *groups} | ({BA} if admin else set()) | ({AS} if kerberos else set())
     return User(
         name,
         frozenset(sids),
         LEVELS["HI"] if admin else LEVELS["ME"],
-        frozenset({"everyone", *(GROUPS[g] for g in groups if g in GROUPS)}),
+        frozenset({"everyone", *(GROUPS[g] for g in groups if g in GROUPS)} | ({STAFF} if staff else set())),
     )
 
 
@@ -103,8 +117,8 @@ USERS = (
     _user("hr", 2002, (HR,)),
     _user("audit-sales", 2003, (AUDIT, SALES)),
     _user("sales-admin", 2004, (SALES,), admin=True),
-    _user("stranger", 2005, (STRANGER,), kerberos=False),
-    _user("plain", 2006, ()),
+    _user("stranger", 2005, (STRANGER,), kerberos=False, staff=False),
+    _user("plain", 2006, (), staff=False),
 )
 OWNERS = tuple(sorted(next(s for s in u.sids if s.startswith(DOMAIN + "-2")) for u in USERS))
 
@@ -202,8 +216,10 @@ def can_read(sd: Sd, user: User) -> bool:
 MAPPABLE = frozenset({WD, AU, NU, SALES, HR, AUDIT})
 
 
-def why_granted(sd: Sd, user: User) -> str:  # noqa: PLR0911 - one reason per return
-    """Why Windows lets ``user`` read (for the narrower side's tally): what the map cannot say, or 'other'."""
+def why_granted(sd: Sd, user: User, lines: dict[str, str] | None = None) -> str:  # noqa: PLR0911 - one reason per return
+    """Why Windows lets ``user`` read (for the narrower side's tally): what the map cannot say, or 'other'.
+    ``lines``: the generated mapping's extra lines, trustee SID -> what it is mapped to."""
+    lines = lines or {}
     labelled = any(
         a.type == "ML" and not a.flags & IO and a.mask & NO_READ_UP and LEVELS.get(a.sid, 0x4000) > 0x2000
         for a in sd.sacl
@@ -218,6 +234,12 @@ def why_granted(sd: Sd, user: User) -> str:  # noqa: PLR0911 - one reason per re
         if ace.sid in user.sids or (ace.sid == OW and sd.owner in user.sids):
             if ace.type in ("XA", "OA", "ZA"):
                 return "a conditional or object allow"
+            if (
+                ace.sid in lines
+                and lines[ace.sid] != "everyone"
+                and not (lines[ace.sid] == STAFF and STAFF in user.principals)
+            ):
+                return "an allow for a trustee a mapping line narrows (to '-', or a universal one to a group)"
             if ace.sid not in MAPPABLE:
                 return "an allow for an identity the map cannot name (owner, BA, OW, AS, an unmapped SID)"
             denied = [
@@ -258,7 +280,7 @@ NAMES = (
     "営業部(旧)",
     "b b",
 )
-TRUSTEES = (SALES, HR, AUDIT, STRANGER, WD, AU, BA, OW, AS, CO, SY)
+TRUSTEES = (SALES, HR, AUDIT, STRANGER, WD, AU, NU, BU, DU, BA, OW, AS, CO, SY)
 MASKS = (0x1F01FF, 0x1301BF, 0x1200A9, 0x120089, 0x1, 0x100021, 0x100116, GENERIC_READ, GENERIC_ALL, 0x20, 0x80)
 FLAGS = (OI | CI, OI | CI, OI | CI | NP, OI | CI | IO, OI, CI, OI | IO, CI | IO, 0, OI | NP, CI | NP, OI | CI | NP | IO)
 TYPES = ("A",) * 6 + ("D",) * 3 + ("XA", "XD", "OA", "OD", "ZA")
@@ -405,6 +427,8 @@ NAMES_OF = {
     WD: "Everyone",
     AU: "NT AUTHORITY\\Authenticated Users",
     NU: "NT AUTHORITY\\NETWORK",
+    BU: "BUILTIN\\Users",
+    DU: "CONTOSO\\Domain Users",
     SY: "NT AUTHORITY\\SYSTEM",
     BA: "BUILTIN\\Administrators",
     CO: "CREATOR OWNER",
@@ -467,6 +491,42 @@ def write_getacl_rules(nodes: list[Node], sds: dict[tuple[str, ...], Sd], entrie
         for n in entries
     ]
     return b"\xff\xfe" + json.dumps(items, ensure_ascii=False).encode("utf-16-le")
+
+
+# How a mapping line may name each trustee the generator writes lines for (any form the file accepts)
+LINE_FORMS: dict[str, tuple[str, ...]] = {
+    WD: ("Everyone", "WD", WD),
+    AU: ("NT AUTHORITY\\Authenticated Users", "AU", AU),
+    NU: ("NT AUTHORITY\\NETWORK", "NU", NU),
+    BU: ("BUILTIN\\Users", "BU", BU),
+    DU: ("CONTOSO\\Domain Users", "DU", DU),
+    STRANGER: (STRANGER,),
+    BA: ("BUILTIN\\Administrators", "BA", BA),
+    SY: ("NT AUTHORITY\\SYSTEM", "SY"),
+}
+
+
+@dataclass(frozen=True)
+class MappingFile:
+    """A generated mapping file: its bytes, the domain SID given with it, and its extra lines by trustee SID."""
+
+    data: bytes
+    domain_sid: str | None
+    lines: dict[str, str]  # trustee SID -> what the line maps it to ('-', STAFF, 'everyone')
+
+
+def random_mapping(rng: random.Random, base: bytes) -> MappingFile:
+    """``base`` (the groups), and in half the trees one to three lines that say more than the file server can. Only
+    lines true for allows: '-' for anyone, ``all-staff`` or ``everyone`` for a universal trustee (every user holds
+    it). ``--domain-sid`` in half, so that ``DU`` and the SID of Domain Users are one trustee."""
+    lines: dict[str, str] = {}
+    text = base.decode()
+    if rng.random() < 0.5:
+        for sid in rng.sample(sorted(LINE_FORMS), rng.randint(1, 3)):
+            target = rng.choice(("-", "all-staff", "everyone")) if sid in UNIVERSAL else "-"
+            lines[sid] = STAFF if target == "all-staff" else target
+            text += f"{rng.choice(LINE_FORMS[sid])},{target}\n"
+    return MappingFile(text.encode(), DOMAIN if rng.random() < 0.5 else None, lines)
 
 
 @dataclass(frozen=True)
@@ -539,6 +599,7 @@ class Tally:
     # a file absent from a folders-only export with an ACL of its own: no export shows it (diff on a schedule)
     unseen: int = 0
     unseen_wider: int = 0
+    mapping_lines: dict[str, int] = field(default_factory=dict)  # the generated lines, by what they map to
     narrower: dict[str, int] = field(default_factory=dict)  # Windows allows, the map does not: by probe kind
     narrower_why: dict[str, int] = field(default_factory=dict)  # the same, by why Windows allows
     examples: dict[str, list[str]] = field(default_factory=dict)
@@ -551,6 +612,8 @@ class Tally:
         self.wider += other.wider
         self.unseen += other.unseen
         self.unseen_wider += other.unseen_wider
+        for k, v in other.mapping_lines.items():
+            self.mapping_lines[k] = self.mapping_lines.get(k, 0) + v
         for k, v in other.narrower.items():
             self.narrower[k] = self.narrower.get(k, 0) + v
         for why, count in other.narrower_why.items():
@@ -574,9 +637,15 @@ def check_tree(seed: int, fmt: str, *, folders_only: bool = False) -> Tally:
     entries = sorted((n for n in nodes if n.folder or not folders_only), key=lambda n: n.path)
     data = spec.writer(nodes, sds, entries)
     parsed, _ = read_export(data, name=f"seed {seed} {fmt}")
-    result = import_acls(parsed, read_mapping(spec.mapping, name="groups.csv"), KeyRules(prefix="nas/"))
+    # its own generator: the trees stay what they are whatever the mapping draws
+    mapping = random_mapping(random.Random(f"{seed}-{fmt}-{folders_only}-mapping"), spec.mapping)  # noqa: S311  # nosec B311
+    names = read_mapping(mapping.data, name="groups.csv", domain_sid=mapping.domain_sid)
+    result = import_acls(parsed, names, KeyRules(prefix="nas/"))
     access_map = parse_access_map(json.dumps(result.access_map(), ensure_ascii=False), admin_group="docindex-admins")
     tally = Tally(trees=1)
+    for sid, target in mapping.lines.items():
+        what = f"{'universal' if sid in UNIVERSAL else 'other'} -> {target.removeprefix('group:')}"
+        tally.mapping_lines[what] = tally.mapping_lines.get(what, 0) + 1
     own_acl = {
         "/".join(n.path)
         for n in nodes
@@ -605,7 +674,7 @@ def check_tree(seed: int, fmt: str, *, folders_only: bool = False) -> Tally:
                 )
             elif windows and not mine and sd is not None:
                 tally.narrower[kind] = tally.narrower.get(kind, 0) + 1
-                why = why_granted(sd, user)
+                why = why_granted(sd, user, mapping.lines)
                 tally.narrower_why[why] = tally.narrower_why.get(why, 0) + 1
                 if len(tally.examples.get(why, [])) < 5:
                     tally.examples.setdefault(why, []).append(f"seed {seed} {fmt}: {user.name} {key!r} ({kind})")

@@ -1,6 +1,6 @@
-"""Issue 41: the imported map is never wider than Windows, with unusual and hostile ACLs.
+"""Issues 41 and 49: the imported map is never wider than Windows, with unusual and hostile ACLs and mapping lines.
 
-Each test is one example of the issue, written as the export tools write it (icacls /save pairs in
+Each test is one example of an issue, written as the export tools write it (icacls /save pairs in
 UTF-16 LE, smbcacls listings), with the readers Windows' access check gives by hand in a comment.
 The mapping maps ``…-1105`` to 営業部 (sales), ``…-1106`` to 人事部 (hr), ``…-1107`` to 監査 (audit).
 """
@@ -386,3 +386,244 @@ def test_apply_merge_keeps_the_applied_rules_outside_the_imported_subtree(tmp_pa
     assert [r.prefix for r in _merge(str(tmp_path / "none.json"), department, None, "docindex-admins").rules] == [
         "人事部/"
     ]
+
+
+# 9 ----------------------------------------------------------------- issue 49: no deny lost to a mapping line
+# The mapping file is the admin's word for who is who, and the import trusts it for allows (an allow it narrows is
+# narrower than Windows). A deny is different: `BU,-` ("no docindex user is in BUILTIN\Users") or
+# `Everyone,all-staff` would let in people Windows refuses. Users here: sales (営業部, and all-staff, as the identity
+# provider puts every employee there) and a temp the provider signed in without putting them in any group. Both are
+# domain users: Windows gives them Everyone, Authenticated Users, NETWORK, BUILTIN\Users and Domain Users.
+
+STAFF = {"sales": ["group:営業部", "group:all-staff"], "temp": []}
+
+
+def staff_readers(result: ImportResult, key: str) -> set[str]:
+    access_map = parse_access_map(json.dumps(result.access_map(), ensure_ascii=False), admin_group="docindex-admins")
+    return {u for u, groups in STAFF.items() if access_map.grant("docs", key).permits([EVERYONE, *groups])}
+
+
+def imported_with(data: bytes, lines: str, *, domain_sid: str | None = None, strip: tuple[str, ...] = ("share",)):  # type: ignore[no-untyped-def]
+    entries, _ = read_export(data, name="acl.txt")
+    mapping = read_mapping(MAPPING + lines.encode(), name="groups.csv", domain_sid=domain_sid)
+    return import_acls(entries, mapping, KeyRules(strip=strip, prefix="nas/"))
+
+
+def finding(result: ImportResult, kind: str, key: str = "") -> list[str]:
+    """The details of the report's lines of ``kind`` (at ``key``, where given)."""
+    return [f.detail for f in result.findings if f.kind == kind and (not key or f.key == key)]
+
+
+# The mapping line is the fifth of groups.csv (a header and three groups before it).
+@pytest.mark.parametrize("line", ["BU,-", "S-1-5-32-545,-", "BUILTIN\\Users,-", "builtin\\users , -"])
+def test_a_deny_to_builtin_users_mapped_to_dash_closes_the_folder(line: str) -> None:
+    # Given 役員 denied to BUILTIN\Users (every domain user: Windows refuses every employee), then open to Everyone
+    export = icacls(ROOT_EVERYONE, ("share\\役員", "D:PAI(D;OICI;0x1200a9;;;BU)(A;OICI;0x1200a9;;;WD)"))
+    result = imported_with(export, line + "\n")
+    # Then nobody but the administrators reads its files, old or new; the rest of the share is unchanged
+    assert staff_readers(result, "nas/役員/議事録.docx") == set()
+    assert staff_readers(result, "nas/役員/下/新規.docx") == set()
+    assert staff_readers(result, "nas/お知らせ.txt") == set(STAFF)
+    # and the report names the folder and the mapping line, among the places the map is narrower
+    [detail] = finding(result, "ignored-trustee-deny", "nas/役員/")
+    assert "groups.csv: line 5" in detail
+    assert any(f.kind == "ignored-trustee-deny" for f in result.restrictive)
+
+
+def test_a_deny_to_any_trustee_mapped_to_dash_closes_the_folder() -> None:
+    # Given a deny to a contractors' group the admin mapped to '-' (thinking none of them signs in to docindex)
+    contractors = f"{DOMAIN}-1300"
+    export = icacls(ROOT_EVERYONE, ("share\\見積", f"D:PAI(D;OICI;0x1200a9;;;{contractors})(A;OICI;0x1200a9;;;WD)"))
+    result = imported_with(export, f"{contractors},-\n")
+    # Then the folder closes, as a deny for a trustee docindex cannot name does: anyone may be a contractor
+    assert staff_readers(result, "nas/見積/a.xlsx") == set()
+    assert "groups.csv: line 5" in finding(result, "ignored-trustee-deny", "nas/見積/")[0]
+
+
+def test_a_deny_to_administrators_mapped_to_dash_still_closes() -> None:
+    # Given `BA,-` and a deny to Administrators (a sales member who is an administrator is refused on Windows)
+    export = icacls(("share", f"D:PAI(D;OICI;0x1200a9;;;BA)(A;OICI;0x1200a9;;;{SALES})"))
+    result = imported_with(export, "BA,-\n")
+    assert readers(result, "nas/見積.xlsx") == set()
+    assert result.restrictive
+
+
+def test_a_deny_to_a_machine_account_mapped_to_dash_is_still_ignored() -> None:
+    # Given `SY,-` (redundant: docindex knows SYSTEM is never a person searching) and a deny to SYSTEM
+    export = icacls(("share", f"D:PAI(D;OICI;FA;;;SY)(A;OICI;0x1200a9;;;{SALES})"))
+    result = imported_with(export, "SY,-\n")
+    # Then the deny changes nothing, as without the line
+    assert readers(result, "nas/見積.xlsx") == {"sales"}
+    assert not result.restrictive
+
+
+UNIVERSAL = [
+    ("WD", "Everyone"),
+    ("WD", "S-1-1-0"),
+    ("S-1-1-0", "WD"),
+    ("AU", "NT AUTHORITY\\Authenticated Users"),
+    ("NU", "NU"),
+    ("BU", "BUILTIN\\Users"),
+    ("DU", "DU"),
+    (f"{DOMAIN}-513", f"{DOMAIN}-513"),
+    ("S-1-5-15", "NT AUTHORITY\\This Organization"),
+]
+
+
+@pytest.mark.parametrize(("trustee", "left"), UNIVERSAL, ids=[f"{t}={m}" for t, m in UNIVERSAL])
+def test_a_deny_to_a_universal_trustee_mapped_to_a_group_denies_everyone(trustee: str, left: str) -> None:
+    # Given 社外秘 denied to a trustee every employee's logon holds, then open to Everyone and Authenticated Users
+    # (one of them stays `everyone`), and the line `<trustee>,all-staff` (the identity provider's group of
+    # employees; the temp is not in it)
+    opened = "(A;OICI;0x1200a9;;;WD)(A;OICI;0x1200a9;;;AU)"
+    export = icacls(ROOT_EVERYONE, ("share\\社外秘", f"D:PAI(D;OICI;0x1200a9;;;{trustee}){opened}"))
+    result = imported_with(export, f"{left},all-staff\n")
+    # Then Windows refuses both, and so does the map: the deny denies everyone, not only all-staff
+    assert staff_readers(result, "nas/社外秘/価格表.xlsx") == set()
+    assert staff_readers(result, "nas/社外秘/新規.xlsx") == set()
+    # and the report says so per folder and once for the line
+    assert "groups.csv: line 5" in finding(result, "universal-deny", "nas/社外秘/")[0]
+    [summary] = [f for f in result.findings if f.kind == "universal-mapping"]
+    assert summary.where == "groups.csv: line 5"
+    assert "group:all-staff" in summary.detail
+
+
+def test_everyone_mapped_to_a_group_narrows_its_allows_as_the_line_says() -> None:
+    # Given `Everyone,all-staff` (keep the temp out of what the file server shares with Everyone) and no deny
+    export = icacls(ROOT_EVERYONE, ("share\\共有", "D:AI(A;OICIID;0x1200a9;;;WD)"))
+    result = imported_with(export, "Everyone,all-staff\n")
+    # Then the line is used, not refused: all-staff reads, the temp does not (narrower than Windows, as asked)
+    assert staff_readers(result, "nas/共有/a.docx") == {"sales"}
+    # and it is reported even though nothing is denied
+    [summary] = [f for f in result.findings if f.kind == "universal-mapping"]
+    assert "Everyone" in summary.trustee
+    assert not finding(result, "universal-deny")
+
+
+def test_domain_users_by_alias_with_the_domain_sid_is_universal() -> None:
+    # Given --domain-sid, so `DU` in the mapping file and the export's SID of Domain Users are one trustee
+    export = icacls(ROOT_EVERYONE, ("share\\社外秘", f"D:PAI(D;OICI;0x1200a9;;;{DOMAIN}-513)(A;OICI;0x1200a9;;;WD)"))
+    result = imported_with(export, "DU,all-staff\n", domain_sid=DOMAIN)
+    assert staff_readers(result, "nas/社外秘/a.xlsx") == set()
+
+
+def test_universal_trustees_mapped_to_dash_close_and_are_reported_once() -> None:
+    # Given the issue's export: `BU,-` and a deny to BU; and `Everyone,-` too (its allows give nothing)
+    export = icacls(ROOT_EVERYONE, ("share\\役員", "D:PAI(D;OICI;0x1200a9;;;BU)(A;OICI;0x1200a9;;;AU)"))
+    result = imported_with(export, "BU,-\nEveryone,-\n")
+    assert staff_readers(result, "nas/役員/a.docx") == set()
+    assert staff_readers(result, "nas/a.docx") == set()  # Everyone's allow gives nothing, as the line says
+    lines = sorted(f.where for f in result.findings if f.kind == "universal-mapping")
+    assert lines == ["groups.csv: line 5", "groups.csv: line 6"]
+
+
+NAMED = [
+    ("Everyone", "Everyone"),
+    ("BUILTIN\\Users", "BUILTIN\\Users"),
+    ("BUILTIN\\Users", "S-1-5-32-545"),
+    ("CONTOSO\\Domain Users", "CONTOSO\\Domain Users"),
+    ("Jeder", "Jeder"),  # a German server: Everyone
+    ("VORDEFINIERT\\Benutzer", "S-1-5-32-545"),  # German BUILTIN\Users
+    ("NT-AUTORITÄT\\Authentifizierte Benutzer", "AU"),
+    ("CONTOSO\\Domänen-Benutzer", "CONTOSO\\Domänen-Benutzer"),
+    ("Tout le monde", "Tout le monde"),  # French
+    ("CONTOSO\\Utilisateurs du domaine", "CONTOSO\\Utilisateurs du domaine"),
+    ("Todos", "WD"),  # Spanish
+]
+
+
+@pytest.mark.parametrize(("name", "left"), NAMED, ids=[f"{n}={m}" for n, m in NAMED])
+@pytest.mark.parametrize("target", ["all-staff", "-"])
+def test_a_universal_trustee_by_name_is_known_in_exports_that_print_names(name: str, left: str, target: str) -> None:
+    # Given Get-Acl's Access rules (NTAccount names, in the server's language) with a deny to a universal trustee,
+    # then a read for Everyone and Authenticated Users (one of the two stays `everyone` whatever the line maps)
+    opened = [("Everyone", 0x1200A9, 0), ("NT AUTHORITY\\Authenticated Users", 0x1200A9, 0)]
+    export = access_rules(
+        ("share", [(name, 0x1200A9, 1, False, 3), *((w, m, k, False, 3) for w, m, k in opened)]),
+        ("share\\a", [(name, 0x1200A9, 1, True, 3), *((w, m, k, True, 3) for w, m, k in opened)]),
+    )
+    result = imported_with(export, f"{left},{target}\n", strip=("D:", "Shares", "share"))
+    # Then the deny refuses everyone, whatever the line maps the trustee to, and the report names the line
+    assert staff_readers(result, "nas/a/x.docx") == set()
+    assert staff_readers(result, "nas/x.docx") == set()
+    kind = "universal-deny" if target != "-" else "ignored-trustee-deny"
+    assert "groups.csv: line 5" in finding(result, kind, "nas/a/")[0]
+
+
+def test_the_issues_two_exports_through_the_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Given the issue's two exports: a deny to BUILTIN\Users with `BU,-`, a deny to Everyone with `Everyone,all-staff`
+    export = tmp_path / "acl.txt"
+    export.write_bytes(
+        icacls(
+            ROOT_EVERYONE,
+            ("share\\役員", "D:PAI(D;OICI;0x1200a9;;;BU)(A;OICI;0x1200a9;;;WD)"),
+            ("share\\社外秘", "D:PAI(D;OICI;0x1200a9;;;WD)(A;OICI;0x1200a9;;;WD)"),
+        )
+    )
+    mapping = tmp_path / "groups.csv"
+    mapping.write_bytes(MAPPING + b"BU,-\nEveryone,all-staff\n")
+    out = tmp_path / "map.json"
+    args = ["access", "import", str(export), "--mapping", str(mapping), "--strip", "share", "--prefix", "nas/"]
+    # When it is imported
+    code = main([*args, "-o", str(out)])
+    # Then the map is written, narrower than the file server somewhere (exit 1), and the report has both kinds
+    assert code == 1
+    text = capsys.readouterr().out
+    assert "ignored-trustee-deny: 1 (more restrictive than the file server)" in text
+    assert "universal-mapping: 2" in text
+    access_map = parse_access_map(out.read_bytes(), admin_group="docindex-admins")
+    for key in ("nas/役員/a.docx", "nas/社外秘/a.docx"):
+        for groups in STAFF.values():
+            assert not access_map.grant("docs", key).permits([EVERYONE, *groups])
+    # and, in full, which folder each deny closes and which mapping line is why
+    assert main([*args, "-o", str(out), "--json"]) == 1
+    findings = json.loads(capsys.readouterr().out)["findings"]
+    by_kind = {(f["kind"], f["key"]): f for f in findings}
+    assert f"{mapping}: line 5" in by_kind["ignored-trustee-deny", "nas/役員/"]["detail"]
+    assert f"{mapping}: line 6" in by_kind["universal-deny", "nas/社外秘/"]["detail"]
+    assert sorted(f["where"] for f in findings if f["kind"] == "universal-mapping") == [
+        f"{mapping}: line 5",
+        f"{mapping}: line 6",
+    ]
+
+
+def test_access_diff_shows_a_map_imported_before_as_wider(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given a map imported before issue 49 from the issue's two exports (the importer took the lines' word for denies)
+    from docindex.access.ntfs import principals
+    from docindex.access.ntfs.drift import drift
+
+    export = icacls(
+        ROOT_EVERYONE,
+        ("share\\役員", "D:PAI(D;OICI;0x1200a9;;;BU)(A;OICI;0x1200a9;;;WD)"),
+        ("share\\社外秘", "D:PAI(D;OICI;0x1200a9;;;WD)(A;OICI;0x1200a9;;;AU)"),
+    )
+    lines = "BU,-\nEveryone,all-staff\n"
+
+    def trusting(self: principals.Mapping, key: str, label: str, *, universal: bool) -> principals.Who:
+        found = self.entries[key]
+        return principals.Who(principals.MAPPED if found else principals.IGNORED, found, label, denies=found)
+
+    with monkeypatch.context() as patched:
+        patched.setattr(principals.Mapping, "_by_line", trusting)
+        before = imported_with(export, lines)
+    applied = parse_access_map(json.dumps(before.access_map(), ensure_ascii=False), admin_group="docindex-admins")
+    assert staff_readers(before, "nas/役員/a.docx") == {"sales"}  # the leak as it was: Windows refuses everyone
+    assert staff_readers(before, "nas/社外秘/a.docx") == {"temp"}
+    # When `docindex access diff` compares the same export with it now
+    report = drift(imported_with(export, lines), applied, bucket="", prefix="nas/")
+    # Then both folders are differences on the dangerous side: re-import and apply
+    wider = {d.key for d in report.differences if d.wider}
+    assert {"nas/役員/", "nas/社外秘/"} <= wider
+
+
+@pytest.mark.parametrize("line", ["", "Everyone,all-staff\n"], ids=["no line", "Everyone,all-staff"])
+def test_an_allow_before_a_deny_to_everyone_is_reported(line: str) -> None:
+    # Given 見積 whose explicit read for sales stands before the deny to Everyone it inherits (Windows: sales reads)
+    export = icacls(
+        ("share", "D:PAI(D;OICI;0x1200a9;;;WD)(A;OICI;0x1200a9;;;WD)"),
+        ("share\\見積", f"D:AI(A;OICI;0x1200a9;;;{SALES})(D;OICIID;0x1200a9;;;WD)(A;OICIID;0x1200a9;;;WD)"),
+    )
+    result = imported_with(export, line)
+    # Then the map denies (the deny wins), and the report says it is narrower there
+    assert staff_readers(result, "nas/見積/a.xlsx") == set()
+    assert any(f.kind == "allow-before-deny" and f.key == "nas/見積/" for f in result.restrictive)

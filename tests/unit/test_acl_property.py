@@ -4,7 +4,10 @@ devkit/acl_oracle.py generates trees with every ACE type (allow, deny, callback,
 object; mandatory labels, process trust labels and access filters in the SACL), flag (OI, CI, NP, IO,
 ID), well-known SID (Everyone, Authenticated Users, BA, OWNER RIGHTS, asserted identity, CREATOR
 OWNER, SYSTEM, an unmapped SID) and name shape (trailing and leading spaces, U+3000, NBSP, trailing
-dots, brackets, prefixes of each other, files and folders of one name), writes each as icacls /save,
+dots, brackets, prefixes of each other, files and folders of one name) and a mapping file for each
+(the groups, and in half the trees lines that say more than the file server can: a universal trustee
+— Everyone, Authenticated Users, NETWORK, BUILTIN\\Users, Domain Users — mapped to a group or to ``-``,
+any trustee mapped to ``-``; issue 49), writes each as icacls /save,
 Get-Acl JSON and CSV (Sddl), smbcacls and Get-Acl's Access rules do (that one with allows and denies
 only, a NULL DACL as .NET shows it; a third as folders-only exports), and decides each (user, key)
 with its own [MS-DTYP] 2.5.3.2 evaluator and Windows' inheritance: every file, a new file and a new
@@ -30,6 +33,7 @@ KNOWN_NARROWER = {
     "a conditional deny whose condition is false (the map denies)",
     "a no-read-up label an administrator's logon passes",
     "a NULL DACL",
+    "an allow for a trustee a mapping line narrows (to '-', or a universal one to a group)",
 }
 
 
@@ -45,6 +49,22 @@ def test_the_imported_map_never_allows_what_windows_denies() -> None:
     # every place the map is narrower has a reason the docs list, for keys in the export and not
     assert set(tally.narrower_why) <= KNOWN_NARROWER, tally.examples.get("other")
     assert {"file", "new file", "new sub-folder's file"} <= set(tally.narrower)
+    # and the generated mappings drew every kind of line the issue names
+    assert {"universal -> -", "universal -> all-staff", "other -> -"} <= set(tally.mapping_lines)
+
+
+def test_the_property_fails_when_a_mapping_line_narrows_a_deny(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given an importer that takes a mapping line's word for denies too (as before issue 49): a trustee mapped to '-'
+    # has its denies ignored, a universal trustee mapped to all-staff denies all-staff only
+    from docindex.access.ntfs import principals
+
+    def trusting(self: principals.Mapping, key: str, label: str, *, universal: bool) -> principals.Who:
+        found = self.entries[key]
+        return principals.Who(principals.MAPPED if found else principals.IGNORED, found, label, denies=found)
+
+    monkeypatch.setattr(principals.Mapping, "_by_line", trusting)
+    # Then the generated mappings show up as keys the map opens and Windows does not
+    assert run(range(40)).wider
 
 
 def test_the_property_fails_when_the_importer_drops_denies(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from docindex.access.ntfs.exports import AclEntry, ExportError, split_path
-from docindex.access.ntfs.principals import Mapping
+from docindex.access.ntfs.principals import Mapping, describe
 from docindex.access.ntfs.readers import (
     ACCESS_RULES,
     FILE_LEVEL,
@@ -42,6 +42,7 @@ from docindex.access.ntfs.readers import (
     NULL_DACL,
     RESTRICTIVE,
     SHARED_GROUP,
+    UNIVERSAL_MAPPING,
     Note,
     Readers,
     folder_listers,
@@ -476,6 +477,24 @@ class _Importer:
                     trustee,
                     f"named on {count} path(s); not a person who searches (or an administrator): not in the map",
                     "",
+                )
+            )
+        for trustee, principals, lines in self.mapping.universal_lines():
+            # Reported whether or not the export names it: the line is the admin's and says more than it can
+            if principals:
+                what = (
+                    f"its allows give {', '.join(sorted(principals))} only (as the line says); its denies deny "
+                    "everyone (every person's logon holds it)"
+                )
+            else:
+                what = "its allows give nothing (as the line says); its denies close the folder (ignored-trustee-deny)"
+            self.findings.append(
+                Finding(
+                    UNIVERSAL_MAPPING,
+                    "",
+                    describe(trustee),
+                    f"a universal trustee not mapped to everyone: {what}",
+                    lines,
                 )
             )
         for principal, trustees in sorted(self.mapping.shared_targets().items()):

@@ -14,7 +14,17 @@ fine)::
 Left: a SID (``S-1-...``), an SDDL alias (``BU``, ``DU``, ...) or a name as ``smbcacls`` and
 ``Get-Acl`` print it (``DOMAIN\\group``, ``Everyone``), case-insensitive. Right: a group name as
 the groups claim carries it (or ``group:NAME``), ``user:SUB``, ``everyone`` (any signed-in user),
-or ``-`` (no docindex user is in it: its ACEs are ignored). A trustee may map to several.
+or ``-`` (no docindex user is in it: its allows are ignored). A trustee may map to several.
+
+A line is trusted for allows only. A deny is never narrowed by a line: the map is never wider than
+Windows, and a line saying who is *not* in a trustee cannot be checked. A deny to a trustee mapped
+to ``-`` closes the path, as a deny to a trustee docindex cannot name does (but a machine account
+stays ignored: no person's logon holds SYSTEM). A *universal* trustee — one every person's logon on
+the share holds by the way Windows builds the token, not by a directory group: Everyone,
+Authenticated Users, NETWORK, This Organization, BUILTIN\\Users (which holds Authenticated Users)
+and Domain Users (every account's primary group) — mapped to anything but ``everyone`` keeps the
+line for its allows (``Everyone,all-staff``: a temp the identity provider leaves out of all-staff
+does not read what the share gives Everyone) while its denies deny ``everyone``; both are reported.
 
 Without a mapping line: Everyone, Authenticated Users and NETWORK are ``everyone``; accounts that
 are never a person searching (SYSTEM, services, app packages, NT SERVICE\\*, ANONYMOUS) are
@@ -114,6 +124,13 @@ DOMAIN_RELATIVE: dict[str, tuple[int, str]] = {
 
 TRUSTED_INSTALLER = "S-1-5-80-956008885-3418522649-1831038044-1853292631-2271478464"
 EVERYONE_SIDS = frozenset({"S-1-1-0", "S-1-5-11", "S-1-5-2"})  # Everyone, Authenticated Users, NETWORK
+# In every person's token on the share however the directory's groups are set: the above, This Organization,
+# BUILTIN\Users (Authenticated Users and Domain Users are its members) and a domain's Domain Users (RID 513,
+# every account's primary group). A line mapping one to a group cannot make its deny narrower.
+UNIVERSAL_SIDS = EVERYONE_SIDS | {"S-1-5-15", "S-1-5-32-545"}
+DOMAIN_USERS_RID = 513
+# How Domain Users is named where no SID is printed (smbcacls, Get-Acl's Access rules): DOMAIN\<name>, by locale
+_DOMAIN_USERS_NAMES = frozenset({"domain users", "domänen-benutzer", "utilisateurs du domaine", "usuarios del dominio"})
 CREATOR_SIDS = frozenset({"S-1-3-0", "S-1-3-1"})  # CREATOR OWNER, CREATOR GROUP
 # Never in the token of a person opening a file on the share: SYSTEM, LOCAL/NETWORK SERVICE, SERVICE,
 # ANONYMOUS, enterprise domain controllers, user-mode drivers, services, app packages, VMs, ...
@@ -131,6 +148,21 @@ _NAMES.update(
     {
         "everyone": "S-1-1-0",
         "authenticated users": "S-1-5-11",
+        "network": "S-1-5-2",
+        "nt authority\\this organization": "S-1-5-15",
+        "this organization": "S-1-5-15",
+        # The universal trustees as German, French and Spanish Windows print them (Get-Acl's Access rules, smbcacls
+        # against such a domain). Japanese Windows prints the English names above, which are already known.
+        "jeder": "S-1-1-0",
+        "nt-autorität\\authentifizierte benutzer": "S-1-5-11",
+        "nt-autorität\\netzwerk": "S-1-5-2",
+        "vordefiniert\\benutzer": "S-1-5-32-545",
+        "tout le monde": "S-1-1-0",
+        "autorite nt\\utilisateurs authentifiés": "S-1-5-11",
+        "builtin\\utilisateurs": "S-1-5-32-545",
+        "todos": "S-1-1-0",
+        "nt authority\\usuarios autentificados": "S-1-5-11",
+        "builtin\\usuarios": "S-1-5-32-545",
         "creator owner": "S-1-3-0",
         "creator group": "S-1-3-1",
         "system": "S-1-5-18",
@@ -144,7 +176,8 @@ _NAMES.update(
 
 UNMAPPED = "unmapped"
 MAPPED = "mapped"
-IGNORED = "ignored"  # a machine account, or mapped to '-'
+IGNORED = "ignored"  # a machine account (with or without a line mapping it to '-')
+EXCLUDED = "excluded"  # mapped to '-' by the mapping file: its allows are ignored, its denies close
 UNNAMED = "unnamed"  # people hold it (Administrators, the owner, ...), docindex cannot name them
 CREATOR = "creator"  # CREATOR OWNER / CREATOR GROUP
 
@@ -157,9 +190,12 @@ class MappingError(ValueError):
 class Who:
     """A trustee as docindex sees it."""
 
-    kind: str  # MAPPED, IGNORED, UNNAMED, CREATOR or UNMAPPED
-    principals: frozenset[str] = frozenset()
+    kind: str  # MAPPED, IGNORED, EXCLUDED, UNNAMED, CREATOR or UNMAPPED
+    principals: frozenset[str] = frozenset()  # what an allow to it gives
     label: str = ""  # how the report names it: 'S-1-5-21-...-1105 (CONTOSO\\営業部)'
+    denies: frozenset[str] = frozenset()  # what a deny to it denies (MAPPED): its principals, or everyone
+    lines: str = ""  # the mapping file's lines that decided it, for the report: 'groups.csv: line 5'
+    universal: bool = False  # every person's logon holds it
 
 
 def canonical(trustee: str, *, domain_sid: str | None = None) -> str:
@@ -177,6 +213,17 @@ def canonical(trustee: str, *, domain_sid: str | None = None) -> str:
         return f"{domain_sid.upper()}-{rid}" if domain_sid else f"alias:{upper}"
     folded = value.casefold()
     return _NAMES.get(folded, folded)
+
+
+def is_universal(key: str) -> bool:
+    """Whether a canonical trustee is one every person's logon on the share holds (``UNIVERSAL_SIDS``, a
+    domain's Domain Users by SID, alias or name)."""
+    if key in UNIVERSAL_SIDS or key == "alias:DU":
+        return True
+    if key.startswith("S-1-5-21-"):
+        parts = key.split("-")
+        return len(parts) == 8 and parts[-1] == str(DOMAIN_USERS_RID)
+    return key.rpartition("\\")[2] in _DOMAIN_USERS_NAMES
 
 
 def describe(trustee: str) -> str:
@@ -216,6 +263,7 @@ class Mapping:
 
     entries: dict[str, frozenset[str]] = field(default_factory=dict)
     labels: dict[str, str] = field(default_factory=dict)
+    lines: dict[str, list[str]] = field(default_factory=dict)  # canonical trustee -> 'groups.csv: line 5', ...
     domain_sid: str | None = None
     source: str = "(no mapping file)"
     _seen: dict[str, Who] = field(default_factory=dict, repr=False, compare=False)
@@ -230,18 +278,43 @@ class Mapping:
     def _who(self, trustee: str) -> Who:
         key = canonical(trustee, domain_sid=self.domain_sid)
         label = describe(trustee)
-        if key in self.entries:
-            principals = self.entries[key]
-            return Who(MAPPED if principals else IGNORED, principals, label)
+        universal = is_universal(key)
+        machine = key in _MACHINE_SIDS or key.startswith(_MACHINE_PREFIXES) or key.startswith("nt service\\")
+        if key in self.entries and not (machine and not self.entries[key]):
+            return self._by_line(key, label, universal=universal)
         if key in EVERYONE_SIDS:
-            return Who(MAPPED, frozenset({EVERYONE}), label)
+            return Who(MAPPED, frozenset({EVERYONE}), label, denies=frozenset({EVERYONE}), universal=True)
         if key in CREATOR_SIDS:
             return Who(CREATOR, frozenset(), label)
-        if key in _MACHINE_SIDS or key.startswith(_MACHINE_PREFIXES) or key.startswith("nt service\\"):
+        if machine:
             return Who(IGNORED, frozenset(), label)
         if key in _UNNAMED_SIDS or key.startswith(_UNNAMED_PREFIXES):
             return Who(UNNAMED, frozenset(), label)
         return Who(UNMAPPED, frozenset(), label)
+
+    def _by_line(self, key: str, label: str, *, universal: bool) -> Who:
+        principals = self.entries[key]
+        lines = self.where(key)
+        if not principals:
+            return Who(EXCLUDED, frozenset(), label, lines=lines, universal=universal)
+        # A deny to a trustee every logon holds refuses everyone, whatever the line names for its allows
+        denies = frozenset({EVERYONE}) if universal else principals
+        return Who(MAPPED, principals, label, denies=denies, lines=lines, universal=universal)
+
+    def where(self, key: str) -> str:
+        """The mapping file's lines for a canonical trustee, as the report names them."""
+        found = self.lines.get(key, [])
+        if len(found) <= 1:
+            return "".join(found)
+        return f"{self.source}: lines {', '.join(w.rpartition(' line ')[2] for w in found)}"
+
+    def universal_lines(self) -> list[tuple[str, frozenset[str], str]]:
+        """(trustee, principals, lines) of each universal trustee the file maps to something but ``everyone``."""
+        return [
+            (self.labels.get(key, key), principals, self.where(key))
+            for key, principals in self.entries.items()
+            if is_universal(key) and EVERYONE not in principals
+        ]
 
     def shared_targets(self) -> dict[str, list[str]]:
         """docindex principal -> the file server trustees mapped to it, where more than one is."""
@@ -285,6 +358,7 @@ def read_mapping(data: bytes, *, name: str, domain_sid: str | None = None) -> Ma
             current.add(principal)
         mapping.entries[key] = frozenset(current)
         mapping.labels.setdefault(key, left)
+        mapping.lines.setdefault(key, []).append(where)
     return mapping
 
 

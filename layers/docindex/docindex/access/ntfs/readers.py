@@ -14,6 +14,10 @@ and which denied, deny winning. The translation, always in the safe direction:
   folder's ACL does not name, or for an identity people hold that docindex cannot name:
   Administrators, OWNER RIGHTS, the asserted identities, ...) closes the file to all but the
   administrators: it applies to people docindex cannot recognise (reported);
+- the mapping file narrows allows only: a deny to a trustee it maps to ``-`` closes the file too (the
+  line says nobody who searches holds it, which docindex cannot check: ``BU,-`` would open what Windows
+  refuses every employee), and a deny to a universal trustee it maps to a group (``Everyone,all-staff``)
+  denies everyone, as on Windows (both reported);
 - a conditional (callback) allow is dropped, a conditional deny applies unconditionally (Windows
   denies when the condition is true or cannot be evaluated, [MS-DTYP] 2.4.4.17.3); an object ACE
   with GUIDs likewise (reported);
@@ -34,7 +38,17 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from docindex.access.ntfs.principals import CREATOR, IGNORED, MAPPED, UNMAPPED, UNNAMED, Mapping, canonical
+from docindex.access.ntfs.principals import (
+    CREATOR,
+    EXCLUDED,
+    IGNORED,
+    MAPPED,
+    UNMAPPED,
+    UNNAMED,
+    Mapping,
+    Who,
+    canonical,
+)
 from docindex.access.ntfs.sddl import ALLOW, DENY, Ace, Dacl, reads_data
 from docindex.access.policy import EVERYONE
 
@@ -50,6 +64,9 @@ IGNORED_ACCOUNTS = "ignored-accounts"
 NULL_DACL = "null-dacl"  # a folder's: what is created in it does not inherit it (closed)
 NULL_DACL_FILE = "null-dacl-file"  # a file's: everyone reads it
 UNNAMED_DENY = "unnamed-deny"
+IGNORED_TRUSTEE_DENY = "ignored-trustee-deny"  # a deny to a trustee the mapping file maps to '-': closes
+UNIVERSAL_DENY = "universal-deny"  # a deny to a universal trustee the mapping file maps to a group: denies everyone
+UNIVERSAL_MAPPING = "universal-mapping"  # a line mapping a universal trustee to anything but everyone (once a line)
 INTEGRITY_LABEL = "integrity-label"
 TRUST_LABEL = "trust-label"
 ACCESS_FILTER = "access-filter"
@@ -61,6 +78,7 @@ RESTRICTIVE = frozenset(
         UNMAPPED_ALLOW,
         UNMAPPED_DENY,
         UNNAMED_DENY,
+        IGNORED_TRUSTEE_DENY,
         CREATOR_OWNER,
         CONDITIONAL,
         ALLOW_BEFORE_DENY,
@@ -206,19 +224,36 @@ class _Walk:
         if ace.conditional or ace.object_specific:
             self.notes.append(Note(CONDITIONAL, who.label, f"{ace.type} ACE applied without its condition"))
         if who.kind == MAPPED:
-            if self.allowed & who.principals or (EVERYONE in self.allowed and who.principals):
+            # Windows honours an allow that stands first: one for anyone, before a deny to everyone
+            if self.allowed & who.denies or (self.allowed and (EVERYONE in self.allowed or EVERYONE in who.denies)):
                 self.notes.append(
                     Note(ALLOW_BEFORE_DENY, who.label, "an allow stands before this deny; docindex denies")
                 )
-            self.denied |= who.principals
+            self.denied |= who.denies
+            if who.universal and EVERYONE not in who.principals:
+                self.notes.append(Note(UNIVERSAL_DENY, who.label, _universal_deny(who)))
         elif who.kind == IGNORED:
             self.notes.append(Note(IGNORED_ACCOUNTS, who.label))
         else:
             self.closed = True
-            kind = {CREATOR: CREATOR_OWNER, UNNAMED: UNNAMED_DENY}.get(who.kind, UNMAPPED_DENY)
-            self.notes.append(
-                Note(kind, who.label, "deny for people docindex cannot name: only the administrators read")
+            kind = {CREATOR: CREATOR_OWNER, UNNAMED: UNNAMED_DENY, EXCLUDED: IGNORED_TRUSTEE_DENY}.get(
+                who.kind, UNMAPPED_DENY
             )
+            detail = "deny for people docindex cannot name: only the administrators read"
+            if who.kind == EXCLUDED:
+                detail = (
+                    f"deny for a trustee {who.lines} maps to '-': docindex cannot check that nobody who searches "
+                    "holds it, so only the administrators read"
+                )
+            self.notes.append(Note(kind, who.label, detail))
+
+
+def _universal_deny(who: Who) -> str:
+    mapped = ", ".join(sorted(who.principals))
+    return (
+        f"every person's logon holds it, and {who.lines} maps it to {mapped}: its deny denies everyone, "
+        "as on the file server"
+    )
 
 
 def reaching_new_files(aces: Iterable[Ace], *, in_subfolder: bool = False) -> list[Ace]:
