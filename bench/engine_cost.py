@@ -9,7 +9,7 @@ Lucene HNSW) of its own, heap ``--heap-mb``, on this machine. Its CPU is the JVM
 1. **Indexing cost** of documents as docindex writes them (``IndexDocument.source()``: content, pages,
    the spelling-variant and name fields, the access stamp): the meaning bench's office corpus
    (``--office-docs`` Japanese office texts), without and with meaning search's passages (one vector per
-   passage the splitter makes; the vectors random unit vectors in the int7 encoding: what HNSW costs does
+   passage the splitter makes; the vectors random unit vectors in float32, Lucene's HNSW: what it costs does
    not depend on what they mean). Per document: the node's CPU for the ``_bulk`` requests and the refresh
    after them (and, apart, the merges a force-merge to one segment adds); the JSON bytes sent; Lucene's
    bytes on disk (after a flush, and merged to one segment). Bulk throughput: documents per second with two
@@ -250,7 +250,7 @@ def search_at_scale(url: str, index: str, repeat: int) -> dict[str, Any]:
     try:
         for name, (extra, _) in SCALE_ROWS.items():
             # answers not kept (ANSWER_CACHE_SECONDS=0): each one retrieved and chosen again
-            environment = function_environment(url, index, VECTOR_ENCODING="int7", ANSWER_CACHE_SECONDS="0", **extra)
+            environment = function_environment(url, index, VECTOR_ENCODING="fp32", ANSWER_CACHE_SECONDS="0", **extra)
             workers[name] = Worker(REPO, environment)
         return interleaved(
             {name: (worker, params[name]) for name, worker in workers.items()},

@@ -28,7 +28,8 @@ Costs, on this machine: the embedding CPU per passage and per document (the loca
 and the query latency of both modes. Vectors are cached under ``bench/corpus/`` (keyed by the
 model and the text), so a second run embeds nothing.
 
-The engine is a real OpenSearch node (k-NN's Lucene HNSW, in the int7 encoding: the node has no Faiss),
+The engine is a real OpenSearch node (k-NN's Lucene HNSW in float32: the node has no Faiss; its scores are the
+exact cosines production's rescored bq4 returns),
 or with ``--engine osmem`` the emulator, which answers ``knn`` queries through the approximate stand-in
 (``devkit.local.knn``), for a before -> after of the move to the real engine.
 """
@@ -586,7 +587,7 @@ def measure(docs: int, office_docs: int = 300, encoding: str = "fp32", engine: s
     engine = engine_name(engine)
     if engine == "opensearch":
         # the real node's k-NN keeps the vectors in the Lucene encoding it serves (no Faiss locally)
-        encoding = os.environ.setdefault("VECTOR_ENCODING", "int7")
+        encoding = os.environ.setdefault("VECTOR_ENCODING", "fp32")
         encoder = None
     else:
         # The stand-in scores the vectors as the field's encoding keeps them (devkit.local.encodings).

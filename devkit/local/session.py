@@ -14,9 +14,11 @@ DEFAULT_STATE_DIR = Path(".docindex")
 # What serves as OpenSearch locally: a real node (devkit.opensearch) or the emulator (osmem-server).
 ENGINES = ("opensearch", "osmem")
 DEFAULT_ENGINE = "opensearch"
-# The local node's k-NN plugin comes without Faiss's native library (Maven Central's zip): its vectors
-# use Lucene's 7-bit scalar quantization, the Lucene engine's nearest to the default bq4 (docs/meaning-search.md).
-LOCAL_NODE_VECTOR_ENCODING = "int7"
+# The local node's k-NN plugin comes without Faiss's native library (Maven Central's zip): its vectors are
+# Lucene's float32. The default bq4 returns each hit's exact cosine (its binary codes only pick the candidates,
+# the full vectors rescore them), and so does fp32, where int7 would score with its 7-bit codes: the scores
+# meaning search's rule is fitted on are the production ones (docs/meaning-search.md).
+LOCAL_NODE_VECTOR_ENCODING = "fp32"
 # moto accepts any keys; these are not secrets and never reach AWS.
 EMBEDDED_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local"}  # nosec
 

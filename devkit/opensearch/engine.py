@@ -105,8 +105,9 @@ class Space:
 class NodeEngine:
     """One real OpenSearch node started for this process (stopped with it): ``url``, ``clone()``, ``close()``."""
 
-    # The vector encoding the node serves: Lucene's (its k-NN plugin has no Faiss library).
-    vector_encoding = "int7"
+    # The vector encoding the node serves: Lucene's (its k-NN plugin has no Faiss library), float32 for the
+    # exact scores production's rescored bq4 returns (devkit.local.session.LOCAL_NODE_VECTOR_ENCODING).
+    vector_encoding = "fp32"
     name = "opensearch"
 
     def __init__(self, info: ServerInfo, state_dir: Path) -> None:

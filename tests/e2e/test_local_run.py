@@ -80,7 +80,7 @@ def test_up_on_a_real_opensearch_node_keeps_its_index_across_down_and_up(workdir
     env = json.loads(cli("local", "up", "--engine", "opensearch", "--json", cwd=workdir).stdout)
     endpoint = env["OPENSEARCH_ENDPOINT"]
     assert get(endpoint)["version"]["number"] == "2.19.1"
-    assert read_env_file(workdir / ".docindex" / "local.env")["VECTOR_ENCODING"] == "int7"
+    assert read_env_file(workdir / ".docindex" / "local.env")["VECTOR_ENCODING"] == "fp32"
     index = get(f"{endpoint}/{env['OPENSEARCH_INDEX']}/_mapping")
     assert next(iter(index.values()))["mappings"]["_meta"]["docindex"]["analysis"] == "icu+kuromoji"
     servers = json.loads((workdir / ".docindex" / "servers.json").read_text())

@@ -337,7 +337,7 @@ def test_analysis_validate_proves_the_vector_query_on_the_cluster(
 
     monkeypatch.setenv("OPENSEARCH_AUTH", "none")
     monkeypatch.setenv("EMBEDDINGS", "local")
-    monkeypatch.setenv("VECTOR_ENCODING", "int7")
+    monkeypatch.setenv("VECTOR_ENCODING", "fp32")
     # A cluster that answers k-NN queries (the real node, in its Lucene encoding): mapping, filtered
     # query, both ways
     assert main(["analysis", "validate", "--opensearch-endpoint", engine_url, "--json"]) == 0
@@ -348,8 +348,8 @@ def test_analysis_validate_proves_the_vector_query_on_the_cluster(
         "model": "multilingual-e5-small-q4",
         "dimension": 384,
         # issue 36: the encoding the cluster accepted, vectors stored once and read back whole
-        "encoding": "int7",
-        "encoding_wanted": "int7",
+        "encoding": "fp32",
+        "encoding_wanted": "fp32",
         "derived_source": True,
         "vector_read_back": True,
     }

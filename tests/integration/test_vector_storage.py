@@ -1,6 +1,6 @@
 """The vector field as a cluster makes it, read back (issue 36; what ``analysis validate`` reports).
 
-On a real OpenSearch node (in its Lucene encoding, int7): an index docindex creates keeps its vectors in
+On a real OpenSearch node (int7, one of the Lucene encodings it serves): an index docindex creates keeps its vectors in
 the chosen encoding with derived source, and a document read back has its vector (what ``docindex
 reindex`` copies and the access re-stamp rewrites). An index whose mapping excludes the vectors from
 ``_source`` without deriving them is caught: read back, the vector is gone.
