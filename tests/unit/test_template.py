@@ -403,6 +403,7 @@ def test_indexer_environment():
         "INGEST_QUEUE_URL",
         "INDEXER_CONCURRENCY",
         "MAX_OBJECT_BYTES",
+        "MTIME_METADATA_KEYS",
         "CONTENT_CACHE_BUCKET",
         "ACCESS_MAP_URI",
         "DOCINDEX_ADMIN_GROUP",

@@ -84,7 +84,10 @@ def _summary(hit: dict[str, Any], shares: Shares | None = None) -> dict[str, Any
         "folder": _folder(key),
         "extension": source.get("extension") or "",
         "size": source.get("size"),
+        # The file server's modification time when the object carried one, else S3's (modified_source).
         "modified": source.get("last_modified"),
+        "modified_source": source.get("last_modified_source") or "s3",
+        "uploaded": source.get("s3_last_modified") or source.get("last_modified"),
         "title": source.get("title"),
         "content_type": source.get("content_type"),
         "ocr_status": source.get("ocr_status"),
