@@ -51,6 +51,20 @@ _LUCENE_REGEX_SPECIAL = re.compile(r'([.?+*|{}\[\]()"\\#@&<>~])')
 UTC_OFFSET = r"^(Z|[+-](0\d|1[0-4]):[0-5]\d)$"
 
 
+class UnsearchableQuery(ValueError):
+    """A query with nothing to search for (only punctuation or symbols): ``reason`` names it for the page."""
+
+    reason = "no_words"
+
+
+def check_searchable(q: str) -> None:
+    """``UnsearchableQuery`` unless ``q`` (non-empty) holds a letter or a digit (kana and kanji are letters)."""
+    if q and not any(c.isalnum() for c in q):
+        raise UnsearchableQuery(
+            "the query has no letters or digits to search for (punctuation and symbols alone are not searched)"
+        )
+
+
 class SearchRequest(BaseModel):
     """GET /search query parameters, validated."""
 
