@@ -280,6 +280,8 @@ def test_a_scans_preview_shows_the_querys_words_marked(page: dict[str, str], bro
     wait = WebDriverWait(browser, 30)
     hit = next(li for li in browser.find_elements(By.CSS_SELECTOR, "#results > li") if "健康診断のお知らせ" in li.text)
     assert hit.find_element(By.CSS_SELECTOR, ".hit-pages .page-open").text == "p. 1"
+    # (read by the OCR worker, it keeps the date the copier's scan had on the file server)
+    assert hit.find_element(By.CSS_SELECTOR, ".meta .modified").text == "更新: 2025/05/12"
     # Then its preview shows the page with the word marked: yellow on a black-and-white scan
     image = wait.until(lambda d: hit.find_elements(By.CSS_SELECTOR, "figure.preview img"))[0]
     wait.until(lambda d: d.execute_script("return arguments[0].complete && arguments[0].naturalWidth", image))
