@@ -21,6 +21,7 @@ import hashlib
 import html
 import json
 import os
+import re
 import secrets
 import threading
 import time
@@ -32,10 +33,36 @@ from urllib.parse import parse_qs, urlencode, urlparse
 
 from devkit.local.signin import JwtVerifier, TokenRejected, sign_in
 
-PUBLIC_PATHS = ("/", "/config.json")
-PUBLIC_PREFIXES = ("/static/",)
-API_ROUTES = (("/search", "GET /search"), ("/documents/", "GET /documents/{id}"))
+# The HTTP API's routes as template.yaml declares them (tests/unit/test_template.py holds them equal):
+# those behind the JWT authorizer, and the page's public ones. A path no route matches is API Gateway's
+# 404 before any authorizer runs (a browser's /favicon.ico, say), never a 401.
+JWT_ROUTES = (
+    "GET /search",
+    "GET /answer",
+    "GET /documents/{id}",
+    "GET /documents/{id}/download",
+    "GET /documents/{id}/pages/{n}/preview",
+)
+PUBLIC_ROUTES = ("GET /", "GET /static/{name}", "GET /config.json")
 CODE_SECONDS = 120
+
+
+def _route_pattern(route: str) -> re.Pattern[str]:
+    path = route.split(" ", 1)[1]
+    return re.compile("^" + re.sub(r"\\\{[a-z]+\\\}", "[^/]+", re.escape(path)) + "$")
+
+
+_JWT = [_route_pattern(r) for r in JWT_ROUTES]
+_PUBLIC = [_route_pattern(r) for r in PUBLIC_ROUTES]
+
+
+def route_of(path: str) -> str | None:
+    """``"jwt"``, ``"public"``, or None when no route of the API matches ``path``."""
+    if any(p.match(path) for p in _PUBLIC):
+        return "public"
+    if any(p.match(path) for p in _JWT):
+        return "jwt"
+    return None
 
 
 @dataclass
@@ -125,7 +152,8 @@ class Gateway:
 
 
 LOGIN_FORM = """<!doctype html><html lang="ja"><head><meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1"><title>サインイン (local)</title></head>
+<meta name="viewport" content="width=device-width, initial-scale=1"><title>サインイン (local)</title>
+<link rel="icon" href="data:,"></head>
 <body><main><h1>docindex ローカル サインイン</h1>{error}
 <form method="post" action="/local-auth/authorize">
 {hidden}
@@ -223,8 +251,11 @@ def make_handler(gateway: Gateway) -> type[BaseHTTPRequestHandler]:
 
         def _proxy(self, method: str, path: str, query: str) -> None:
             claims = None
-            public = path in PUBLIC_PATHS or path.startswith(PUBLIC_PREFIXES)
-            if not public:
+            route = route_of(path)
+            if route is None:
+                self._json(404, {"message": "Not Found"})
+                return
+            if route == "jwt":
                 header = self.headers.get("Authorization", "")
                 token = header.removeprefix("Bearer ").strip() if header.startswith("Bearer ") else ""
                 try:

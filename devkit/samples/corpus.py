@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 
 from devkit.samples.office import make_docx, make_pptx, make_xlsx
@@ -10,7 +10,9 @@ from devkit.samples.pdf import make_pdf
 from devkit.samples.scans import make_scan_pdf, make_scan_png
 from devkit.samples.text import make_csv, make_html, make_text
 
-__all__ = ["sample_corpus"]
+__all__ = ["sample_corpus", "sample_dates"]
+
+JST = timezone(timedelta(hours=9), "JST")
 
 # Files written by the real applications (tests/fixtures/real/README.md says where each comes from).
 REAL = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "real"
@@ -134,3 +136,33 @@ def sample_corpus() -> list[tuple[str, bytes]]:
             ),
         ),
     ]
+
+
+def sample_dates() -> dict[str, datetime]:
+    """When each sample was last modified on the file server (the demo uploads it with this date as DataSync
+    would: ``file-mtime`` metadata), spread over years as a company's files are. Times are an office's
+    (JST); 社員名簿 メモ was saved before 9:00, so its day in Japan is a day after its UTC day."""
+    return {
+        key: datetime(*when, tzinfo=JST)
+        for key, when in {
+            "営業部/2024年度 報告/四半期売上報告 Q3.pdf": (2024, 10, 15, 17, 40),
+            "総務部/会議議事録/2024-10-01 定例会議 議事録.docx": (2024, 10, 1, 11, 30),
+            "営業部/見積書/見積書 No.2024-123.xlsx": (2024, 9, 20, 14, 5),
+            "経営企画部/事業計画 説明資料.pptx": (2025, 3, 10, 19, 20),
+            "社内ポータル/お知らせ/年末年始 休業のお知らせ.html": (2025, 12, 1, 9, 0),
+            "総務部/古い文書/社員名簿 メモ.txt": (2009, 4, 1, 8, 45),
+            "開発部/設計メモ/README 検索基盤.md": (2023, 6, 12, 16, 0),
+            "経理部/取引先 一覧.csv": (2021, 2, 8, 10, 15),
+            "スキャン/請求書 2024-09.png": (2024, 9, 30, 18, 0),
+            "スキャン/契約書 署名済み.pdf": (2022, 7, 1, 13, 30),
+            "スキャン/健康診断のお知らせ 横向き.tif": (2025, 5, 12, 9, 10),
+            "FAX受信/2026-11-20 営業報告.tif": (2026, 11, 20, 8, 30),
+            "総務部/掲示/社内行事のお知らせ.tif": (2019, 11, 5, 12, 0),
+            "営業部/顧客/髙橋商事 訪問記録.txt": (2024, 11, 7, 18, 30),
+            "人事部/評価/2024年度 人事評価 髙橋.txt": (2025, 3, 28, 17, 0),
+            "総務部/稟議書/稟議書 会議室プロジェクター.doc": (2012, 8, 23, 15, 0),
+            "メール/台湾拠点 格式測試.msg": (2016, 5, 18, 10, 40),
+            "総務部/資料 一式.zip": (2014, 1, 9, 11, 0),
+            "English/Quarterly Revenue Report.docx": (2024, 10, 16, 9, 30),
+        }.items()
+    }

@@ -10,14 +10,16 @@ map: 営業部 for the sales user, 人事部 (not inherited) for the HR user, �
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections.abc import Iterator
+from datetime import datetime
 from typing import Any
 
 import pytest
 
 from docindex.cli.demo import DEMO_SHARE, DEMO_SHARES
-from tests.support.search_api import ACCESS_MAP, FILES, PASSWORD
+from tests.support.search_api import ACCESS_MAP, FILE_DATES, FILES, JST, PASSWORD
 
 pytestmark = pytest.mark.e2e
 
@@ -54,7 +56,14 @@ TRAINING = "共有/研修/新入社員研修計画.pptx"
 NAMED = {
     "共有/申請/.経費申請書 #2 & 50% 改 .txt": "経費 精算 の 申請 様式",
     "営業部/提案/価格メモ.txt": "見積 の 条件 と 値引き",
+    # beside the scanned notice: a text file on the same subject (the OCR facet then counts both kinds)
+    "共有/案内/健康診断の日程.txt": "健康診断 の 日程 は 10月 です",
 }
+# The files' modification times on the file server, put as DataSync writes them (file-mtime); the others
+# carry none and are dated by S3 (the day the test runs).
+DATES = {**FILE_DATES, SCAN: datetime(2025, 5, 12, 9, 10, tzinfo=JST), REPORT: datetime(2024, 6, 28, 17, 0, tzinfo=JST)}
+# The status line while a search runs (or before the first), in either language.
+LOADING = ("", "…", "検索しています…", "Searching…")
 SALES = {"営業部/見積/2024_見積書_A社.txt", "営業部/提案/提案書_B社.md", "共有/規程/就業規則.txt"}
 HR = {"人事部/評価/2024_人事評価_山田.txt", "人事部/給与/給与テーブル.csv", "共有/規程/就業規則.txt"}
 
@@ -106,25 +115,31 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
         indexer = Indexer(
             settings, s3=client("s3"), sqs=client("sqs"), dynamodb=client("dynamodb"), opensearch=opensearch
         )
+        from docindex.core.filedates import datasync_metadata
+
+        def put(key: str, body: bytes) -> None:
+            metadata = datasync_metadata(DATES[key]) if key in DATES else {}
+            client("s3").put_object(Bucket=env["DOCINDEX_BUCKET"], Key=key, Body=body, Metadata=metadata)
+
         bodies = []
         for key, text in {**FILES, **BY_MEANING, **FOR_ANSWERS, **NAMED}.items():
-            client("s3").put_object(Bucket=env["DOCINDEX_BUCKET"], Key=key, Body=text.encode())
+            put(key, text.encode())
             bodies.append({"docindex": "change", "bucket": env["DOCINDEX_BUCKET"], "key": key, "action": "created"})
         from devkit.samples import make_pdf
         from devkit.samples.office import make_pptx
 
         slides = ["新入社員研修計画\n第1週はビジネスマナーと会社の組織の説明。", "第2週\n第2週から各部署で実習を行う。"]
-        client("s3").put_object(Bucket=env["DOCINDEX_BUCKET"], Key=TRAINING, Body=make_pptx(slides))
+        put(TRAINING, make_pptx(slides))
         bodies.append({"docindex": "change", "bucket": env["DOCINDEX_BUCKET"], "key": TRAINING, "action": "created"})
 
         report = [f"第{n}頁 事業の概況 売上高と営業利益の推移" for n in range(1, 121)]
         report[86] = f"第87頁 {WORD}の評価結果"
-        client("s3").put_object(Bucket=env["DOCINDEX_BUCKET"], Key=REPORT, Body=make_pdf(report))
+        put(REPORT, make_pdf(report))
         bodies.append({"docindex": "change", "bucket": env["DOCINDEX_BUCKET"], "key": REPORT, "action": "created"})
         from devkit.ocr_defects import FIXTURES
 
         scan = (FIXTURES / "upright-notice.tif").read_bytes()
-        client("s3").put_object(Bucket=env["DOCINDEX_BUCKET"], Key=SCAN, Body=scan)
+        put(SCAN, scan)
         bodies.append({"docindex": "change", "bucket": env["DOCINDEX_BUCKET"], "key": SCAN, "action": "created"})
         assert invoke(indexer, sqs_event(*bodies), timeout=120) == set()
         _read_scans(pipeline, client, opensearch)
@@ -177,7 +192,11 @@ def browser() -> Iterator[Any]:
     options.binary_location = str(shutil.which("chromium"))
     for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--lang=ja"):
         options.add_argument(argument)
+    # the page's console (errors, failed requests): read by console_errors()
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(options=options, service=Service(executable_path=str(shutil.which("chromedriver"))))
+    # a Japanese office's browser: its days are Tokyo's (the machine running the test may be in UTC)
+    driver.execute_cdp_cmd("Emulation.setTimezoneOverride", {"timezoneId": "Asia/Tokyo"})
     try:
         yield driver
     finally:
@@ -200,7 +219,7 @@ def sign_in_and_search(driver: Any, url: str, user: str, query: str) -> set[str]
     # back on the page, signed in: search
     box = wait.until(ec.visibility_of_element_located((By.ID, "q")))
     box.send_keys(query, Keys.ENTER)
-    wait.until(lambda d: d.find_element(By.ID, "status").text not in ("", "…"))
+    wait.until(lambda d: d.find_element(By.ID, "status").text not in LOADING)
     text = driver.find_element(By.ID, "results").text
     return {key for key in FILES if key.rsplit("/", 1)[-1] in text}
 
@@ -262,6 +281,8 @@ def test_a_scans_preview_shows_the_querys_words_marked(page: dict[str, str], bro
     wait = WebDriverWait(browser, 30)
     hit = next(li for li in browser.find_elements(By.CSS_SELECTOR, "#results > li") if "健康診断のお知らせ" in li.text)
     assert hit.find_element(By.CSS_SELECTOR, ".hit-pages .page-open").text == "p. 1"
+    # (read by the OCR worker, it keeps the date the copier's scan had on the file server)
+    assert hit.find_element(By.CSS_SELECTOR, ".meta .modified").text == "更新: 2025/05/12"
     # Then its preview shows the page with the word marked: yellow on a black-and-white scan
     image = wait.until(lambda d: hit.find_elements(By.CSS_SELECTOR, "figure.preview img"))[0]
     wait.until(lambda d: d.execute_script("return arguments[0].complete && arguments[0].naturalWidth", image))
@@ -363,7 +384,10 @@ def test_an_answer_and_its_quote_are_text_never_markup(page: dict[str, str], bro
     assert box.find_elements(By.TAG_NAME, "img") == []
     assert box.find_elements(By.TAG_NAME, "b") == []
     requested = browser.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")
-    assert not [url for url in requested if "attacker.example" in url]
+    # (the page's own preview of the cited text file is asked with the quote as its q: our host, not theirs)
+    from urllib.parse import urlparse
+
+    assert not [url for url in requested if urlparse(url).hostname == "attacker.example"]
 
 
 def test_a_question_no_readable_file_answers_says_so_plainly(page: dict[str, str], browser: Any) -> None:
@@ -393,15 +417,14 @@ def search_again(driver: Any, query: str) -> None:
     box = driver.find_element(By.ID, "q")
     box.clear()
     box.send_keys(query, Keys.ENTER)
-    WebDriverWait(driver, 30).until(lambda d: d.find_element(By.ID, "status").text not in ("", "…"))
+    WebDriverWait(driver, 30).until(lambda d: d.find_element(By.ID, "status").text not in LOADING)
 
 
 def result_names(driver: Any) -> list[str]:
-    from selenium.webdriver.common.by import By
-
-    return [
-        li.find_element(By.CSS_SELECTOR, ".name").text for li in driver.find_elements(By.CSS_SELECTOR, "#results > li")
-    ]
+    """The listed files' names, read at once (a list being drawn again is never read half old, half new)."""
+    return list(
+        driver.execute_script("return [...document.querySelectorAll('#results > li .name')].map(e => e.innerText)")
+    )
 
 
 def test_a_hit_shows_its_path_on_the_file_server_and_the_keyboard_copies_exactly_that(
@@ -489,8 +512,6 @@ def test_the_file_name_switch_finds_files_by_name_not_by_content(page: dict[str,
 
 
 def test_results_sort_by_size_and_a_date_range_narrows_them(page: dict[str, str], browser: Any) -> None:
-    from datetime import UTC, datetime, timedelta
-
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select, WebDriverWait
 
@@ -506,26 +527,250 @@ def test_results_sort_by_size_and_a_date_range_narrows_them(page: dict[str, str]
     Select(browser.find_element(By.ID, "sort")).select_by_value("name")
     search_again(browser, query)
     assert result_names(browser) == sorted(sizes)
-    # When they give a date range beside the year facet that ends before the files were modified
+    # When they order them by date: the file server's dates (DataSync's file-mtime), newest first, then oldest
+    dated = sorted(sizes, key=lambda name: -FILE_DATES[next(k for k in SALES if k.endswith(name))].timestamp())
+    Select(browser.find_element(By.ID, "sort")).select_by_value("date")
+    search_again(browser, query)
+    assert result_names(browser) == dated == ["2024_見積書_A社.txt", "就業規則.txt", "提案書_B社.md"]
+    Select(browser.find_element(By.ID, "sort")).select_by_value("date:asc")
+    search_again(browser, query)
+    assert result_names(browser) == dated[::-1]
+    # ... each shown as a Japanese office writes a date: the estimate saved at 8:30 on 2024/10/01 in Tokyo
+    assert "更新: 2024/10/01" in hit_text(browser, "2024_見積書_A社.txt")
+    assert "更新: 2020/01/01" in hit_text(browser, "提案書_B社.md")
+    # When they type a range beside the year facet, as they write dates (the fields are the page's, not mm/dd/yyyy)
     facets = browser.find_element(By.ID, "facets")
     assert facets.find_element(By.ID, "date-range").find_element(By.TAG_NAME, "h2").text == "更新日の範囲"
-    today = datetime.now(UTC).date()
-
-    def apply(start: object, end: object) -> None:
-        browser.execute_script(
-            "document.getElementById('modified-from').value = arguments[0];"
-            "document.getElementById('modified-to').value = arguments[1];"
-            "document.getElementById('status').textContent = '';",
-            str(start),
-            str(end),
-        )
-        browser.find_element(By.ID, "apply-dates").click()
-        WebDriverWait(browser, 30).until(lambda d: d.find_element(By.ID, "status").text not in ("", "…"))
-
-    apply(today - timedelta(days=30), today - timedelta(days=1))
-    # Then no file is listed, and the filter says which days
-    assert result_names(browser) == []
-    assert f"{today - timedelta(days=30)}〜{today - timedelta(days=1)}" in browser.find_element(By.ID, "filters").text
-    # and a range that holds today lists them again
-    apply(today - timedelta(days=1), today + timedelta(days=1))
+    start = browser.find_element(By.ID, "modified-from")
+    assert (start.get_attribute("type"), start.get_attribute("placeholder")) == ("text", "2024/10/01")
+    type_range(browser, "2024/10/01", "２０２４年１０月１日")  # an IME's full-width digits read too
+    # Then only the file modified that day (in Japan) is listed, and the filter says which days
+    assert result_names(browser) == ["2024_見積書_A社.txt"]
+    assert "2024/10/01〜2024/10/01" in browser.find_element(By.ID, "filters").text
+    # A day that does not exist is said so at the field, and nothing is searched
+    type_range(browser, "2024/13/01", "", wait=False)
+    assert browser.find_element(By.ID, "date-problem").text == "日付は 2024/10/01 の形で入力してください"
+    assert browser.find_element(By.ID, "modified-from").get_attribute("aria-invalid") == "true"
+    assert result_names(browser) == ["2024_見積書_A社.txt"]
+    # and a range over the years lists them again; the year facet narrows to one year
+    type_range(browser, "2020/1/1", "2024/12/31")
     assert sorted(result_names(browser)) == sorted(sizes)
+    browser.find_element(By.XPATH, "//button[contains(@class,'facet-year')][starts-with(.,'2021')]").click()
+    WebDriverWait(browser, 30).until(lambda d: result_names(d) == ["就業規則.txt"])
+
+
+def hit_text(driver: Any, name: str) -> str:
+    from selenium.webdriver.common.by import By
+
+    return str(next(li.text for li in driver.find_elements(By.CSS_SELECTOR, "#results > li") if name in li.text))
+
+
+def type_range(driver: Any, start: str, end: str, *, wait: bool = True) -> None:
+    """Type the dates into the range's fields as a person does, and apply them."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    driver.execute_script("document.getElementById('status').textContent = ''")
+    for field, text in (("modified-from", start), ("modified-to", end)):
+        box = driver.find_element(By.ID, field)
+        box.clear()
+        if text:
+            box.send_keys(text)
+    driver.find_element(By.ID, "apply-dates").click()
+    if wait:
+        WebDriverWait(driver, 30).until(lambda d: d.find_element(By.ID, "status").text not in LOADING)
+
+
+# ---- one language at a time (issue 49): every label of the page in the language chosen, none of the other
+
+# What documents hold is in their own language: the page marks it translate=no (names, paths, snippets); the
+# answer box's answer, quotes and citations, and a page's text shown as its preview, are the files' words too.
+DOCUMENT_CONTENT = "[translate=no], #answer-text, .quote-text, .citation .page-open, .page-text"
+JAPANESE = re.compile(r"[\u3000-\u303f\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\uff00-\uffef]")
+# In Japanese, the words a Japanese page writes in Latin letters: OCR, sizes, the Mac's smb:// address.
+LATIN_IN_JAPANESE = {"OCR", "KB", "MB", "Mac", "smb"}
+
+CHROME_TEXT = """
+const skip = arguments[0];
+const shown = (e) => e.getClientRects().length > 0 && getComputedStyle(e).visibility !== "hidden";
+// an element in another language than the page's (the switch that names the other language) is that language
+const page = document.documentElement;
+const foreign = (e) => e.closest("[lang]") !== page && e.closest("[lang]").lang !== page.lang;
+const out = [];
+const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+  const e = n.parentElement;
+  if (!n.textContent.trim() || !e || !shown(e) || e.closest(skip) || foreign(e)) continue;
+  out.push(n.textContent.trim());
+}
+for (const e of document.body.querySelectorAll("*")) {
+  if (!shown(e) || e.closest(skip) || foreign(e)) continue;
+  for (const name of ["title", "aria-label", "placeholder", "alt"]) {
+    if (e.getAttribute(name)) out.push(e.getAttribute(name));
+  }
+}
+out.push(document.title);
+return out;
+"""
+
+
+def chrome_text(driver: Any) -> list[str]:
+    """Every label, message and value the page shows (visible text and its titles, labels, placeholders, alts)."""
+    return list(driver.execute_script(CHROME_TEXT, DOCUMENT_CONTENT))
+
+
+def other_language(driver: Any) -> list[str]:
+    """The page's words that are not in its language: Japanese in English, English words in Japanese."""
+    lang = driver.execute_script("return document.documentElement.lang")
+    if lang == "en":
+        return [text for text in chrome_text(driver) if JAPANESE.search(text)]
+    words = {w for text in chrome_text(driver) for w in re.findall(r"[A-Za-z]{2,}", text)}
+    return sorted(words - LATIN_IN_JAPANESE - {"docindex"})
+
+
+def console_errors(driver: Any) -> list[str]:
+    """What the browser's console logged as errors since it was last read (failed requests too)."""
+    return [entry["message"] for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
+
+
+def open_filters(driver: Any) -> None:
+    from selenium.webdriver.common.by import By
+
+    panel = driver.find_element(By.ID, "filters-panel")
+    if not panel.get_attribute("open"):
+        driver.find_element(By.ID, "filters-summary").click()
+
+
+def walk(driver: Any) -> dict[str, list[str]]:
+    """The page's states an employee goes through, each read for words of the other language (by state)."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    found: dict[str, list[str]] = {}
+    for clear in driver.find_elements(By.ID, "clear"):  # the filters a walk before left
+        clear.click()
+    # a question: the answer box, hits with their pages and previews, every facet (folder, type, year, OCR)
+    search_again(driver, "健康診断")
+    open_filters(driver)
+    WebDriverWait(driver, 30).until(lambda d: d.find_elements(By.CSS_SELECTOR, "figure.preview img"))
+    found["hits and facets"] = other_language(driver)
+    found["OCR facet"] = sorted(b.text for b in driver.find_elements(By.CSS_SELECTOR, ".facet-ocr_status"))
+    search_again(driver, "新人研修の第2週は何をする？")
+    _answer_box(driver)
+    found["answer and slides"] = other_language(driver)
+    # a date that is no date, a filter applied
+    open_filters(driver)
+    type_range(driver, "2024/02/30", "", wait=False)
+    found["a date refused"] = other_language(driver)
+    type_range(driver, "2020/01/01", "2025/12/31")
+    found["a date range"] = other_language(driver)
+    # what cannot be searched, and what is searched for nothing
+    search_again(driver, "!!!")
+    found["punctuation only"] = other_language(driver)
+    search_again(driver, "の")
+    found["a particle"] = other_language(driver)
+    return found
+
+
+@pytest.mark.parametrize("width", [1280, 390], ids=["desktop", "phone"])
+def test_the_page_speaks_one_language_at_a_time(page: dict[str, str], browser: Any, width: int) -> None:
+    from selenium.webdriver.common.by import By
+
+    browser.set_window_size(width, 900)
+    # When an employee signs in (the page is Japanese by default) and goes through the page
+    sign_in_and_search(browser, page["SEARCH_PAGE_URL"], "sales", "売上")
+    assert console_errors(browser) == []
+    japanese = walk(browser)
+    # Then no word of the page is English (file names, paths and the files' words are theirs)
+    assert japanese.pop("OCR facet") == ["OCR 済み (1)", "不要（文字データあり） (1)"]
+    assert japanese == {state: [] for state in japanese}
+    # When they switch to English, on whatever the page shows, and go through it again
+    browser.find_element(By.ID, "lang").click()
+    assert browser.execute_script("return document.documentElement.lang") == "en"
+    assert other_language(browser) == []
+    english = walk(browser)
+    assert english.pop("OCR facet") == ["Not needed (has text) (1)", "Read by OCR (1)"]
+    assert english == {state: [] for state in english}
+    # ... dates as English writes them, the range's fields in the same form
+    search_again(browser, "売上 -営業利益")
+    assert "Modified: 1 Oct 2024" in hit_text(browser, "2024_見積書_A社.txt")
+    assert browser.find_element(By.ID, "modified-from").get_attribute("placeholder") == "2024-10-01"
+    # and back: Japanese again, on the same results
+    browser.find_element(By.ID, "lang").click()
+    assert other_language(browser) == []
+    # And nothing went wrong in the browser on the way (no failed request, no script error)
+    assert console_errors(browser) == []
+
+
+def test_what_cannot_be_searched_is_said_with_what_to_do(page: dict[str, str], browser: Any) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    # Punctuation alone
+    sign_in_and_search(browser, page["SEARCH_PAGE_URL"], "sales", "!!!")
+    assert browser.find_element(By.ID, "problem").text == (
+        "記号だけでは検索できません。文字や数字を含む言葉を入力してください。"
+    )
+    assert result_names(browser) == []
+    # A particle: nothing found, and why, with a way to look for it in the names of the files
+    search_again(browser, "の")
+    notice = browser.find_element(By.ID, "notice")
+    assert "よく使われる言葉のため、内容の検索には使われません" in notice.text
+    notice.find_element(By.ID, "search-names").click()
+    WebDriverWait(browser, 30).until(lambda d: "健康診断の日程.txt" in result_names(d))
+    assert browser.find_element(By.ID, "scope-name").is_selected()
+    # the same in English
+    browser.find_element(By.ID, "lang").click()
+    browser.find_element(By.ID, "scope-content").click()
+    search_again(browser, "!!!")
+    assert browser.find_element(By.ID, "problem").text.startswith("Punctuation and symbols alone cannot be searched")
+    assert console_errors(browser) == []
+
+
+def test_on_a_phone_the_results_come_first_and_the_filters_wait_behind_one_line(
+    page: dict[str, str], browser: Any
+) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    browser.set_window_size(390, 844)
+    sign_in_and_search(browser, page["SEARCH_PAGE_URL"], "sales", "売上 -営業利益")
+    # Then the first result is on the first screen, the folder, type and year filters are not: they wait behind
+    # one line (the answer box above the results is issue 48's: it is shown for questions only there)
+    first = browser.find_element(By.CSS_SELECTOR, "#results > li")
+    height = browser.execute_script("return window.innerHeight")
+    answer = browser.execute_script("const a = document.getElementById('answer'); return a.hidden ? 0 : a.offsetHeight")
+    assert browser.execute_script("return arguments[0].getBoundingClientRect().top", first) - answer < height
+    assert browser.find_element(By.ID, "facet-panel").size["height"] < 60
+    assert not browser.find_element(By.ID, "filters-panel").get_attribute("open")
+    assert not browser.find_element(By.CSS_SELECTOR, ".facet-year").is_displayed()
+    # When they open the filters and pick a year, the filter applies and the results come back into view
+    summary = browser.find_element(By.ID, "filters-summary")
+    assert summary.text == "絞り込み"
+    summary.click()
+    browser.find_element(By.XPATH, "//button[contains(@class,'facet-year')][starts-with(.,'2024')]").click()
+    WebDriverWait(browser, 30).until(lambda d: result_names(d) == ["2024_見積書_A社.txt"])
+    assert not browser.find_element(By.ID, "filters-panel").get_attribute("open")
+    assert browser.find_element(By.ID, "filters-summary").text == "絞り込み (1)"
+    assert browser.execute_script("return document.documentElement.scrollWidth <= window.innerWidth")
+
+
+def test_the_page_has_its_own_icon_and_asks_nothing_it_is_refused(page: dict[str, str], browser: Any) -> None:
+    import urllib.error
+    import urllib.request
+
+    from selenium.webdriver.common.by import By
+
+    sign_in_and_search(browser, page["SEARCH_PAGE_URL"], "sales", "売上")
+    icon = browser.find_element(By.CSS_SELECTOR, "link[rel=icon]").get_attribute("href")
+    with urllib.request.urlopen(icon, timeout=10) as response:  # without signing in
+        assert response.headers["Content-Type"] == "image/svg+xml"
+    requested = browser.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")
+    assert not [url for url in requested if url.endswith("/favicon.ico")]
+    # a path no route serves is the API's 404, never a sign-in wall (401); the API itself still needs a token
+    base = page["SEARCH_PAGE_URL"].rstrip("/")
+    for path, status in (("/favicon.ico", 404), ("/static/nothing.js", 404), ("/search?q=x", 401)):
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(base + path, timeout=10)
+        assert refused.value.code == status, path
+    assert console_errors(browser) == []

@@ -246,3 +246,26 @@ def test_the_operators_page_clause_reads_or_as_the_search_does(world: SearchWorl
     assert {p["number"] for p in hit["pages"][:2]} == {2, 3}
     assert [p["number"] for p in hit["pages"]][2:] == [1]
     assert hit["matching_pages"] == 3
+
+
+def test_a_file_without_pages_is_previewed_as_its_text(world: SearchWorld) -> None:
+    # A text file has no pages: an answer citing it names p. 1, and its preview is the file's text
+    # (a 404 here was a failed request in the page's console on every such citation)
+    key = "営業部/メモ/監査の段取り.txt"
+    put_and_index(
+        world,
+        {key: "監査の段取り\n第1週に書類を集める。".encode()},
+        ACCESS_MAP_URI=str(world.map_path),
+        ACCESS_MAP_TTL_SECONDS="0",
+    )
+    status, headers, body = _preview(world, "sales", world.id_of(key), 1)
+    assert (status, headers["content-type"]) == (200, "application/json")
+    assert json.loads(body) == {
+        "number": 1,
+        "kind": "page",
+        "label": "p. 1",
+        "text": "監査の段取り\n第1週に書類を集める。",
+    }
+    # ... page 1 only, and only for its readers
+    assert _preview(world, "sales", world.id_of(key), 2)[0] == 404
+    assert _preview(world, "hr", world.id_of(key), 1)[0] == 404

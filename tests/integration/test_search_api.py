@@ -206,3 +206,33 @@ def test_documents_ocr_read_with_low_confidence_are_a_filter_and_a_facet_within_
     sales = world.search("sales", q="売上", ocr_confidence_below=75)
     assert sales["total"] == 0
     assert world.search("sales", q="売上")["facets"]["low_ocr_confidence"] == 0
+
+
+def test_a_query_that_cannot_be_searched_says_why_and_what_to_do(world: SearchWorld) -> None:
+    token = world.tokens["sales"]["access_token"]
+    # Punctuation alone: nothing to search for, said with a reason the page puts in its own words
+    for scope in ("content", "name"):
+        status, body = world.call("/search", token, q="!!!", scope=scope)
+        assert status == 400
+        assert body["reason"] == "no_words"
+        assert "letters or digits" in body["message"]
+    # A word the index does not search (a particle): no file, and a notice saying so instead of silence
+    world.index_files({"営業部/メモ/の字.txt": "これは の 字 の メモ"})
+    found = world.search("sales", q="の")
+    assert (found["total"], found["hits"]) == (0, [])
+    assert found["notice"]["reason"] == "ignored_words"
+    # ... and the file whose name holds it is found by name, as the notice suggests
+    assert keys(world.search("sales", q="の", scope="name")) == {"営業部/メモ/の字.txt"}
+    # a query that finds files, or finds none for want of files, has no notice
+    assert world.search("sales", q="売上")["notice"] is None
+    assert world.search("sales", q="量子コンピュータ")["notice"] is None
+
+
+def test_the_pages_icon_is_served_without_sign_in_and_nothing_else_is(world: SearchWorld) -> None:
+    status, body = world.call("/static/favicon.svg", None)
+    assert status == 200
+    assert body.startswith("<svg")
+    # nothing beside the page's own files is public: an unknown name, a traversal, the API without a token
+    assert world.call("/static/..%2Froutes.py", None)[0] == 404
+    assert world.call("/static/secrets.json", None)[0] == 404
+    assert world.call("/favicon.ico", None)[0] == 404

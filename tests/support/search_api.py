@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
@@ -36,6 +37,18 @@ FILES = {
     "人事部/評価/2024_人事評価_山田.txt": "人事評価 山田 売上 貢献 昇給",
     "人事部/給与/給与テーブル.csv": "等級,基本給\n1,250000\n売上連動,あり",
     "共有/規程/就業規則.txt": "就業規則 全社員 売上 とは関係ない",
+}
+
+JST = timezone(timedelta(hours=9), "JST")
+# When each of FILES was last modified on the file server (uploaded with it as DataSync writes it: file-mtime).
+# The estimate was saved on 2024/10/01 before 9:00 in Japan: 2024-09-30 in UTC; the proposal on New Year's
+# morning 2020 in Japan: still 2019 in UTC.
+FILE_DATES = {
+    "営業部/見積/2024_見積書_A社.txt": datetime(2024, 10, 1, 8, 30, tzinfo=JST),
+    "営業部/提案/提案書_B社.md": datetime(2020, 1, 1, 7, 50, tzinfo=JST),
+    "人事部/評価/2024_人事評価_山田.txt": datetime(2025, 2, 10, 10, 0, tzinfo=JST),
+    "人事部/給与/給与テーブル.csv": datetime(2016, 4, 1, 9, 0, tzinfo=JST),
+    "共有/規程/就業規則.txt": datetime(2021, 4, 1, 10, 0, tzinfo=JST),
 }
 
 ACCESS_MAP = {
@@ -95,12 +108,18 @@ class SearchWorld:
         assert status == 200, body
         return dict(body)
 
-    def index_files(self, files: dict[str, str], *, map_uri: str | None = None) -> None:
-        """Put and index ``files`` (key -> text), stamped with the map at ``map_uri`` (default: ``map_path``)."""
+    def index_files(
+        self, files: dict[str, str], *, map_uri: str | None = None, dates: Mapping[str, datetime] | None = None
+    ) -> None:
+        """Put and index ``files`` (key -> text), stamped with the map at ``map_uri`` (default: ``map_path``);
+        ``dates``: each key's modification time on the file server, put as DataSync does (``file-mtime``)."""
+        from docindex.core.filedates import datasync_metadata
+
         indexer = build_indexer(self.stack, ACCESS_MAP_URI=map_uri or str(self.map_path), ACCESS_MAP_TTL_SECONDS="0")
         bodies = []
         for key, text in files.items():
-            self.stack.aws.s3.put_object(Bucket=self.stack.bucket, Key=key, Body=text.encode())
+            metadata = datasync_metadata(dates[key]) if dates and key in dates else {}
+            self.stack.aws.s3.put_object(Bucket=self.stack.bucket, Key=key, Body=text.encode(), Metadata=metadata)
             bodies.append({"docindex": "change", "bucket": self.stack.bucket, "key": key, "action": "created"})
         assert invoke(indexer, sqs_event(*bodies)) == set()
         self.stack.opensearch.indices.refresh(index=self.stack.index)

@@ -8,6 +8,7 @@ import hashlib
 
 import pytest
 
+from docindex.core.filedates import FileDate
 from docindex.core.storage import s3_sha256
 from docindex.extract import ExtractedDocument
 from docindex.extract.version import EXTRACTOR_VERSION
@@ -74,7 +75,7 @@ def test_unchanged_content_changes_only_the_identity() -> None:
         text="本文", title="題", page_count=1, truncated=False, error=None
     )
     refreshed = doc.with_identity(
-        version_id="v2", sequencer="s2", last_modified="2026-11-20T09:00:00.000000Z", etag="e"
+        version_id="v2", sequencer="s2", file_date=FileDate.from_s3("2026-11-20T09:00:00.000000Z"), etag="e"
     )
     assert refreshed.source()["version_id"] == "v2"
     assert refreshed.source()["sequencer"] == "s2"

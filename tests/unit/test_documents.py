@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 
 import pytest
 
@@ -34,6 +35,25 @@ def fetched() -> FetchedObject:
     return FetchedObject("docs", "営業部/見積書 2024.PDF", 2048, "e2", "v2", "2024-04-02T00:00:00.000Z", None)
 
 
+def test_the_file_servers_date_is_the_documents_and_s3s_is_kept_apart() -> None:
+    from dataclasses import replace
+
+    from docindex.core.filedates import datasync_metadata, file_date
+
+    extracted = ExtractedDocument(kind="pdf", content_type="application/pdf", text="見積金額", page_count=2)
+    metadata = datasync_metadata(datetime(2019, 4, 1, 9, 30, tzinfo=UTC))
+    dated = replace(fetched(), file_date=file_date(metadata, "2024-04-02T00:00:00.000Z", keys=("file-mtime",)))
+
+    source = IndexDocument.extracted(change(), dated, extracted).source()
+
+    assert source["last_modified"] == "2019-04-01T09:30:00.000000Z"
+    assert source["last_modified_source"] == "file_server"
+    assert source["s3_last_modified"] == "2024-04-02T00:00:00.000Z"
+    assert "last_modified_problem" not in source
+    # the ordering fields are S3's own, whatever the file server's clock said
+    assert (source["sequencer"], source["etag"], source["version_id"]) == ("00AA", "e2", "v2")
+
+
 def test_an_extracted_file_has_metadata_and_content_and_nothing_empty() -> None:
     extracted = ExtractedDocument(kind="pdf", content_type="application/pdf", text="見積金額", page_count=2)
 
@@ -51,7 +71,10 @@ def test_an_extracted_file_has_metadata_and_content_and_nothing_empty() -> None:
         "etag": "e2",
         "version_id": "v2",
         "sequencer": "00AA",
+        # the object carries no file server date: the document's date is S3's, and says so
         "last_modified": "2024-04-02T00:00:00.000Z",
+        "last_modified_source": "s3",
+        "s3_last_modified": "2024-04-02T00:00:00.000Z",
         "ocr_status": "none",
         "content": "見積金額",
         "page_count": 2,

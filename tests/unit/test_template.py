@@ -403,6 +403,7 @@ def test_indexer_environment():
         "INGEST_QUEUE_URL",
         "INDEXER_CONCURRENCY",
         "MAX_OBJECT_BYTES",
+        "MTIME_METADATA_KEYS",
         "CONTENT_CACHE_BUCKET",
         "ACCESS_MAP_URI",
         "DOCINDEX_ADMIN_GROUP",
@@ -942,6 +943,11 @@ def test_search_data_routes_need_a_jwt_and_only_the_page_is_public():
     assert stage["DefaultRouteSettings"]["ThrottlingRateLimit"] == 50
     # same origin by default: no CORS at all
     assert "CorsConfiguration" not in resources["SearchHttpApi"]["Properties"]
+    # the local gateway routes as the HTTP API does: the same routes, anything else a 404 before any sign-in
+    from devkit.local.gateway import JWT_ROUTES, PUBLIC_ROUTES
+
+    assert set(PUBLIC_ROUTES) == public
+    assert set(JWT_ROUTES) == {k for k, r in routes.items() if r["AuthorizationType"] == "JWT"}
 
 
 def test_search_function_may_only_search_the_index_and_read_documents():
@@ -958,7 +964,8 @@ def test_search_function_may_only_search_the_index_and_read_documents():
         "es:ESHttpPost",
     }
     search = next(s for s in statements if s.get("Sid") == "SearchIndex")
-    assert all(str(r["Fn::Sub"]).endswith(("/_search", "/_search/*")) for r in as_list(search["Resource"]))
+    # searching, and analyzing a query (which of its words the index keeps: no document is read)
+    assert all(str(r["Fn::Sub"]).endswith(("/_search", "/_search/*", "/_analyze")) for r in as_list(search["Resource"]))
 
 
 def test_a_company_oidc_provider_replaces_the_user_pool():

@@ -49,15 +49,27 @@ EMPLOYEE_QUERY = "髙橋"
 DEMO_UNREADABLE = "総務部/古い文書/パスワード付き 議事録.pdf"
 
 
+# The unreadable file's own date on the file server: an old one.
+DEMO_UNREADABLE_DATE = (2011, 6, 30, 16, 20)
+
+
 def _upload(env: dict[str, str]) -> int:
+    """The samples, each with its own modification time as DataSync uploads a file server's files
+    (``file-mtime`` user metadata): the search page shows, sorts and filters by those dates."""
+    from datetime import datetime
+
     import boto3
 
     from devkit.samples import make_encrypted_pdf, sample_corpus
+    from devkit.samples.corpus import JST, sample_dates
+    from docindex.core.filedates import datasync_metadata
 
     s3 = boto3.client("s3", endpoint_url=env["AWS_ENDPOINT_URL"], region_name=env["AWS_REGION"])
     corpus = [*sample_corpus(), (DEMO_UNREADABLE, make_encrypted_pdf(["議事録 (パスワード付き)"]))]
+    dates = {**sample_dates(), DEMO_UNREADABLE: datetime(*DEMO_UNREADABLE_DATE, tzinfo=JST)}
     for key, data in corpus:
-        s3.put_object(Bucket=env["DOCINDEX_BUCKET"], Key=key, Body=data)
+        metadata = datasync_metadata(dates[key]) if key in dates else {}
+        s3.put_object(Bucket=env["DOCINDEX_BUCKET"], Key=key, Body=data, Metadata=metadata)
     return len(corpus)
 
 
@@ -292,7 +304,7 @@ def _search_samples(env: dict[str, str], queries: list[str]) -> None:
         for hit in hits:
             status = "" if hit.get("ocr_status") in (None, "none", "done") else f"  [ocr {hit['ocr_status']}]"
             meaning = "  [by meaning]" if hit.get("found_by") == "meaning" else ""
-            print(f"     {hit['key']}{status}{meaning}")
+            print(f"     {str(hit.get('last_modified') or '')[:10]}  {hit['key']}{status}{meaning}")
             location = shares.locate(hit.get("bucket"), str(hit.get("key")))
             if location:
                 print(f"       {location.path}")
@@ -319,7 +331,8 @@ def _demo(args: argparse.Namespace) -> int:
     uploaded = _upload(env)
     print(
         f"2. Uploaded {uploaded} sample documents (PDF, DOCX, XLSX, PPTX, HTML, CP932 text, CSV, scans: "
-        "one sideways, a fax, a vertical notice; a password-protected PDF)"
+        "one sideways, a fax, a vertical notice; a password-protected PDF), each with its modification time "
+        "on the file server (2009-2026) as DataSync writes it (file-mtime metadata)"
     )
     copies = _redeliver(env, DUPLICATES)
     print(f"   ...and delivered {copies} of their notifications a second time (as SQS and redrives may)")

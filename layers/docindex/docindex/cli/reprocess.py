@@ -34,7 +34,9 @@ def register(subparsers: Any) -> None:
             "one change per document to the ingest queue, rate-limited, so the indexer re-reads and re-extracts "
             "the current object with every guarantee of a real S3 event (idempotency, ordering, OCR hand-off). "
             "Run it after an upgrade that reads new formats: docindex reprocess --extraction-error unsupported; "
-            "after one that reads scans better: docindex reprocess --ocr-outdated (or --ocr-confidence-below 75)."
+            "after one that reads scans better: docindex reprocess --ocr-outdated (or --ocr-confidence-below 75). "
+            "--dates reads only each document's date from its object's metadata (the file server's modification "
+            "time: MTIME_METADATA_KEYS), without reading its content again."
         ),
         formatter_class=_ops.HelpFormatter,
         epilog=(
@@ -44,7 +46,9 @@ def register(subparsers: Any) -> None:
             "  docindex reprocess --prefix 総務部/ --before 2026-11-01\n"
             "  docindex reprocess --ocr-outdated --rate 5\n"
             "  docindex reprocess --ocr-confidence-below 60 --prefix スキャン/\n"
-            "  docindex reprocess --ocr-status failed --dry-run"
+            "  docindex reprocess --ocr-status failed --dry-run\n"
+            "  docindex reprocess --dates\n"
+            "  docindex reprocess --dates --prefix 総務部/ --before 2026-12-01"
         ),
     )
     _ops.add_target_options(parser)
@@ -79,6 +83,12 @@ def register(subparsers: Any) -> None:
         help="meaning search: queue an embed job (the embed queue) for each document without the configured model's "
         "vectors, instead of re-extracting (after docindex reindex gave an older index the vector fields)",
     )
+    parser.add_argument(
+        "--dates",
+        action="store_true",
+        help="the file server's dates only: each object's metadata is read (HeadObject), not its content, "
+        "unless the object changed; alone, it selects the documents indexed before dates were read from metadata",
+    )
     parser.add_argument("--after", metavar="KEY", help="resume: only keys after this one (printed by an earlier run)")
     parser.add_argument(
         "--rate",
@@ -95,15 +105,16 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from docindex.ops.enqueue import ChangeSender, RateLimiter
-    from docindex.ops.reprocess import ReprocessFilter, count_matching, matching, reprocess
+    from docindex.ops.reprocess import DATES_REASON, REASON, ReprocessFilter, count_matching, matching, reprocess
 
     if args.missing_vectors:
         return _missing_vectors(args)
     filters = (args.extraction_error, args.extension, args.prefix, args.before, args.ocr_outdated)
-    if not any((*filters, args.ocr_status, args.truncated)) and args.ocr_confidence_below is None:
+    filtered = any((*filters, args.ocr_status, args.truncated)) or args.ocr_confidence_below is not None
+    if not filtered and not args.dates:
         raise CommandError(
             "give at least one filter (--extraction-error, --extension, --prefix, --before, "
-            "--ocr-confidence-below, --ocr-status, --truncated, --ocr-outdated) or --missing-vectors"
+            "--ocr-confidence-below, --ocr-status, --truncated, --ocr-outdated), --dates or --missing-vectors"
         )
     deployment, clients = _ops.resolve(args)
     opensearch = _ops.opensearch_for(deployment)
@@ -120,6 +131,7 @@ def run(args: argparse.Namespace) -> int:
         ocr_outdated=args.ocr_outdated,
         ocr_status=args.ocr_status,
         truncated=args.truncated,
+        undated=args.dates and not filtered,
     )
     index = deployment.opensearch_index
     after = (deployment.bucket or "", args.after) if args.after else None
@@ -128,7 +140,8 @@ def run(args: argparse.Namespace) -> int:
     if not args.json:
         _ops.print_settings(deployment)
         verb = "would send" if args.dry_run else "sending"
-        out.line(f"reprocess: {total:,} documents match; {verb} to {queue_url or '?'}")
+        what = " (dates only: each object's metadata, not its content)" if args.dates else ""
+        out.line(f"reprocess: {total:,} documents match; {verb} to {queue_url or '?'}{what}")
     with out.progress("reprocess", total=min(total, args.limit) if args.limit else total, unit="documents") as bar:
         result = reprocess(
             matching(opensearch, index, selection, after=after),
@@ -136,6 +149,7 @@ def run(args: argparse.Namespace) -> int:
             rate=RateLimiter(args.rate or None),
             limit=args.limit,
             on_progress=lambda r: bar.update(r.matched, status=r.last[1] if r.last else ""),
+            reason=DATES_REASON if args.dates else REASON,
         )
     if args.json:
         _ops.emit_json({"version": 1, **result.to_dict(), "settings": _ops.settings_json(deployment)})

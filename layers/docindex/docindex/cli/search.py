@@ -26,7 +26,11 @@ HIT_FIELDS = (
     "extension",
     "content_type",
     "size",
+    # The document's date: the file server's modification time from the object's metadata, else S3's
+    # LastModified (last_modified_source: file_server or s3); s3_last_modified is S3's own.
     "last_modified",
+    "last_modified_source",
+    "s3_last_modified",
     "indexed_at",
     "title",
     "author",
@@ -64,7 +68,16 @@ def _day_or_time(text: str) -> str:
 
 
 def _hit_json(hit: dict[str, Any]) -> dict[str, Any]:
-    return {name: hit.get(name) for name in HIT_FIELDS}
+    found = {name: hit.get(name) for name in HIT_FIELDS}
+    if found["last_modified"] and not found["last_modified_source"]:
+        found["last_modified_source"] = "s3"  # indexed before dates were read from metadata
+    return found
+
+
+def _day(hit: dict[str, Any]) -> str:
+    """The hit's date as the text output shows it: the UTC day, ``(S3)`` when not the file server's."""
+    day = str(hit.get("last_modified") or "")[:10] or "-" * 10
+    return day if hit.get("last_modified_source") == "file_server" else f"{day} (S3)"
 
 
 def _print_pages(hit: dict[str, Any]) -> None:
@@ -201,7 +214,8 @@ def _search(args: argparse.Namespace) -> int:
             status += f" [ocr confidence {hit['ocr_confidence']}: {reasons}]"
         error = f" [{hit['extraction_error']}]" if hit.get("extraction_error") else ""
         meaning = " [by meaning]" if hit.get("found_by") == "meaning" else ""
-        print(_ops.safe_text(f"{score:>6}  s3://{hit.get('bucket')}/{hit.get('key')}{status}{error}{meaning}"))
+        line = f"{score:>6}  {_day(hit)}  s3://{hit.get('bucket')}/{hit.get('key')}{status}{error}{meaning}"
+        print(_ops.safe_text(line))
         if hit.get("location"):
             print("        " + _ops.safe_text(hit["location"]["path"]))
         if hit.get("snippet"):
@@ -223,7 +237,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description=(
             'Search content, titles and file names. Every word must match; "quoted phrases" match as written, '
             '-word (or -"phrase") excludes, and a OR b matches either. Nothing else is query syntax. Prints '
-            "the hit count, then score, key and a snippet with the matches in [brackets]. An administrator's tool: it "
+            "the hit count, then score, date (the file server's; '(S3)' when the object carries none: the day it "
+            "reached S3), key and a snippet with the matches in [brackets]. An administrator's tool: it "
             "reads the whole index and does not apply the access map (employees use the search API and page, which "
             "do). "
             "Where the index has vectors, documents near the query in meaning follow the matches (marked "
@@ -261,8 +276,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         choices=sorted(TYPE_EXTENSIONS),
         help="only documents of this kind (repeatable: any of them)",
     )
-    parser.add_argument("--modified-after", type=_day_or_time, metavar="DATE", help="last modified on or after DATE")
-    parser.add_argument("--modified-before", type=_day_or_time, metavar="DATE", help="last modified before DATE")
+    parser.add_argument(
+        "--modified-after",
+        type=_day_or_time,
+        metavar="DATE",
+        help="modified on or after DATE (the file server's date, else S3's; a day is UTC's)",
+    )
+    parser.add_argument("--modified-before", type=_day_or_time, metavar="DATE", help="modified before DATE")
     parser.add_argument("--bucket", help="only documents of this bucket (an index may hold several)")
     parser.add_argument(
         "--ocr-confidence-below",
@@ -283,7 +303,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--sort",
         choices=SORTS,
         default="relevance",
-        help="order of the results: relevance (default), name (A to Z), date (newest first), size (largest first)",
+        help="order of the results: relevance (default), name (A to Z), date (newest first: the file server's "
+        "modification time, else S3's), size (largest first)",
     )
     parser.add_argument("--order", choices=("asc", "desc"), help="reverse --sort's direction (asc or desc)")
     parser.add_argument(

@@ -195,6 +195,12 @@ class ObjectChange:
         """An operator's ``docindex reprocess``: extract again, whatever the index or the cache hold."""
         return self.event_name == "docindex:reprocess"
 
+    @property
+    def is_date_refresh(self) -> bool:
+        """An operator's ``docindex reprocess --dates``: the object's date read again from its metadata
+        (``HeadObject``); its content only if it is not the indexed one."""
+        return self.event_name == "docindex:dates"
+
     def to_message(self) -> dict[str, Any]:
         """The docindex message shape (used by backfill and reconcile)."""
         body: dict[str, Any] = {

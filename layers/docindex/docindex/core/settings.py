@@ -16,6 +16,7 @@ from typing import ClassVar, Literal, Self
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from docindex.core.exceptions import SettingsError
+from docindex.core.filedates import DEFAULT_MTIME_KEYS, parse_keys
 
 MiB = 1024 * 1024
 # Office lock files, LibreOffice lock files, thumbnail caches, desktop metadata,
@@ -207,6 +208,9 @@ class Settings(OpenSearchSettings, AccessSettings, EmbeddingSettings):
     # Keys never indexed (docs/extraction.md#skipped-files): comma-separated globs, matched without
     # case; a glob without "/" matches the file name, one with "/" the whole key. Empty: index everything.
     exclude_keys: str = Field(DEFAULT_EXCLUDE_KEYS, alias="EXCLUDE_KEYS")
+    # The object user metadata keys that hold the file server's modification time, first found wins
+    # (docindex.core.filedates): DataSync's file-mtime, rclone's mtime. Empty: S3's LastModified only.
+    mtime_metadata_keys: str = Field(DEFAULT_MTIME_KEYS, alias="MTIME_METADATA_KEYS", max_length=1000)
 
     # A change claimed this many times without completing (it raised, or its
     # invocation died: timeout, out of memory), across receives and DLQ
@@ -222,6 +226,17 @@ class Settings(OpenSearchSettings, AccessSettings, EmbeddingSettings):
     # trips with extraction). Records waiting for their _bulk result give their slot up,
     # so every record of a batch can be in flight and a _bulk request holds many documents.
     indexer_concurrency: int = Field(16, alias="INDEXER_CONCURRENCY", ge=1, le=64)
+
+    @field_validator("mtime_metadata_keys")
+    @classmethod
+    def _mtime_keys(cls, value: str) -> str:
+        parse_keys(value)
+        return value
+
+    @property
+    def mtime_keys(self) -> tuple[str, ...]:
+        """``MTIME_METADATA_KEYS`` as the keys boto3 returns in ``Metadata`` (lower case, no prefix)."""
+        return parse_keys(self.mtime_metadata_keys)
 
     @property
     def exclude_globs(self) -> tuple[str, ...]:

@@ -23,6 +23,8 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from docindex.core.aws import error_code
 from docindex.core.exceptions import ObjectArchivedError, TransientError
+from docindex.core.filedates import DEFAULT_MTIME_KEYS, FileDate, file_date, parse_keys
+from docindex.core.observability import logger
 
 # Errors that mean "this object (version) is not there any more".
 _GONE = {"NoSuchKey", "NoSuchVersion", "404", "NotFound", "MethodNotAllowed", "405"}
@@ -42,6 +44,9 @@ class FetchedObject:
     # Lowercase hex SHA-256 of the bytes: S3's full-object checksum when the object has one,
     # else computed from the body read; None when the body was not read (too large here).
     content_sha256: str | None = None
+    # The document's date: the file server's modification time from the object's user metadata,
+    # else ``last_modified`` (S3's), and which it is (docindex.core.filedates).
+    file_date: FileDate | None = None
 
     def without_data(self) -> FetchedObject:
         """The same metadata without the body (which can then be freed)."""
@@ -146,11 +151,53 @@ def _gone_or_transient(
         raise TransientError(f"{operation} s3://{bucket}/{key} failed: {exc}") from exc
 
 
-class ObjectStore:
-    """GetObject with a size bound; ``None`` when the object no longer exists."""
+@dataclass(frozen=True)
+class ObjectHead:
+    """An object version's identity and date as ``HeadObject`` gives them (no body)."""
 
-    def __init__(self, s3: Any) -> None:
+    size: int
+    etag: str | None
+    version_id: str | None
+    file_date: FileDate
+
+
+def object_date(response: dict[str, Any], keys: tuple[str, ...]) -> FileDate:
+    """The document's date of a GetObject/HeadObject ``response`` (its user metadata's ``keys``, else
+    its ``LastModified``); metadata that names no believable time is logged and S3's date is used."""
+    found = file_date(response.get("Metadata"), _iso(response.get("LastModified")), keys=keys)
+    if found.problem:
+        logger.info(
+            "the file server's date in the object's metadata is not usable; S3's LastModified is used",
+            extra={"metadata_key": found.key, "problem": found.problem},
+        )
+    return found
+
+
+class ObjectStore:
+    """GetObject with a size bound; ``None`` when the object no longer exists.
+
+    ``mtime_keys``: the user metadata keys that hold the file server's modification time
+    (``MTIME_METADATA_KEYS``).
+    """
+
+    def __init__(self, s3: Any, *, mtime_keys: tuple[str, ...] | None = None) -> None:
         self._s3 = s3
+        self.mtime_keys = parse_keys(DEFAULT_MTIME_KEYS) if mtime_keys is None else mtime_keys
+
+    def head(self, bucket: str, key: str, *, version_id: str | None = None) -> ObjectHead | None:
+        """``HeadObject`` (the exact version when given): identity and date; None when it is gone."""
+        params: dict[str, Any] = {"Bucket": bucket, "Key": key}
+        if version_id:
+            params["VersionId"] = version_id
+        response = _gone_or_transient("HeadObject", bucket, key, lambda: self._s3.head_object(**params))
+        if response is None:
+            return None
+        return ObjectHead(
+            size=int(response.get("ContentLength") or 0),
+            etag=(response.get("ETag") or "").strip('"') or None,
+            version_id=response.get("VersionId") if response.get("VersionId") != "null" else None,
+            file_date=object_date(response, self.mtime_keys),
+        )
 
     def exists(self, bucket: str, key: str) -> bool:
         """Whether the object (its current version) exists."""
@@ -242,4 +289,5 @@ class ObjectStore:
             last_modified=_iso(response.get("LastModified")),
             data=data,
             content_sha256=s3_sha256(response) or (hashlib.sha256(data).hexdigest() if data is not None else None),
+            file_date=object_date(response, self.mtime_keys),
         )

@@ -16,6 +16,8 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
+from docindex.core.filedates import FileDate
+
 if TYPE_CHECKING:
     from docindex.access.policy import AccessGrant
     from docindex.core.changes import ObjectChange
@@ -132,7 +134,13 @@ class IndexDocument:
     etag: str | None = None
     version_id: str | None = None
     sequencer: str | None = None
+    # The document's date (shown, sorted and filtered on): the file server's modification time when the
+    # object's metadata carries one, else S3's LastModified; which it is, why the metadata's was not
+    # used, and S3's own (docindex.core.filedates). Never an ordering key: the sequencer is.
     last_modified: str | None = None
+    last_modified_source: str | None = None
+    last_modified_problem: str | None = None
+    s3_last_modified: str | None = None
     ocr_reason: str | None = None
     # The OCR'd pages (stored, not indexed): {"page", "reason", "confidence", "rotation", "skew", "vertical"}.
     ocr_pages: tuple[dict[str, Any], ...] | None = None
@@ -185,8 +193,10 @@ class IndexDocument:
         sequencer: str | None = None,
         last_modified: str | None = None,
         content_sha256: str | None = None,
+        file_date: FileDate | None = None,
     ) -> IndexDocument:
-        """The fields every document has, with or without content."""
+        """The fields every document has, with or without content; ``file_date`` (default: S3's
+        ``last_modified``) is the document's date."""
         filename, extension = file_name_parts(key)
         return cls(
             bucket=bucket,
@@ -200,9 +210,8 @@ class IndexDocument:
             etag=etag,
             version_id=version_id,
             sequencer=sequencer,
-            last_modified=last_modified,
             content_sha256=content_sha256,
-        )
+        ).with_file_date(file_date or FileDate.from_s3(last_modified))
 
     @classmethod
     def for_change(
@@ -219,6 +228,7 @@ class IndexDocument:
             sequencer=change.sequencer,
             last_modified=(fetched.last_modified if fetched else None) or change.event_time,
             content_sha256=fetched.content_sha256 if fetched else None,
+            file_date=fetched.file_date if fetched else None,
         )
 
     @classmethod
@@ -257,6 +267,16 @@ class IndexDocument:
         return cls(**known)
 
     # -- states -------------------------------------------------------------
+
+    def with_file_date(self, found: FileDate) -> IndexDocument:
+        """This document dated ``found``: the file server's time or S3's, said which, and S3's own."""
+        return replace(
+            self,
+            last_modified=found.value,
+            last_modified_source=found.source if found.value else None,
+            last_modified_problem=found.problem,
+            s3_last_modified=found.s3_value,
+        )
 
     def with_access(self, grant: AccessGrant) -> IndexDocument:
         """This document stamped with who may read it (the search API filters on these)."""
@@ -360,15 +380,16 @@ class IndexDocument:
         *,
         version_id: str | None,
         sequencer: str | None,
-        last_modified: str | None,
+        file_date: FileDate | None,
         etag: str | None,
     ) -> IndexDocument:
-        """The same content re-announced (a re-sync, a metadata edit): only the version's identity changes."""
+        """The same content re-announced (a re-sync, a metadata edit, ``docindex reprocess --dates``):
+        only the version's identity and its date (``file_date``, from its metadata; None: kept) change."""
+        dated = self.with_file_date(file_date) if file_date is not None and file_date.value else self
         return replace(
-            self,
+            dated,
             version_id=version_id,
             sequencer=sequencer or self.sequencer,
-            last_modified=last_modified or self.last_modified,
             etag=etag or self.etag,
             indexed_at=now_iso(),
         )

@@ -134,7 +134,13 @@ MAPPINGS: dict[str, Any] = {
         "version_id": {"type": "keyword"},
         "sequencer": {"type": "keyword"},
         "content_sha256": {"type": "keyword"},
+        # The document's date: the file server's modification time from the object's metadata, else
+        # S3's LastModified; which it is ("file_server", "s3"), why the metadata's was not used, and
+        # S3's own (docindex.core.filedates).
         "last_modified": {"type": "date"},
+        "last_modified_source": {"type": "keyword"},
+        "last_modified_problem": {"type": "keyword", "ignore_above": 256},
+        "s3_last_modified": {"type": "date"},
         "indexed_at": {"type": "date"},
         "title": {
             "type": "text",
@@ -422,6 +428,8 @@ ADDED_FIELDS = (
     "pages",
     # a keyword: no analyzer, so an older index takes it; its documents get it when rewritten (docindex reindex)
     names.ORDER_FIELD,
+    # the file server's dates (issue 49): documents get them when rewritten (docindex reprocess --dates)
+    *("last_modified_source", "last_modified_problem", "s3_last_modified"),
 )
 
 

@@ -6,7 +6,9 @@ skips a file. Names compare as Explorer compares them (``name_order``, ``docinde
 case and width folded, runs of digits by their value (第2回 before 第10回); kana in 五十音 order and kanji
 by code point, not by reading, then as written (``filename.keyword``). A document written before
 ``name_order`` existed sorts after the others (by ``filename.keyword``) until ``docindex reindex``
-derives it. The modified date is the object's ``last_modified`` (what the year facet and the date range use).
+derives it. The modified date is the document's ``last_modified`` (what the year facet and the date range use):
+the file server's modification time from the object's metadata, else S3's ``LastModified``
+(``docindex.core.filedates``). It orders results only: which change of an object wins is the ledger's.
 """
 
 from __future__ import annotations

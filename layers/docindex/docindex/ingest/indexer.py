@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools.utilities.batch import process_partial_response
@@ -89,7 +90,7 @@ class Indexer:
             vectors=self.vectors,
         )
         self.ledger = Ledger(dynamodb, settings.ledger_table_name)
-        self.store = ObjectStore(s3)
+        self.store = ObjectStore(s3, mtime_keys=settings.mtime_keys)
         self.ocr_queue = OcrQueue(sqs, settings.ocr_queue_url)
         self.embed_queue = OcrQueue(sqs, settings.embed_jobs_queue_url, name="embed queue")
         self.cache = ContentCache(s3, settings.content_cache_bucket, settings.content_cache_prefix)
@@ -477,8 +478,18 @@ class Indexer:
     # -- re-syncs, renames, copies and archives (issue 14) --------------------
 
     def _refresh_unchanged(self, change: ObjectChange, claim: Claim, run: BatchRun) -> dict[str, Any] | None:
-        """The same content announced again: its identity refreshed without reading the body (``unchanged.py``)."""
-        refreshed = refreshed_document(self.documents, change, claim)
+        """The same content announced again: its identity refreshed without reading the body (``unchanged.py``).
+
+        A ``docindex reprocess --dates`` change names no version: the object's current one is asked
+        (``HeadObject``) and, if it is the indexed content, only its date and identity are written.
+        """
+        head = None
+        if change.is_date_refresh:
+            head = self.store.head(change.bucket, change.key)
+            if head is None:
+                return None  # gone: the full path removes its document
+            change = replace(change, etag=head.etag, size=head.size, version_id=head.version_id)
+        refreshed = refreshed_document(self.documents, change, claim, self.store, head=head)
         if refreshed is None:
             return None
         doc, indexed_version = refreshed

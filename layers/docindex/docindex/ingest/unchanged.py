@@ -7,6 +7,10 @@ document is where the indexer learns that cheaply and truthfully: one real-time 
 is already this change's after the claim), and whether that document is complete. Only a
 complete one is refreshed: pending OCR (its job is stale after this claim), archived,
 quarantined, rejected or timed-out documents take the full path.
+
+The object's date may have changed without its content (a ``touch`` on the file server that
+DataSync copies as new metadata; ``docindex reprocess --dates``): one ``HeadObject`` of the
+announced version reads it (docindex.core.filedates), still without the body.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from docindex.index.documents import ExtractionErrorCode, IndexDocument, OcrStat
 
 if TYPE_CHECKING:
     from docindex.core.changes import ObjectChange
+    from docindex.core.storage import ObjectHead, ObjectStore
     from docindex.index.store import DocumentStore
     from docindex.ingest.ledger import Claim
 
@@ -33,9 +38,11 @@ _INCOMPLETE_ERRORS = frozenset(
 
 
 def refreshed_document(
-    documents: DocumentStore, change: ObjectChange, claim: Claim
+    documents: DocumentStore, change: ObjectChange, claim: Claim, store: ObjectStore, head: ObjectHead | None = None
 ) -> tuple[IndexDocument, int] | None:
-    """The indexed document with ``change``'s identity, and the version it had; None: take the full path.
+    """The indexed document with ``change``'s identity and date, and the version it had; None: take the full path.
+
+    ``head``: the object's ``HeadObject`` when the caller has it already (else it is asked here).
 
     The whole document is returned (external versions need one), to be written at this
     claim's generation through the batch's writer, so ordering, ``still_current`` and
@@ -54,10 +61,13 @@ def refreshed_document(
     current = documents.current(change.doc_id, retry_seconds=0)
     if current is None or not same_complete_content(change, current[1]):
         return None
+    head = head or store.head(change.bucket, change.key, version_id=change.version_id)
+    # Deleted or replaced since the event (its own event follows): the indexed date is kept.
+    same = head is not None and head.etag == change.etag and head.size == change.size
     doc = IndexDocument.from_source(current[1]).with_identity(
         version_id=change.version_id,
         sequencer=change.sequencer,
-        last_modified=change.event_time,
+        file_date=head.file_date if head is not None and same else None,
         etag=change.etag,
     )
     return doc, current[0]

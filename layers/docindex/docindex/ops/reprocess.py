@@ -19,6 +19,12 @@ before it that arrives late is judged older than the observation, and the
 re-read already covered it. A deleted object is removed (the re-read finds
 nothing).
 
+``--dates`` sends the same change with the reason ``dates``: the indexer reads only the object's
+metadata (one ``HeadObject``) and, when its ETag and size are those of the indexed content, writes
+the document again with the file server's date (docindex.core.filedates) without reading the
+body; a changed object is read in full as above. Without another filter it selects the documents
+indexed before dates were read from metadata (no ``last_modified_source``).
+
 The index is paged with ``search_after`` on (bucket, key); ``--after`` resumes
 after the last key a previous run reported.
 """
@@ -36,6 +42,8 @@ from docindex.core.changes import Action, ObjectChange, normalize_time
 from docindex.ops.enqueue import BATCH_SIZE, ChangeSender, EnqueueError, RateLimiter
 
 REASON = "reprocess"
+# docindex reprocess --dates: the date from the object's metadata, its content only if it changed.
+DATES_REASON = "dates"
 PAGE_SIZE = 500
 
 T = TypeVar("T")
@@ -58,6 +66,8 @@ class ReprocessFilter:
     ocr_status: str | None = None
     # Documents read in part (content_truncated: a limit cut their text).
     truncated: bool = False
+    # Documents whose date was never read from the object's metadata (indexed before issue 49).
+    undated: bool = False
 
     def query(self) -> dict[str, Any]:
         """The OpenSearch query of this filter."""
@@ -85,6 +95,8 @@ class ReprocessFilter:
             clauses.append({"term": {"ocr_status": self.ocr_status}})
         if self.truncated:
             clauses.append({"term": {"content_truncated": True}})
+        if self.undated:
+            clauses.append({"bool": {"must_not": {"exists": {"field": "last_modified_source"}}}})
         if self.extension:
             clauses.append({"term": {"extension": self.extension.lower().lstrip(".")}})
         if self.prefix:
@@ -216,8 +228,10 @@ def reprocess(
     limit: int | None = None,
     on_progress: Callable[[ReprocessResult], None] | None = None,
     clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    reason: str = REASON,
 ) -> ReprocessResult:
-    """Send one change per document (``sender`` None: a dry run that only counts)."""
+    """Send one change per document (``sender`` None: a dry run that only counts); ``reason``
+    ``DATES_REASON``: their dates only, where their content is unchanged."""
     result = ReprocessResult(dry_run=sender is None)
     started = time.monotonic()
     changes = (reprocess_change(bucket, key, now=clock()) for bucket, key in documents)
@@ -225,10 +239,10 @@ def reprocess(
         send_in_batches(
             changes,
             result,
-            send=None if sender is None else lambda batch: sender.send(batch, reason=REASON),
+            send=None if sender is None else lambda batch: sender.send(batch, reason=reason),
             rate=rate,
             where=lambda change: (change.bucket, change.key),
-            sample=lambda change: {**change.to_message(), "reason": REASON},
+            sample=lambda change: {**change.to_message(), "reason": reason},
             limit=limit,
             on_progress=on_progress,
         )

@@ -32,6 +32,8 @@ SUMMARY_FIELDS = [
     "extension",
     "size",
     "last_modified",
+    "last_modified_source",
+    "s3_last_modified",
     "content_type",
     "ocr_status",
     "title",
@@ -44,6 +46,23 @@ LOW_OCR_CONFIDENCE = 75
 # simple_query_string operators (SIMPLE_QUERY_FLAGS): a query with one is not plain words.
 _OPERATOR = re.compile(r'[+|"()\\~*]|(?:^|\s)-')
 _LUCENE_REGEX_SPECIAL = re.compile(r'([.?+*|{}\[\]()"\\#@&<>~])')
+# A fixed UTC offset (the page sends its own): the days of modified_from/modified_to and the years of the
+# year facet are the caller's, not UTC's.
+UTC_OFFSET = r"^(Z|[+-](0\d|1[0-4]):[0-5]\d)$"
+
+
+class UnsearchableQuery(ValueError):
+    """A query with nothing to search for (only punctuation or symbols): ``reason`` names it for the page."""
+
+    reason = "no_words"
+
+
+def check_searchable(q: str) -> None:
+    """``UnsearchableQuery`` unless ``q`` (non-empty) holds a letter or a digit (kana and kanji are letters)."""
+    if q and not any(c.isalnum() for c in q):
+        raise UnsearchableQuery(
+            "the query has no letters or digits to search for (punctuation and symbols alone are not searched)"
+        )
 
 
 class SearchRequest(BaseModel):
@@ -70,6 +89,13 @@ class SearchRequest(BaseModel):
     scope: Literal["content", "name"] = "content"
     # auto: by words and, where the index has vectors, by meaning (hybrid); keyword: by words only.
     mode: Literal["auto", "keyword"] = "auto"
+    # The caller's UTC offset (+09:00): the days of the date range and the years of the year facet are its.
+    tz: str = Field("Z", pattern=UTC_OFFSET)
+
+    @property
+    def utc_offset(self) -> str:
+        """``tz`` as OpenSearch writes an offset (``+00:00`` for ``Z``)."""
+        return "+00:00" if self.tz == "Z" else self.tz
 
     @field_validator("q", "prefix")
     @classmethod
@@ -77,6 +103,14 @@ class SearchRequest(BaseModel):
         if any(ord(c) < 32 or MARK_START <= c <= MARK_END for c in value):
             raise ValueError("must not contain control characters")
         return value.strip() if value.strip() != "" else ""
+
+    @field_validator("tz", mode="before")
+    @classmethod
+    def _offset_sign(cls, value: Any) -> Any:
+        # "+09:00" in a query string unencoded arrives as " 09:00" (a + is a space there).
+        if isinstance(value, str) and re.fullmatch(r"\s*\d{2}:\d{2}", value):
+            return "+" + value.strip()
+        return value.strip() if isinstance(value, str) else value
 
     @field_validator("modified_from", "modified_to", mode="before")
     @classmethod
@@ -179,11 +213,12 @@ def request_filters(request: SearchRequest, principals: list[str]) -> list[dict[
     if request.ocr_confidence_below:
         filters.append({"range": {"ocr_confidence": {"lt": request.ocr_confidence_below}}})
     if request.modified_from or request.modified_to:
+        # Whole days in the caller's time zone: from its first moment to its last.
         bounds: dict[str, str] = {}
         if request.modified_from:
-            bounds["gte"] = request.modified_from.isoformat()
+            bounds["gte"] = f"{request.modified_from.isoformat()}T00:00:00.000{request.utc_offset}"
         if request.modified_to:
-            bounds["lte"] = request.modified_to.isoformat() + "T23:59:59.999Z"
+            bounds["lte"] = f"{request.modified_to.isoformat()}T23:59:59.999{request.utc_offset}"
         filters.append({"range": {"last_modified": bounds}})
     return filters
 
@@ -243,6 +278,7 @@ def search_body(
                 "date_histogram": {
                     "field": "last_modified",
                     "calendar_interval": "year",
+                    "time_zone": request.utc_offset,
                     "format": "yyyy",
                     "min_doc_count": 1,
                     "order": {"_key": "desc"},

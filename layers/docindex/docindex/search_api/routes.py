@@ -21,7 +21,7 @@ from pydantic import ValidationError
 from docindex.core.observability import logger
 from docindex.embed import Embedder
 from docindex.search_api.principals import Caller, Unauthenticated, caller_from_claims
-from docindex.search_api.query import SearchRequest
+from docindex.search_api.query import SearchRequest, UnsearchableQuery, check_searchable
 from docindex.search_api.service import NotFound, NotModified, SearchService
 from docindex.search_api.settings import SearchApiSettings
 
@@ -34,6 +34,8 @@ STATIC = {
     "app.js": "text/javascript; charset=utf-8",
     "app.css": "text/css; charset=utf-8",
     "filepath.js": "text/javascript; charset=utf-8",
+    # the page's icon (index.html names it): without one the browser asks /favicon.ico, which no route serves
+    "favicon.svg": "image/svg+xml",
 }
 NOT_FOUND = {"message": "not found"}
 PAGE_NUMBER = re.compile(r"^[1-9][0-9]{0,5}$")
@@ -101,10 +103,14 @@ def build_resolver(
         params = app.current_event.query_string_parameters or {}
         try:
             request = SearchRequest.model_validate(params)
+            check_searchable(request.q)
             return json_response(200, service.search(request, caller()))
         except ValidationError as exc:
             problems = [f"{'.'.join(str(p) for p in e['loc']) or 'query'}: {e['msg']}" for e in exc.errors()]
             return json_response(400, {"message": "invalid parameters", "problems": problems})
+        except UnsearchableQuery as exc:
+            # the page says it in its own language by the reason (docs/search-api.md#errors)
+            return json_response(400, {"message": str(exc), "reason": exc.reason})
         except ValueError as exc:
             return json_response(400, {"message": str(exc)})
 

@@ -84,7 +84,10 @@ def _summary(hit: dict[str, Any], shares: Shares | None = None) -> dict[str, Any
         "folder": _folder(key),
         "extension": source.get("extension") or "",
         "size": source.get("size"),
+        # The file server's modification time when the object carried one, else S3's (modified_source).
         "modified": source.get("last_modified"),
+        "modified_source": source.get("last_modified_source") or "s3",
+        "uploaded": source.get("s3_last_modified") or source.get("last_modified"),
         "title": source.get("title"),
         "content_type": source.get("content_type"),
         "ocr_status": source.get("ocr_status"),
@@ -171,6 +174,7 @@ class SearchService:
         for found in on_page(len(hits), total_value, by_meaning, start=body["from"], size=body["size"]):
             hits.append(_meaning_hit(found, self.settings.shares))
         aggregations = response.get("aggregations") or {}
+        notice = self._notice(request) if not total_value and not by_meaning else None
         logger.info(
             "search",
             extra={
@@ -197,6 +201,29 @@ class SearchService:
                 # How many of the hits OCR read with low confidence (filter: ocr_confidence_below).
                 "low_ocr_confidence": int((aggregations.get("low_ocr_confidence") or {}).get("doc_count", 0)),
             },
+            # Why a query found nothing, when the query itself is why (null otherwise).
+            "notice": notice,
+        }
+
+    def _notice(self, request: SearchRequest) -> dict[str, Any] | None:
+        """``ignored_words`` when the index's search analyzer keeps no word of the query (の, は, the...):
+        the search found nothing because nothing of it was searched. Asked only of a search that found
+        nothing; a cluster that cannot answer (no ``_analyze``) gives no notice."""
+        if not request.q or request.scope != "content":
+            return None
+        try:
+            analyzed = self.opensearch.indices.analyze(
+                index=self.index, body={"analyzer": "docindex_search", "text": request.q}
+            )
+        except Exception as exc:  # noqa: BLE001 - a notice is a courtesy: the search's answer stands without it
+            logger.info("could not analyze the query for a notice", extra={"error": f"{type(exc).__name__}"})
+            return None
+        if analyzed.get("tokens"):
+            return None
+        return {
+            "reason": "ignored_words",
+            "message": "every word of the query is one the index does not search (particles such as の or は, "
+            "words too common to tell files apart): add a word, or search file names (scope=name)",
         }
 
     def _keyword_hit(self, hit: dict[str, Any]) -> dict[str, Any]:
@@ -311,6 +338,9 @@ class SearchService:
         kind = renderer_for(source.get("content_type"))
         page_count = source.get("page_count")
         renderable = kind is not None and number <= (page_count if isinstance(page_count, int) else 1)
+        if not renderable and page is None and number == 1 and not page_count:
+            # A file without pages (text, Markdown, CSV) is one page: its text (an answer cites it as p. 1).
+            page = self._whole_text(doc_id, caller)
         if not renderable and page is None:
             raise NotFound(doc_id)
         identity = ":".join(
@@ -362,6 +392,14 @@ class SearchService:
             "text": str(page.get("text") or "")[:PREVIEW_TEXT_CHARS],
         }
         return PagePreview("application/json", json.dumps(text, ensure_ascii=False), etag)
+
+    def _whole_text(self, doc_id: str, caller: Caller) -> dict[str, Any] | None:
+        """A file without pages as its page 1 (its text's start), if the caller may read it and it has text."""
+        body = document_body(doc_id, caller.principals)
+        body["_source"] = {"includes": ["content"]}
+        hits = self.opensearch.search(index=self.index, body=body)["hits"]["hits"]
+        text = str(((hits[0].get("_source") or {}).get("content") or "") if hits else "")
+        return {"n": 1, "kind": "page", "label": "p. 1", "text": text[:PREVIEW_TEXT_CHARS]} if text else None
 
     def _marks(self, source: dict[str, Any], number: int, query: str) -> list[tuple[float, float, float, float]]:
         """The query's words on an OCR'd page (boxes as fractions of the page); none without boxes.

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import BotoCoreError
 
 from docindex.core.exceptions import JobAbandoned, TransientError
-from docindex.core.storage import get_object, s3_sha256
+from docindex.core.filedates import FileDate
+from docindex.core.storage import get_object, object_date, s3_sha256
 from docindex.embed.document import EmbeddedDocument
 from docindex.extract.base import PageText
 from docindex.index.documents import OcrStatus
@@ -101,9 +102,19 @@ class Downloaded:
     last_modified: str | None
     # S3's full-object SHA-256 when the object has one, else computed from the chunks streamed.
     content_sha256: str | None = None
+    # The document's date (the file server's from the object's metadata, else S3's: docindex.core.filedates).
+    file_date: FileDate | None = None
 
 
-def download(s3: Any, job: OcrJob, path: Path, lease: Lease, *, max_object_bytes: int) -> Downloaded | None:
+def download(
+    s3: Any,
+    job: OcrJob,
+    path: Path,
+    lease: Lease,
+    *,
+    max_object_bytes: int,
+    mtime_keys: tuple[str, ...] = ("file-mtime", "mtime"),
+) -> Downloaded | None:
     """Stream the job's object version to ``path``; None when it no longer exists or changed.
 
     An object over ``max_object_bytes`` is not streamed (an empty file stands for it): its
@@ -142,4 +153,5 @@ def download(s3: Any, job: OcrJob, path: Path, lease: Lease, *, max_object_bytes
         version_id=version_id if version_id and version_id != "null" else None,
         last_modified=last_modified.strftime("%Y-%m-%dT%H:%M:%S.%fZ") if last_modified else None,
         content_sha256=s3_sha256(response) or (digest.hexdigest() if digest is not None else None),
+        file_date=object_date(response, mtime_keys),
     )

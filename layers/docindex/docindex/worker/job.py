@@ -201,7 +201,12 @@ class JobRunner:
         with tempfile.TemporaryDirectory(prefix="docindex-ocr-", dir=self.settings.tmp_dir) as tmp:
             try:
                 downloaded = download(
-                    self.s3, job, Path(tmp) / "object", lease, max_object_bytes=self.settings.max_object_bytes
+                    self.s3,
+                    job,
+                    Path(tmp) / "object",
+                    lease,
+                    max_object_bytes=self.settings.max_object_bytes,
+                    mtime_keys=self.settings.common.mtime_keys,
                 )
             except ObjectArchivedError:
                 return self._stale(job, "the object was archived after the job was queued; its restore re-indexes it")
@@ -477,6 +482,7 @@ class JobRunner:
                 version_id=(downloaded.version_id if downloaded else None) or job.version_id,
                 sequencer=job.sequencer,
                 last_modified=downloaded.last_modified if downloaded else None,
+                file_date=downloaded.file_date if downloaded else None,
             )
         if downloaded and downloaded.content_sha256:
             base = base.with_content_sha256(downloaded.content_sha256)

@@ -8,7 +8,7 @@
       results: (n) => `${n} 件`, none: "該当する文書はありません。", noFile: "該当するファイルはありません。",
       moreByMeaning: (n) => `ほかに意味の近いファイル ${n} 件`, onlyByMeaning: (n) => `キーワードを含むファイルはありません。意味の近いファイル ${n} 件`, extension: "種類", folder: "フォルダ",
       year: "年", ocr_status: "OCR", download: "ダウンロード", prev: "前へ", next: "次へ", clear: "絞り込みを解除",
-      modified: "更新", error: "エラーが発生しました", within: "絞り込み:",
+      modified: "更新", within: "絞り込み:",
       openAt: (l) => `${l} を開く`, preview: "プレビュー", hidePreview: "プレビューを閉じる",
       previewOf: (l) => `${l} のプレビュー`, morePages: (n) => `ほか ${n} ページ`, pagesIn: "一致したページ",
       meaning: "言葉の意味でも探す", byMeaning: "意味で一致",
@@ -19,7 +19,7 @@
       results: (n) => `${n} results`, none: "No documents match.", noFile: "No file.",
       moreByMeaning: (n) => `${n} more close in meaning`, onlyByMeaning: (n) => `No file contains the words; ${n} close in meaning`, extension: "Type", folder: "Folder",
       year: "Year", ocr_status: "OCR", download: "Download", prev: "Previous", next: "Next", clear: "Clear filters",
-      modified: "Modified", error: "Something went wrong", within: "Filters:",
+      modified: "Modified", within: "Filters:",
       openAt: (l) => `Open at ${l}`, preview: "Preview", hidePreview: "Hide preview",
       previewOf: (l) => `Preview of ${l}`, morePages: (n) => `${n} more pages`, pagesIn: "Matching pages",
       meaning: "Also search by meaning", byMeaning: "Found by meaning",
@@ -33,11 +33,43 @@
   Object.assign(T.en, {scope: "Search in", scopeContent: "Content", scopeName: "File names", name: "Name (A-Z)",
     nameDesc: "Name (Z-A)", dateAsc: "Modified (oldest)", size: "Size (largest)", sizeAsc: "Size (smallest)",
     dateNewest: "Modified (newest)", dateRange: "Modified between", dateFrom: "From", dateTo: "To", apply: "Apply"});
-  let lang = localStorage.getItem("docindex.lang") || "ja";
+  // Where a hit is on the file server and its copy buttons (filepath.js asks this table for its words).
+  Object.assign(T.ja, {where: "ファイルサーバー上の場所", copyPath: "パスをコピー", copyFolder: "フォルダのパスをコピー",
+    copySmb: "Mac 用 (smb://) をコピー", copied: "コピーしました", copyFailed: "コピーできませんでした。パスを選択してコピーしてください",
+    copiedWhat: (what) => `${what}をコピーしました`, pathWord: "パス", folderWord: "フォルダのパス", smbWord: "Mac 用のアドレス"});
+  Object.assign(T.en, {where: "On the file server", copyPath: "Copy path", copyFolder: "Copy folder path",
+    copySmb: "Copy for Mac (smb://)", copied: "Copied", copyFailed: "Could not copy: select the path and copy it",
+    copiedWhat: (what) => `${what} copied`, pathWord: "Path", folderWord: "Folder path", smbWord: "Mac address"});
+  // The filters panel, facet values, page kinds, dates as each language writes them, and why a search found nothing.
+  Object.assign(T.ja, {filters: "絞り込み", filtersActive: (n) => `絞り込み (${n})`, facetsLabel: "絞り込み", pagesNav: "ページ",
+    ocr_none: "不要（文字データあり）", ocr_pending: "OCR 待ち", ocr_done: "OCR 済み", ocr_failed: "OCR 失敗",
+    slide: (n) => `スライド ${n}`, sheet: "シート", part: "添付", body: "本文",
+    uploaded: "S3 登録", uploadedWhy: "ファイルサーバーでの更新日時が分からないため、S3 に登録された日を表示しています",
+    datePlaceholder: "2024/10/01", dateHint: "例: 2024/10/01", dateBad: "日付は 2024/10/01 の形で入力してください",
+    dateOrder: "開始日が終了日より後になっています", rangeSep: "〜",
+    noWords: "記号だけでは検索できません。文字や数字を含む言葉を入力してください。",
+    ignoredWords: "入力した言葉は「の」「は」などのよく使われる言葉のため、内容の検索には使われません。言葉を足して検索するか、ファイル名で探してください。",
+    searchNames: "ファイル名で探す", badRequest: "検索条件を読み取れませんでした。入力した内容を確かめてください。",
+    error: "エラーが発生しました。しばらくしてからもう一度お試しください。", loading: "検索しています…"});
+  Object.assign(T.en, {filters: "Filters", filtersActive: (n) => `Filters (${n})`, facetsLabel: "Filters", pagesNav: "Pages",
+    ocr_none: "Not needed (has text)", ocr_pending: "Waiting for OCR", ocr_done: "Read by OCR", ocr_failed: "OCR failed",
+    slide: (n) => `Slide ${n}`, sheet: "Sheet", part: "Attachment", body: "Body",
+    uploaded: "Uploaded", uploadedWhy: "The file server's modification date is not known: this is the day it reached S3",
+    datePlaceholder: "2024-10-01", dateHint: "e.g. 2024-10-01", dateBad: "Write the date as 2024-10-01",
+    dateOrder: "The start date is after the end date", rangeSep: " – ",
+    noWords: "Punctuation and symbols alone cannot be searched: type a word with letters or digits.",
+    ignoredWords: "The words you typed are too common (like \"the\" or \"of\") to be searched in the contents: add a word, or look for them in file names.",
+    searchNames: "Search file names", badRequest: "The search could not be read: check what you typed.",
+    error: "Something went wrong. Please try again in a moment.", loading: "Searching…"});
+  let lang = localStorage.getItem("docindex.lang") === "en" ? "en" : "ja";
   let config = null;
   const state = {q: "", sort: "relevance", mode: "auto", prefix: "", extension: "", ocr_status: "", modified_from: "", modified_to: "", page: 1};
   Object.assign(state, {scope: "content", order: ""});
+  // What the page shows now (a search's answer, or why it has none), drawn again when the language changes.
+  const view = {data: null, problem: null, answer: null};
+  let searches = 0;  // the last search asked: an older one's answer, arriving late, is not shown
   const $ = (id) => document.getElementById(id);
+  const narrow = window.matchMedia("(max-width: 40rem)");
   const t = (k, ...a) => { const v = T[lang][k]; return typeof v === "function" ? v(...a) : v; };
   const el = (tag, props, ...kids) => {
     const e = document.createElement(tag);
@@ -46,10 +78,55 @@
     return e;
   };
 
+  // Document content (names, paths, snippets) is in the documents' own language: marked translate=no.
+  const content = (tag, props, ...kids) => { const e = el(tag, props, ...kids); e.translate = false; return e; };
+
   function applyLanguage() {
     document.documentElement.lang = lang;
     document.querySelectorAll("[data-i18n]").forEach((e) => { e.textContent = t(e.dataset.i18n); });
+    document.querySelectorAll("[data-i18n-aria]").forEach((e) => { e.setAttribute("aria-label", t(e.dataset.i18nAria)); });
+    $("lang").lang = lang === "ja" ? "en" : "ja";  // the switch names the other language in that language
     document.title = t("title") + " - docindex";
+  }
+
+  // The page in the other language: every label, and what it shows drawn again with the new words.
+  function switchLanguage() {
+    lang = lang === "ja" ? "en" : "ja";
+    localStorage.setItem("docindex.lang", lang);
+    applyLanguage();
+    if (view.data) render(view.data);
+    else renderFilters();
+    if (view.problem) showProblem(view.problem);
+    const box = $("answer");
+    if (view.answer && !box.hidden) renderAnswer(box, view.answer);
+  }
+
+  // ---- dates: shown as the page's language writes them (2024/10/01, 1 Oct 2024), typed as an office types them
+  const pad = (n) => String(n).padStart(2, "0");
+  function dayText(d) {
+    return lang === "ja" ? `${d.getFullYear()}/${pad(d.getMonth() + 1)}/${pad(d.getDate())}`
+      : d.toLocaleDateString("en-GB", {day: "numeric", month: "short", year: "numeric"});
+  }
+  const dateText = (iso) => (iso ? dayText(new Date(iso)) : "");
+  // A day typed (2024/10/01, 2024-10-1, 2024.10.01, 2024年10月1日, 20241001, full-width digits) as ISO; null if none.
+  function parseDay(text) {
+    const plain = (text || "").trim().replace(/[０-９]/g, (c) => String.fromCharCode(c.charCodeAt(0) - 0xfee0))
+      .replace(/[／－．]/g, (c) => ({"／": "/", "－": "-", "．": "."})[c]);
+    if (!plain) return "";
+    const m = /^(\d{4})[/.\-年]\s*(\d{1,2})[/.\-月]\s*(\d{1,2})日?$/.exec(plain) || /^(\d{4})(\d{2})(\d{2})$/.exec(plain);
+    if (!m) return null;
+    const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
+    const day = new Date(Date.UTC(y, mo - 1, d));
+    if (day.getUTCFullYear() !== y || day.getUTCMonth() !== mo - 1 || day.getUTCDate() !== d) return null;
+    return `${y}-${pad(mo)}-${pad(d)}`;
+  }
+  // An ISO day (state) as the date fields show it.
+  const dayField = (iso) => (iso ? (lang === "ja" ? iso.replaceAll("-", "/") : iso) : "");
+  // The browser's UTC offset (+09:00): the API's days and years are the user's, not UTC's.
+  function utcOffset() {
+    const minutes = -new Date().getTimezoneOffset();
+    const sign = minutes < 0 ? "-" : "+";
+    return `${sign}${pad(Math.floor(Math.abs(minutes) / 60))}:${pad(Math.abs(minutes) % 60)}`;
   }
 
   // ---- sign-in: authorization code + PKCE (S256)
@@ -97,7 +174,12 @@
     const qs = params ? "?" + new URLSearchParams(params) : "";
     const r = await fetch(path + qs, {headers: {Authorization: "Bearer " + token()}});
     if (r.status === 401) { sessionStorage.removeItem("docindex.token"); showSignedIn(); throw new Error("401"); }
-    if (!r.ok) throw new Error(String(r.status));
+    if (!r.ok) {
+      const failed = new Error(String(r.status));
+      failed.status = r.status;
+      try { failed.body = await r.json(); } catch (e) { failed.body = null; }
+      throw failed;
+    }
     return r.json();
   }
 
@@ -138,6 +220,7 @@
   // ---- the answer box (GET /answer): the answer and its citations, every value inserted as text
   async function runAnswer() {
     const box = $("answer");
+    view.answer = null;
     if (!config || config.answers === "off" || !state.q || state.page !== 1) { box.hidden = true; return; }
     const asked = state.q;
     box.hidden = false;
@@ -147,6 +230,7 @@
       data = await api("answer", state.prefix ? {q: asked, prefix: state.prefix} : {q: asked});
     } catch (e) { box.hidden = true; return; }
     if (asked !== state.q) return;  // a newer search replaced this one
+    view.answer = data;
     renderAnswer(box, data);
   }
 
@@ -176,6 +260,19 @@
     location.assign(link.url);
   }
 
+  // A page's name in the page's language: p. 87, Slide 12 / スライド 12, Sheet 売上, Attachment 見積.pdf (the names are the file's).
+  function pageLabel(page) {
+    const named = String(page.label || "").replace(/^(シート|添付)\s*/, "");
+    if (page.kind === "slide") return t("slide", page.number);
+    if (page.kind === "sheet") return el("span", {}, t("sheet") + " ", content("span", {textContent: named}));
+    if (page.kind === "part") {
+      if (page.label === "本文") return t("body");
+      return el("span", {}, t("part") + " ", content("span", {textContent: named}));
+    }
+    return `p. ${page.number}`;
+  }
+  const labelText = (page) => { const l = pageLabel(page); return typeof l === "string" ? l : l.textContent; };
+
   // The pages that match: label (opens the file there), snippet, and a preview (the best page's shown at once).
   function hitPages(hit) {
     const pages = hit.pages || [];
@@ -190,13 +287,14 @@
         figure.hidden = !figure.hidden;
         toggle.setAttribute("aria-expanded", String(!figure.hidden));
         toggle.textContent = figure.hidden ? t("preview") : t("hidePreview");
-        if (!figure.hidden) loadPreview(hit, page, figure, q);
+        if (!figure.hidden) loadPreview(hit, {...page, label: labelText(page)}, figure, q);
       };
-      const label = el("button", {type: "button", className: "page-open", textContent: page.label,
-        title: t("openAt", page.label), onclick: () => openAt(hit, page)});
-      label.setAttribute("aria-label", t("openAt", page.label));
-      list.append(el("li", {}, label, " ", el("span", {className: "snippet"}, marked(page.snippet, "")), " ", toggle, figure));
-      if (i === 0) loadPreview(hit, page, figure, q);
+      const named = {...page, label: labelText(page)};
+      const label = el("button", {type: "button", className: "page-open", title: t("openAt", named.label),
+        onclick: () => openAt(hit, page)}, pageLabel(page));
+      label.setAttribute("aria-label", t("openAt", named.label));
+      list.append(el("li", {}, label, " ", content("span", {className: "snippet"}, marked(page.snippet, "")), " ", toggle, figure));
+      if (i === 0) loadPreview(hit, named, figure, q);
     });
     const more = (hit.matching_pages || 0) - pages.length;
     return el("div", {}, list, more > 0 ? el("p", {className: "more-pages", textContent: t("morePages", more)}) : "");
@@ -204,16 +302,45 @@
 
   // ---- search and rendering
   async function run() {
-    const params = {};
+    const params = {tz: utcOffset()};
     for (const [k, v] of Object.entries(state)) if (v !== "" && v !== null) params[k] = v;
-    $("status").textContent = "…";
+    $("status").textContent = t("loading");
+    view.data = null;
+    view.problem = null;
+    const ticket = ++searches;
+    // Only punctuation or symbols: the API would refuse it (400 "no_words"); said here without asking.
+    if (state.q && !/[\p{L}\p{N}]/u.test(state.q)) {
+      $("answer").hidden = true;
+      failed("noWords");
+      return;
+    }
     runAnswer();
     try {
-      render(await api("search", params));
-    } catch (e) { $("status").textContent = t("error"); }
+      const data = await api("search", params);
+      if (ticket !== searches) return;  // a newer search replaced this one
+      view.data = data;
+      render(data);
+    } catch (e) {
+      if (ticket !== searches) return;
+      // 400 "no_words": nothing to search in what was typed; any other 400: the request; the rest: ours
+      const reason = e.status === 400 ? ((e.body && e.body.reason) || "badRequest") : "error";
+      failed(reason === "no_words" ? "noWords" : reason === "error" ? "error" : "badRequest");
+    }
   }
 
-  const dateText = (iso) => (iso ? new Date(iso).toLocaleDateString(lang === "ja" ? "ja-JP" : "en-GB") : "");
+  // No results to show, and why (a key of T): the filters stay, with nothing counted.
+  function failed(key) {
+    view.problem = key;
+    $("results").replaceChildren();
+    $("pages").replaceChildren();
+    $("facets").replaceChildren(dateRange());
+    renderFilters();
+    showProblem(key);
+  }
+
+  function showProblem(key) {
+    $("status").replaceChildren(el("span", {id: "problem", className: "problem", role: "alert", textContent: t(key)}));
+  }
   const sizeText = (n) => (n == null ? "" : n < 1024 ? `${n} B` : n < 1048576 ? `${(n / 1024).toFixed(1)} KB` : `${(n / 1048576).toFixed(1)} MB`);
 
   function marked(segments, fallback) {
@@ -229,7 +356,7 @@
     for (const part of folder.split("/").filter(Boolean)) {
       acc += part + "/";
       const prefix = acc;
-      wrap.append(el("button", {type: "button", textContent: part, onclick: () => { state.prefix = prefix; state.page = 1; run(); }}), " / ");
+      wrap.append(content("button", {type: "button", textContent: part, onclick: () => { state.prefix = prefix; state.page = 1; run(); }}), " / ");
     }
     return wrap;
   }
@@ -243,24 +370,44 @@
     if (data.total && byMeaning) status.append(" · ");
     if (byMeaning) status.append(el("span", {id: "by-meaning", textContent: t(data.total ? "moreByMeaning" : "onlyByMeaning", byMeaning)}));
     if (!data.total && !byMeaning) status.append(el("span", {id: "no-file", textContent: t(state.mode === "auto" ? "noFile" : "none")}));
+    if (data.notice && data.notice.reason === "ignored_words") {
+      const names = el("button", {type: "button", id: "search-names", textContent: t("searchNames"), onclick: () => {
+        $("scope-name").checked = true; state.scope = "name"; state.page = 1; run(); }});
+      status.append(el("p", {id: "notice", className: "notice"}, t("ignoredWords"), " ", names));
+    }
     const list = $("results");
     list.replaceChildren();
     for (const hit of data.hits) {
-      const name = el("span", {className: "name"}, marked(hit.filename_highlight, hit.filename));
+      const name = content("span", {className: "name"}, marked(hit.filename_highlight, hit.filename));
       const open = el("button", {type: "button", className: "download", textContent: t("download"),
         onclick: async () => { const link = await api("documents/" + hit.id + "/download"); location.assign(link.url); }});
       list.append(el("li", {},
-        el("div", {}, el("span", {className: "icon", textContent: (hit.extension || "?").toUpperCase()}), name,
+        el("div", {}, content("span", {className: "icon", textContent: (hit.extension || "?").toUpperCase()}), name,
           hit.found_by === "meaning" ? el("span", {className: "by-meaning", textContent: t("byMeaning")}) : ""),
         el("div", {}, folderButtons(hit.folder)),
-        window.DocindexFilePath ? window.DocindexFilePath.row(hit.location, lang) : "",
-        el("p", {className: "snippet"}, marked(hit.snippet, "")),
+        window.DocindexFilePath ? window.DocindexFilePath.row(hit.location, t) : "",
+        content("p", {className: "snippet"}, marked(hit.snippet, "")),
         hitPages(hit),
-        el("div", {className: "meta"}, `${t("modified")}: ${dateText(hit.modified)} · ${sizeText(hit.size)} `, open)));
+        el("div", {className: "meta"}, dateMeta(hit), ` · ${sizeText(hit.size)} `, open)));
     }
     renderFacets(data.facets);
     renderPages(data);
     renderFilters();
+  }
+
+  // 更新: 2024/10/01 (the file server's date), or S3 登録: … with why, when the object carried none.
+  function dateMeta(hit) {
+    const fromServer = hit.modified_source !== "s3";
+    return el("span", {className: "modified", title: fromServer ? "" : t("uploadedWhy"),
+      textContent: `${t(fromServer ? "modified" : "uploaded")}: ${dateText(hit.modified)}`});
+  }
+
+  // A facet's value as the page says it: a folder's name and a type are the files', an OCR status is translated.
+  function facetLabel(name, value) {
+    if (name === "folder") return content("span", {textContent: value.split("/").filter(Boolean).pop()});
+    if (name === "ocr_status") return t("ocr_" + value) || value;
+    if (name === "extension") return content("span", {textContent: value});
+    return value;
   }
 
   function renderFacets(facets) {
@@ -271,9 +418,8 @@
       if (!items.length) continue;
       const ul = el("ul");
       for (const item of items) {
-        const label = name === "folder" ? item.value.split("/").filter(Boolean).pop() : item.value;
-        ul.append(el("li", {}, el("button", {type: "button", className: "facet-" + name, textContent: `${label} (${item.count})`,
-          onclick: () => { pick(name, item.value); }})));
+        ul.append(el("li", {}, el("button", {type: "button", className: "facet-" + name, onclick: () => { pick(name, item.value); }},
+          facetLabel(name, item.value), ` (${item.count})`)));
       }
       box.append(el("h2", {textContent: t(name)}), ul);
       if (name === "year") box.append(dateRange());
@@ -282,17 +428,31 @@
   }
 
   // From / to, beside the year facet: the files modified on those days and between them.
+  // Text fields, not the browser's date picker: it writes the browser's format (mm/dd/yyyy), not the page's.
   function dateRange() {
-    const from = el("input", {type: "date", id: "modified-from", value: state.modified_from});
-    const to = el("input", {type: "date", id: "modified-to", value: state.modified_to});
-    const form = el("form", {id: "date-range", className: "date-range"},
+    const field = (id, value) => el("input", {type: "text", id, value: dayField(value), inputMode: "numeric",
+      autocomplete: "off", placeholder: t("datePlaceholder"), size: 11, maxLength: 16});
+    const from = field("modified-from", state.modified_from);
+    const to = field("modified-to", state.modified_to);
+    const problem = el("p", {id: "date-problem", className: "date-problem", role: "alert", hidden: true});
+    from.setAttribute("aria-describedby", "date-problem");
+    to.setAttribute("aria-describedby", "date-problem");
+    const form = el("form", {id: "date-range", className: "date-range", noValidate: true},
       el("h2", {textContent: t("dateRange")}),
       el("label", {htmlFor: "modified-from", textContent: t("dateFrom")}), from,
       el("label", {htmlFor: "modified-to", textContent: t("dateTo")}), to,
+      problem,
       el("button", {type: "submit", id: "apply-dates", textContent: t("apply")}));
     form.onsubmit = (ev) => {
       ev.preventDefault();
-      state.modified_from = from.value; state.modified_to = to.value; state.page = 1; run();
+      const [start, end] = [parseDay(from.value), parseDay(to.value)];
+      from.setAttribute("aria-invalid", String(start === null));
+      to.setAttribute("aria-invalid", String(end === null));
+      const why = start === null || end === null ? t("dateBad") : start && end && start > end ? t("dateOrder") : "";
+      problem.textContent = why;
+      problem.hidden = !why;
+      if (why) { (start === null || (start && end && start > end) ? from : to).focus(); return; }
+      state.modified_from = start; state.modified_to = end; state.page = 1; run();
     };
     return form;
   }
@@ -302,7 +462,7 @@
     if (!from && !to) return "";
     const year = from.slice(0, 4);
     if (from === `${year}-01-01` && to === `${year}-12-31`) return year;
-    return `${from || "…"}〜${to || "…"}`;
+    return `${dayField(from) || "…"}${t("rangeSep")}${dayField(to) || "…"}`;
   }
 
   function pick(name, value) {
@@ -310,17 +470,25 @@
     else if (name === "year") { state.modified_from = value + "-01-01"; state.modified_to = value + "-12-31"; }
     else state[name] = value;
     state.page = 1;
+    if (narrow.matches) $("filters-panel").open = false;  // on a phone the results come back into view
     run();
   }
 
   function renderFilters() {
-    const active = [state.prefix, state.extension, state.ocr_status, dateFilterText()].filter(Boolean);
+    const active = [
+      state.prefix && content("span", {textContent: state.prefix}),
+      state.extension && content("span", {textContent: state.extension}),
+      state.ocr_status && t("ocr_" + state.ocr_status),
+      dateFilterText(),
+    ].filter(Boolean);
     const p = $("filters");
     p.replaceChildren();
+    $("filters-summary").textContent = active.length ? t("filtersActive", active.length) : t("filters");
     if (!active.length) return;
-    p.append(t("within") + " " + active.join(" · ") + " ",
-      el("button", {type: "button", id: "clear", textContent: t("clear"), onclick: () => {
-        Object.assign(state, {prefix: "", extension: "", ocr_status: "", modified_from: "", modified_to: "", page: 1}); run(); }}));
+    p.append(t("within") + " ");
+    active.forEach((part, i) => p.append(...(i ? [" · "] : []), part));
+    p.append(" ", el("button", {type: "button", id: "clear", textContent: t("clear"), onclick: () => {
+      Object.assign(state, {prefix: "", extension: "", ocr_status: "", modified_from: "", modified_to: "", page: 1}); run(); }}));
   }
 
   function renderPages(data) {
@@ -348,7 +516,9 @@
     if (params.get("code")) await finishSignIn(params.get("code"), params.get("state"));
     $("signin").onclick = signIn;
     $("signout").onclick = signOut;
-    $("lang").onclick = () => { lang = lang === "ja" ? "en" : "ja"; localStorage.setItem("docindex.lang", lang); applyLanguage(); };
+    $("lang").onclick = switchLanguage;
+    // Results first on a phone: the filters wait behind their summary until asked for.
+    $("filters-panel").open = !narrow.matches;
     $("search").onsubmit = (ev) => {
       ev.preventDefault();
       state.q = $("q").value.trim(); state.mode = $("meaning").checked ? "auto" : "keyword";

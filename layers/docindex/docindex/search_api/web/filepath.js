@@ -5,14 +5,7 @@
 // button is (a polite live region, and the button's own label for a moment).
 "use strict";
 (function () {
-  const T = {
-    ja: {path: "ファイルサーバー上の場所", copyPath: "パスをコピー", copyFolder: "フォルダのパスをコピー",
-      copySmb: "Mac 用 (smb://) をコピー", copied: "コピーしました", failed: "コピーできませんでした。パスを選択してコピーしてください",
-      copiedWhat: (what) => `${what}をコピーしました`, pathWord: "パス", folderWord: "フォルダのパス", smbWord: "Mac 用のアドレス"},
-    en: {path: "On the file server", copyPath: "Copy path", copyFolder: "Copy folder path",
-      copySmb: "Copy for Mac (smb://)", copied: "Copied", failed: "Could not copy: select the path and copy it",
-      copiedWhat: (what) => `${what} copied`, pathWord: "Path", folderWord: "Folder path", smbWord: "Mac address"},
-  };
+  // Its words come from the page's one translation table (app.js): row(location, t), t(key, ...args).
   const CONFIRM_MS = 2500;
 
   // The Clipboard API where the page may use it (https or localhost, with the user's gesture);
@@ -42,10 +35,10 @@
     b.dataset.copy = text;
     b.onclick = async () => {
       const ok = await copyText(text);
-      status.textContent = ok ? t.copiedWhat(what) : t.failed;
+      status.textContent = ok ? t("copiedWhat", what) : t("copyFailed");
       status.className = "copy-status" + (ok ? "" : " copy-failed");
       if (ok) {
-        b.textContent = t.copied;
+        b.textContent = t("copied");
         b.classList.add("copied");
         clearTimeout(b._restore);
         b._restore = setTimeout(() => { b.textContent = label; b.classList.remove("copied"); }, CONFIRM_MS);
@@ -56,24 +49,24 @@
 
   // The hit's place on the file server (its path as text, selectable) and the copy buttons; "" when the
   // key is under no mapped share (no path rather than a wrong one).
-  function row(location, lang) {
+  function row(location, t) {
     if (!location || !location.path) return "";
-    const t = T[lang] || T.ja;
     const wrap = document.createElement("div");
     wrap.className = "location";
     const label = document.createElement("span");
     label.className = "location-label";
-    label.textContent = t.path + ": ";
+    label.textContent = t("where") + ": ";
     const path = document.createElement("code");
     path.className = "location-path";
+    path.translate = false;  // the file server's own names
     path.textContent = location.path;
     const status = document.createElement("span");
     status.className = "copy-status";
     status.setAttribute("role", "status");
     status.setAttribute("aria-live", "polite");
-    wrap.append(label, path, " ", button(t.copyPath, location.path, t.pathWord, status, t), " ",
-      button(t.copyFolder, location.folder, t.folderWord, status, t));
-    if (location.smb) wrap.append(" ", button(t.copySmb, location.smb, t.smbWord, status, t));
+    wrap.append(label, path, " ", button(t("copyPath"), location.path, t("pathWord"), status, t), " ",
+      button(t("copyFolder"), location.folder, t("folderWord"), status, t));
+    if (location.smb) wrap.append(" ", button(t("copySmb"), location.smb, t("smbWord"), status, t));
     wrap.append(" ", status);
     return wrap;
   }
