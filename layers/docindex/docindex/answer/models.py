@@ -26,9 +26,9 @@ class AnswerRequest(BaseModel):
     @field_validator("q", "prefix")
     @classmethod
     def _text(cls, value: str) -> str:
-        from docindex.search_api.query import MARK_END, MARK_START
+        from docindex.index.query_parts import has_control_characters
 
-        if any(ord(c) < 32 or MARK_START <= c <= MARK_END for c in value):
+        if has_control_characters(value):
             raise ValueError("must not contain control characters")
         return value.strip()
 

@@ -66,7 +66,7 @@ def question_query(forms: Sequence[str]) -> dict[str, Any]:
 def keyword_body(question: str, filters: Sequence[dict[str, Any]], *, max_analyzer_offset: int) -> dict[str, Any]:
     """The words leg: the best ``KEYWORD_FILES`` files, each with its best pages and text windows."""
     from docindex.index.pages import pages_clause
-    from docindex.search_api.query import MARK_END, MARK_START, query_forms
+    from docindex.index.query_parts import MARK_END, MARK_START, query_forms
 
     forms = query_forms(question)
     pages = pages_clause(
@@ -172,7 +172,7 @@ def _passages(document: Document, hit: VectorHit) -> list[Passage]:
 def _windows(document: Document, hit: dict[str, Any]) -> list[Passage]:
     """What the words leg read of a file: its passages, its best pages' windows, or its text's windows."""
     from docindex.index.pages import page_hits
-    from docindex.search_api.query import MARK_END, MARK_START
+    from docindex.index.query_parts import MARK_END, MARK_START
 
     found: list[Passage] = []
     for order, entry in enumerate((hit.get("_source") or {}).get("passages") or []):

@@ -49,7 +49,7 @@ class ExtractiveAnswerer:
 
 def answer_filters(principals: Sequence[str] | None, prefix: str) -> list[dict[str, Any]]:
     """What retrieval is limited to: the caller's permission filter (None: the operator, no filter) and the folder."""
-    from docindex.search_api.query import permission_filter
+    from docindex.index.query_parts import permission_filter
 
     filters: list[dict[str, Any]] = []
     if principals is not None:
