@@ -265,9 +265,100 @@ OFFICE_ROUND3_UNANSWERABLE: tuple[str, ...] = (
 )
 
 
+# Held out (issue 48's round, 2026-12-02): written before the answerer was changed to answer with the unit that
+# holds the fact and to refuse a file that names the question's subject without answering it, and measured only
+# after the change - never used to choose anything. In employees' words, on the files above; each unanswerable
+# question names a file's subject (the file is there, near by words and meaning) without that file answering it.
+OFFICE_ROUND4_QUESTIONS: tuple[tuple[str, str, str], ...] = (
+    ("夏休みは何月から何月の間に取る？", "総務課/規程/休暇規程.docx", "7月から9月"),
+    ("配偶者が出産したら何日休める？", "総務課/規程/休暇規程.docx", "2日"),
+    ("会社のノートPCを社外に持ち出すときの条件は？", "総務課/規程/情報セキュリティポリシー.pdf", "暗号化"),
+    ("火災報知器が鳴ったらどの階段を使う？", "総務課/手順/避難訓練の手順.docx", "非常階段"),
+    ("避難したあと人数は誰が確認する？", "総務課/手順/避難訓練の手順.docx", "防火管理者"),
+    ("電力の使用量はどれくらい減らす目標？", "総務課/計画/省エネルギー推進計画.xlsx", "5%"),
+    ("新入社員研修の最終日には何をする？", "人事課/研修/新入社員研修計画.pptx", "研修報告会"),
+    ("10月の売上の目標達成率は？", "営業課/報告/月次売上報告 10月.xlsx", "104%"),
+    ("サーバー保守は何時から何時まで対応してもらえる？", "営業課/見積/御見積書 サーバー保守.pdf", "平日9時から18時"),
+    ("山田商事からはどんな相談があった？", "営業課/記録/顧客訪問記録 山田商事.docx", "発注量を2割増やしたい"),
+    ("経費の領収書の原本はどこに出す？", "経理課/手順/経費精算の手順.txt", "経理課"),
+    ("安全衛生委員会の次回はいつ？", "総務課/会議/安全衛生委員会 議事録 2024年6月.docx", "9月"),
+    ("在宅勤務の申請はいつまでにする？", "人事課/規程/在宅勤務規程.docx", "前日まで"),
+    ("ストレスチェックの結果は誰に知らされる？", "人事課/お知らせ/ストレスチェック実施のお知らせ.txt", "本人にのみ"),
+    ("社用車を使い終わったら何をする？", "総務課/規程/車両管理規程.docx", "走行距離を運転日誌に記入"),
+    ("予防接種の申込みの締め切りはいつ？", "人事課/お知らせ/インフルエンザ予防接種のお知らせ.txt", "10月11日"),
+    ("見積依頼はどこを通して出す？", "営業課/様式/見積依頼書.xlsx", "購買課"),
+)
+OFFICE_ROUND4_UNANSWERABLE: tuple[str, ...] = (
+    "夏季休暇は翌年に繰り越せる？",
+    "情報セキュリティ研修はいつある？",
+    "避難訓練は何月に行う？",
+    "省エネルギー推進計画の担当者は誰？",
+    "新入社員は何人入社する？",
+    "健康診断の結果はいつ届く？",
+    "11月の売上高はいくら？",
+    "サーバー保守の担当者の連絡先は？",
+    "山田商事の担当者の名前は？",
+    "コピー用紙はいつ届く？",
+    "大阪出張の交通費はいくらかかった？",
+    "次回の営業会議はいつ？",
+    "年末年始の当番の電話番号は？",
+    "弔慰金はいくら出る？",
+    "交際費の精算はいつまでにする？",
+    "郵便物の送料はいくら？",
+    "副業の届け出の様式はどこにある？",
+)
+
+
+# The demo's own files (devkit.samples.sample_corpus, as the indexer and the OCR worker read them), asked by an
+# employee who may read every folder (人事部 and 営業部 questions are asked as a member of that department:
+# ``DEMO_GROUPS``): the question, the file that answers it and the text the answer must hold; and questions that
+# name one of the files' subject without it answering them. Written before issue 48's change, measured after.
+DEMO_FILE_QUESTIONS: tuple[tuple[str, str, str], ...] = (
+    ("次回の定例会議はいつ？", "総務部/会議議事録/2024-10-01 定例会議 議事録.docx", "10月15日"),
+    ("定例会議はどこで開かれた？", "総務部/会議議事録/2024-10-01 定例会議 議事録.docx", "第1会議室"),
+    ("定例会議の出席者は誰？", "総務部/会議議事録/2024-10-01 定例会議 議事録.docx", "髙橋、山﨑、佐藤"),
+    ("予算案の期限はいつ？", "総務部/会議議事録/2024-10-01 定例会議 議事録.docx", "10月10日"),
+    ("ノートPCの単価はいくら？", "営業部/見積書/見積書 No.2024-123.xlsx", "128000"),
+    ("モニターは何台の見積？", "営業部/見積書/見積書 No.2024-123.xlsx", "10"),
+    ("見積の納期は？", "営業部/見積書/見積書 No.2024-123.xlsx", "2 週間"),
+    ("見積書の有効期限はいつ？", "営業部/見積書/見積書 No.2024-123.xlsx", "2024-12-31"),
+    ("年末年始はいつから休み？", "社内ポータル/お知らせ/年末年始 休業のお知らせ.html", "12月28日"),
+    ("年末年始の緊急連絡先は？", "社内ポータル/お知らせ/年末年始 休業のお知らせ.html", "髙橋"),
+    ("健康診断はいつ？", "スキャン/健康診断のお知らせ 横向き.tif", "十一月二十日"),
+    ("健康診断の会場はどこ？", "スキャン/健康診断のお知らせ 横向き.tif", "大会議室"),
+    ("健康診断の受診票はどこで受け取る？", "スキャン/健康診断のお知らせ 横向き.tif", "総務部"),
+    ("請求金額はいくら？", "スキャン/請求書 2024-09.png", "128,000"),
+    ("東京都の売上はどれくらい伸びた？", "営業部/2024年度 報告/四半期売上報告 Q3.pdf", "12%"),
+    ("来期は何を予定している？", "営業部/2024年度 報告/四半期売上報告 Q3.pdf", "新製品の投入"),
+    ("プロジェクターの予算はいくら？", "総務部/稟議書/稟議書 会議室プロジェクター.doc", "二十万円"),
+    ("プロジェクターはどこに設置する？", "総務部/稟議書/稟議書 会議室プロジェクター.doc", "第二会議室"),
+    ("鈴木一郎さんの内線番号は？", "総務部/資料 一式.zip", "5678"),
+    ("連絡は何時から何時まで？", "総務部/古い文書/社員名簿 メモ.txt", "9:00～18:00"),
+    ("株式会社サンプルの所在地は？", "経理部/取引先 一覧.csv", "東京都港区"),
+    ("髙橋さんの人事評価は？", "人事部/評価/2024年度 人事評価 髙橋.txt", "評価：A"),
+)
+DEMO_FILE_UNANSWERABLE: tuple[str, ...] = (
+    "人事評価の面談はいつ？",
+    "契約書の契約期間は？",
+    "業務委託契約の報酬はいくら？",
+    "モニターの保証期間は？",
+    "定例会議の議事録は誰が書いた？",
+    "年末年始の休業中に出社してもいい？",
+    "健康診断の費用はいくら？",
+    "プロジェクターのメーカーはどこ？",
+    "来期の売上目標はいくら？",
+    "髙橋商事への次回の訪問はいつ？",
+    "株主総会の議決権行使の方法は？",
+)
+# Who asks the demo's questions: a member of both departments (their folders are closed to everyone else) -
+# except the ones asked as the other department, who may not read the file (the refusal must hold).
+DEMO_GROUPS = ("営業部", "人事部")
+DEMO_ASKED_AS_OTHERS: tuple[tuple[str, str], ...] = (("髙橋さんの人事評価は？", "営業部"),)
+
+
 def office() -> tuple[list[tuple[str, str]], list[Question]]:
     """The twenty-eight office files and their questions (answerable with the text to quote, and unanswerable):
-    the tuned ones (``office``) and the held-out ones (``office_held_out``, ``office_round3``)."""
+    the tuned ones (``office``) and the held-out ones (``office_held_out``, ``office_round3``, ``office_round4``)."""
     from bench.meaning_unanswered import OFFICE_FILES
 
     files = [*OFFICE_FILES, *OFFICE_MORE, *OFFICE_HELD_OUT_FILES]
@@ -277,6 +368,8 @@ def office() -> tuple[list[tuple[str, str]], list[Question]]:
     asked += [Question(q, None, (), "office_held_out") for q in OFFICE_HELD_OUT_UNANSWERABLE]
     asked += [Question(q, key, (gold,), "office_round3") for q, key, gold in OFFICE_ROUND3_QUESTIONS]
     asked += [Question(q, None, (), "office_round3") for q in OFFICE_ROUND3_UNANSWERABLE]
+    asked += [Question(q, key, (gold,), "office_round4") for q, key, gold in OFFICE_ROUND4_QUESTIONS]
+    asked += [Question(q, None, (), "office_round4") for q in OFFICE_ROUND4_UNANSWERABLE]
     return files, asked
 
 
