@@ -12,14 +12,17 @@ tuned ones (``office``, ``office_folder``: among the JSQuAD files, and the offic
 ones written before the rule was changed and never used to choose it (``office_held_out``, ``..._folder``).
 
 Every question's retrieval is recorded once, as the search function runs it (``docindex.answer.retrieval``
-over osmem-server with the HNSW k-NN stand-in, the real model's vectors, the permission filter of a user
-who may read every folder), and each answer rule is applied to the recorded passages as the function
+on the engine ``bench.local.search_engine`` starts - a real OpenSearch node by default, ``--engine osmem`` the
+emulator with the HNSW k-NN stand-in - the real model's vectors, the permission filter of a user who may read
+every folder), and each answer rule is applied to the recorded passages as the function
 applies it. Figures per set:
 
 - **gold in a cited quote**: answerable questions whose gold answer (any of JSQuAD's) is in the answer and in
   the quote of one of its citations;
 - **citation precision**: citations whose quote holds a gold answer or whose file is the question's paragraph;
 - **refused**: unanswerable questions answered with ``no_answer``;
+- **exact match** and **F1** of the answer itself against the gold span (characters, NFKC, no spaces or
+  punctuation, as JSQuAD is scored; a refusal scores 0), and the answer's length in characters;
 - the CPU the function spends per answer (``bench.search_latency`` measures it on 10,000 documents through
   the function itself), and the Bedrock path's requests and tokens per answer (the local stand-in's count).
 
@@ -393,11 +396,38 @@ def record(service: Any, questions: list[Question], principals: list[str]) -> li
     return out
 
 
+def _span_text(text: str) -> str:
+    """An answer or gold span as JSQuAD's evaluation compares them: NFKC, no whitespace, no punctuation."""
+    import unicodedata
+
+    folded = unicodedata.normalize("NFKC", text)
+    return "".join(c for c in folded if not c.isspace() and not unicodedata.category(c).startswith("P"))
+
+
+def exact_and_f1(answer: str, golds: tuple[str, ...]) -> tuple[float, float]:
+    """Exact match and character F1 of ``answer`` against the best of ``golds`` (JSQuAD compares characters:
+    Japanese has no word boundaries)."""
+    from collections import Counter
+
+    said = _span_text(answer)
+    best_exact = best_f1 = 0.0
+    for gold in golds:
+        wanted = _span_text(gold)
+        best_exact = max(best_exact, float(said == wanted))
+        common = sum((Counter(said) & Counter(wanted)).values())
+        if common:
+            precision, recall = common / len(said), common / len(wanted)
+            best_f1 = max(best_f1, 2 * precision * recall / (precision + recall))
+    return best_exact, best_f1
+
+
 def judge(recorded: list[Recorded], answer: Any) -> dict[str, Any]:
     """The figures of ``answer`` (question, documents -> Answer) over recorded retrievals."""
     answerable = [r for r in recorded if r.question.key is not None]
     unanswerable = [r for r in recorded if r.question.key is None]
     gold_in_quote = answered = citations = precise = 0
+    exact = f1 = 0.0
+    lengths: list[int] = []
     cpu: list[float] = []
     for r in answerable:
         started = time.process_time()
@@ -407,6 +437,10 @@ def judge(recorded: list[Recorded], answer: Any) -> dict[str, Any]:
             continue
         answered += 1
         golds = r.question.answers
+        said_exact, said_f1 = exact_and_f1(found.answer or "", golds)
+        exact += said_exact
+        f1 += said_f1
+        lengths.append(len(found.answer or ""))
         if any(g in (found.answer or "") and any(g in c.quote for c in found.citations) for g in golds):
             gold_in_quote += 1
         for c in found.citations:
@@ -428,6 +462,11 @@ def judge(recorded: list[Recorded], answer: Any) -> dict[str, Any]:
         "citations": citations,
         "citations_per_answer": round(citations / max(1, answered), 2),
         "refused": round(refused / max(1, len(unanswerable)), 3),
+        # the answer itself against the gold span (answerable questions; a refusal scores 0)
+        "exact_match": round(exact / n, 3),
+        "f1": round(f1 / n, 3),
+        "answer_chars_p50": int(statistics.median(lengths)) if lengths else 0,
+        "answer_chars_p90": sorted(lengths)[max(0, int(len(lengths) * 0.9) - 1)] if lengths else 0,
         "cpu_ms_p50": round(statistics.median(cpu), 1) if cpu else 0.0,
         "cpu_ms_p95": round(sorted(cpu)[max(0, int(len(cpu) * 0.95) - 1)], 1) if cpu else 0.0,
     }
@@ -605,30 +644,38 @@ def service_for(client: Any, index: str) -> Any:
     )
 
 
-def measure(*, calibrate_rules: bool = False, limit: int | None = None, replay: Path | None = None) -> dict[str, Any]:
-    from opensearchpy import OpenSearch
-    from osmem_server import OsmemServer
-
+def measure(
+    *,
+    calibrate_rules: bool = False,
+    limit: int | None = None,
+    replay: Path | None = None,
+    engine: str | None = None,
+    without: tuple[str, ...] = (),
+) -> dict[str, Any]:
+    """``engine``: the search engine the retrievals run on (bench.local.search_engine: the real OpenSearch node by
+    default); ``without``: sets left out of this run (a held-out round measured only after a change)."""
+    from bench.local import search_engine
     from bench.meaning import CACHE, VectorCache, embed_corpus, load
-    from devkit.faults.proxy import Proxy
-    from devkit.local.knn import HnswKnn
     from docindex.access.policy import EVERYONE
     from docindex.answer.refusal import AnswerRule
 
     documents, questions = load_subset()
     files, asked = office()
+    asked = [q for q in asked if q.set not in without]
     if limit:
         questions = questions[:limit]
+    used = engine
     embedded, cost = embed_corpus([*documents, *files], VectorCache(CACHE))
     if replay is not None and replay.exists():
         with replay.open("rb") as kept:
             recorded = pickle.load(kept)  # noqa: S301  # nosec B301 - this run's own file
     else:
-        with OsmemServer.start(japanese=True) as server, Proxy(server.url, HnswKnn()) as proxy:
-            client = OpenSearch(hosts=[proxy.url], timeout=300)
+        with search_engine(timeout=300, engine=engine) as (running, client):
+            used = running.name
+            encoding = running.vector_encoding
             # one company's index: the encyclopaedia's folders and the department's; and the department's alone
-            load(client, "jsquad", [*documents, *files], embedded, allow=lambda key: (EVERYONE,))
-            load(client, "office", files, embedded, allow=lambda key: (EVERYONE,))
+            load(client, "jsquad", [*documents, *files], embedded, allow=lambda key: (EVERYONE,), encoding=encoding)
+            load(client, "office", files, embedded, allow=lambda key: (EVERYONE,), encoding=encoding)
             recorded = record(service_for(client, "jsquad"), [*questions, *asked], [EVERYONE])
             alone = record(service_for(client, "office"), asked, [EVERYONE])
             recorded += [replace(r, question=replace(r.question, set=r.question.set + "_folder")) for r in alone]
@@ -646,9 +693,12 @@ def measure(*, calibrate_rules: bool = False, limit: int | None = None, replay: 
             "office_held_out_folder",
             "office_round3",
             "office_round3_folder",
+            "office_round4",
+            "office_round4_folder",
         )
+        if name.removesuffix("_folder") not in without
     }
-    out: dict[str, Any] = {"documents": len(documents), "embedding": cost}
+    out: dict[str, Any] = {"documents": len(documents), "embedding": cost, "engine": used or "recorded"}
     default = AnswerRule()
     # before -> after on the same recorded retrievals: the first round's rule, and the configured one
     out["before_rule"] = {name: judge(rows, extractive(before_rule())) for name, rows in sets.items()}
@@ -680,8 +730,20 @@ def main(argv: list[str] | None = None) -> int:
         "--replay", type=Path, default=None, help="keep the recorded retrievals in this file and reuse them (tuning)"
     )
     parser.add_argument("--results", type=Path, default=REPO / "bench" / "results.json")
+    parser.add_argument(
+        "--engine", choices=("opensearch", "osmem"), default=None, help="the search engine (default: the real node)"
+    )
+    parser.add_argument(
+        "--without", action="append", default=[], metavar="SET", help="leave a set out (office_round4: held out)"
+    )
     args = parser.parse_args(argv)
-    figures = measure(calibrate_rules=args.calibrate, limit=args.limit, replay=args.replay)
+    figures = measure(
+        calibrate_rules=args.calibrate,
+        limit=args.limit,
+        replay=args.replay,
+        engine=args.engine,
+        without=tuple(args.without),
+    )
     from bench.report import save_section
 
     save_section(args.results, "answers", figures)

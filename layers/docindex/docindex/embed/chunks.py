@@ -17,6 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 DEFAULT_MAX_CHARS = 400
+# How passages are cut: a bench's cache of embedded passages is keyed on it (a new cut, new passages).
+PASSAGES_VERSION = "1"
 # A line this short without a sentence end, after a line that ended a sentence, is a heading and
 # starts a new passage (a line wrapped in the middle of a sentence follows one that did not end it;
 # full lines of an A4 page hold 35-45 Japanese characters).
