@@ -552,12 +552,14 @@ def calibrate(
         ranked = {id(r): candidates(r.question.text, r.documents, AnswerRule(**ranking)) for r in rows}
         for refusal in _grid(REFUSALS):
             rule = AnswerRule(**ranking, **refusal)
-            figures = judge(recorded, lambda r, rule=rule, ranked=ranked: compose(ranked[id(r)], rule))
-            figures["office"] = judge(office, lambda r, rule=rule, ranked=ranked: compose(ranked[id(r)], rule))
+            figures = judge(recorded, lambda r, rule=rule, ranked=ranked: compose(ranked[id(r)], rule, r.question.text))
+            figures["office"] = judge(
+                office, lambda r, rule=rule, ranked=ranked: compose(ranked[id(r)], rule, r.question.text)
+            )
             figures["office_refused"] = min(
                 judge(
                     [r for r in office if r.question.set == name and r.question.key is None],
-                    lambda r, rule=rule, ranked=ranked: compose(ranked[id(r)], rule),
+                    lambda r, rule=rule, ranked=ranked: compose(ranked[id(r)], rule, r.question.text),
                 )["refused"]
                 for name in folders
             )

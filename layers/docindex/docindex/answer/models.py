@@ -81,6 +81,9 @@ class Document:
     # The keyword leg: its rank among the files holding the question's words (0 best), None when absent.
     keyword_rank: int | None = None
     best_vector: tuple[float, ...] = field(default=(), repr=False)
+    # Flagged at indexing time as carrying instructions aimed at an assistant (index field ``findings``):
+    # never the only source of an answer (docindex.answer.extractive.compose).
+    flagged: bool = False
 
     @property
     def name(self) -> str:
@@ -111,7 +114,7 @@ class Answer:
     citations: tuple[Citation, ...] = ()
     answered_by: AnsweredBy = "extractive"
     # Why it was refused (a code, never text of a file): "no_passage", "not_near_enough", "kind_not_found",
-    # "model_refused", "no_valid_citation".
+    # "focus_not_found", "flagged_file", "model_refused", "no_valid_citation".
     reason: str | None = None
     # What the answerer spent (Bedrock: one request, its tokens); no text.
     usage: dict[str, int] = field(default_factory=dict)
