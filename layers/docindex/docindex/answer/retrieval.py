@@ -24,6 +24,7 @@ from typing import Any
 
 from docindex.answer.models import Document, Passage
 from docindex.embed import Embedder
+from docindex.extract.findings import ASSISTANT_INSTRUCTIONS
 from docindex.index.hybrid import RETURNED, WINDOW, MeaningRule, VectorHit, accept, crowding, query_vector, search_both
 from docindex.index.hybrid import standouts as standouts_of
 
@@ -34,7 +35,7 @@ WINDOW_CHARS = 320
 WINDOWS_PER_FILE = 2
 # What a file's summary and passages the answerer needs (no content: it can be megabytes); its ETag is the
 # version a cached answer quoted (docindex.answer.cache).
-SOURCE = ["bucket", "key", "filename", "title", "etag", "passages.text", "passages.page"]
+SOURCE = ["bucket", "key", "filename", "title", "etag", "findings", "passages.text", "passages.page"]
 
 
 @dataclass
@@ -140,6 +141,7 @@ def _document(documents: dict[str, Document], doc_id: str, source: dict[str, Any
             path=str(source.get("key") or ""),
             title=str(source.get("title") or ""),
             etag=str(source.get("etag") or ""),
+            flagged=ASSISTANT_INSTRUCTIONS in (source.get("findings") or ()),
         )
     return documents[doc_id]
 
