@@ -101,9 +101,18 @@ class Citation:
     path: str
     page: int
     quote: str
+    # How a person names the place cited: p. 3, シート 備考, スライド 2, 添付 見積.pdf, or 本文 for a file without
+    # pages (docindex.extract.base.PageText.label); set by the service from the index.
+    label: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.doc_id, "path": self.path, "page": self.page, "quote": self.quote}
+        return {
+            "id": self.doc_id,
+            "path": self.path,
+            "page": self.page,
+            "label": self.label or f"p. {self.page}",
+            "quote": self.quote,
+        }
 
 
 @dataclass(frozen=True)
