@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -95,14 +95,15 @@ class SearchWorld:
         assert status == 200, body
         return dict(body)
 
-    def index_files(self, files: dict[str, str], *, map_uri: str | None = None) -> None:
-        """Put and index ``files`` (key -> text), stamped with the map at ``map_uri`` (default: ``map_path``)."""
+    def index_files(self, files: Mapping[str, str | bytes], *, map_uri: str | None = None) -> None:
+        """Put and index ``files`` (key -> text or bytes), stamped with the map at ``map_uri`` (default: map_path)."""
         indexer = build_indexer(self.stack, ACCESS_MAP_URI=map_uri or str(self.map_path), ACCESS_MAP_TTL_SECONDS="0")
         bodies = []
         for key, text in files.items():
-            self.stack.aws.s3.put_object(Bucket=self.stack.bucket, Key=key, Body=text.encode())
+            body = text.encode() if isinstance(text, str) else text
+            self.stack.aws.s3.put_object(Bucket=self.stack.bucket, Key=key, Body=body)
             bodies.append({"docindex": "change", "bucket": self.stack.bucket, "key": key, "action": "created"})
-        assert invoke(indexer, sqs_event(*bodies)) == set()
+        assert invoke(indexer, sqs_event(*bodies), timeout=120) == set()
         self.stack.opensearch.indices.refresh(index=self.stack.index)
 
     def id_of(self, key: str) -> str:
@@ -151,7 +152,7 @@ def meaning_world(
     moto_endpoint: str,
     osmem_server: Any,
     ocr_pool: Any,
-    files: dict[str, str],
+    files: Mapping[str, str | bytes],
     access: dict[str, Any],
     users: dict[str, list[str]],
     **env: str,

@@ -155,7 +155,13 @@ def test_the_json_is_the_contracts() -> None:
         "no_answer": False,
         "answered_by": "extractive",
         "citations": [
-            {"id": "d" * 64, "path": "総務/お知らせ.txt", "page": 1, "quote": "本年は12月29日から休業します。"}
+            {
+                "id": "d" * 64,
+                "path": "総務/お知らせ.txt",
+                "page": 1,
+                "label": "p. 1",
+                "quote": "本年は12月29日から休業します。",
+            }
         ],
     }
 

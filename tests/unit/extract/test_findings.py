@@ -12,9 +12,20 @@ from docindex.index.documents import IndexDocument
 from tests.unit.test_answer_bedrock import HOSTILE
 
 
-@pytest.mark.parametrize("text", HOSTILE, ids=range(len(HOSTILE)))
+# Markup alone (a notice may explain tags): shown as text, no instruction to anyone.
+MARKUP = {t for t in HOSTILE if t.startswith(("<img", "<b>"))}
+
+
+@pytest.mark.parametrize("text", sorted(set(HOSTILE) - MARKUP))
 def test_instructions_aimed_at_an_assistant_are_a_finding(text: str) -> None:
     assert findings(f"社内のお知らせ\n{text}\n以上") == (ASSISTANT_INSTRUCTIONS,)
+
+
+def test_markup_shown_as_text_is_no_finding() -> None:
+    assert len(MARKUP) == 2
+    for text in MARKUP:
+        assert findings(text) == ()
+    assert findings('掲示板の投稿に書いた<img src="https://attacker.example/x.png">や<b>太字</b>のタグ') == ()
 
 
 def test_the_demos_files_and_ordinary_office_text_are_not_flagged() -> None:

@@ -146,6 +146,9 @@ class AskedKind:
         return self.forms.search(text)
 
 
+_COUNTED_THINGS = frozenset({"台", "個", "本", "件", "箱", "枚", "部", "点"})
+
+
 @lru_cache(maxsize=1024)
 def asked_kind(question: str) -> AskedKind | None:
     """What the answer to ``question`` must hold when it asks for a counted quantity (何年, いくら, 何日, 何度 ...)
@@ -164,6 +167,9 @@ def asked_kind(question: str) -> AskedKind | None:
         return AskedKind(re.compile(_KIND_FORMS["いくら"]), exact=True) if asks_price(question) else None
     counter = "いくら" if match.group(2) else match.group(1)
     form = _KIND_FORMS.get(counter) or rf"{_N}\s*{re.escape(counter)}"
+    if counter in _COUNTED_THINGS:
+        # a number in a quantity column counts things too (a sheet's 数量 10 holds no 台)
+        form += rf"|(?:数量|個数|台数|本数|件数|枚数|部数)\s*[：:]?\s*{_N}"
     return AskedKind(re.compile(form), exact=True)
 
 
@@ -285,7 +291,7 @@ def focus(question: str) -> Focus | None:
 
 
 def _without_kind(word: str) -> str:
-    if word in KIND_WORDS:
+    if word in KIND_WORDS or word in _PLACE_WORDS or word in _PERSON_WORDS or word in _TIME_WORDS:
         return ""
     for kind in sorted(KIND_WORDS, key=len, reverse=True):
         if len(kind) > 1 and word.endswith(kind) and len(word) - len(kind) >= 2:
@@ -406,9 +412,7 @@ _PLACE = re.compile(
 # A person: a person's label, an honorific or a role, a katakana name.
 _PERSON = re.compile(
     r"担当|出席者|申請者|責任者|講師|氏名|名前|作成者|管理者|連絡先|議長|委員|本人|"
-    r"さん|様|氏|殿|先生|社長|部長|課長|係長|主任|者|員|長|家|[ァ-ヴー]{2,}|"
-    # a name written alone: two to four kanji closed by a bracket, a comma, a dot or a space (設計・丹下健三）)
-    r"[\u4e00-\u9fff々]{2,4}(?=[）)、，・\s」』]|$)"
+    r"さん|様|氏|殿|先生|社長|部長|課長|係長|主任|者|員|長|家|[ァ-ヴー]{2,}"
 )
 # いつ answered by a day or a time, not a year alone: 10月15日, 十一月二十日, 9:00, 午前九時, 月末, 前日, 曜日.
 _DAY = re.compile(
@@ -416,7 +420,9 @@ _DAY = re.compile(
     r"日時|日程|期日|開催日|実施日"
 )
 # A line naming the date of what a notice or minutes is about: 日時　十一月二十日, 期日：10月10日.
-_DATE_LABEL = re.compile(r"\s*(?:日時|日程|期日|開催日|実施日|日付|開催|実施|期限|締切|締め切り)\s*[：:\s]")
+_DATE_LABEL = re.compile(
+    r"\s*(?:日時|日程|期日|開催日|実施日|日付|開催|実施|期限|締切|締め切り)\s*(?:[：:\s]|(?=[0-9０-９〇一二三四五六七八九十]))"
+)
 
 # ``asked_kind``'s kinds, by name (reported with a refusal's reason, and chosen by in ``compose``).
 KIND_PLACE = "place"

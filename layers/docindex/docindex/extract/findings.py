@@ -47,11 +47,12 @@ _INSTRUCTIONS = re.compile(
             r"^\s*(?:assistant|human)\s*:",
             r"\bbefore\s+you\s+answer\b",
             r"\btranslate\s+the\s+whole\b",
-            # links and markup an answer would carry to the reader: an image fetched from elsewhere, a script,
-            # a frame, a link to sign in or click
+            # links and code an answer would carry to the reader: an image fetched from elsewhere, a script, a
+            # frame, a link to sign in or click (markup alone - <b>, <img> in a notice about tags - is shown as
+            # text and is no finding)
             r"!\[[^\]]*\]\(\s*https?://",
             r"\]\(\s*https?://[^)]*\)\s*(?:を|を今すぐ)?(?:クリック|開いて|サインイン)",
-            r"<\s*(?:script|iframe|img|a)\b[^>]*(?:src|href|onerror)\s*=",
+            r"<\s*iframe\b",
             r"<\s*script\b",
         )
     ),
