@@ -11,7 +11,6 @@ from docindex.extract.findings import ASSISTANT_INSTRUCTIONS, findings
 from docindex.index.documents import IndexDocument
 from tests.unit.test_answer_bedrock import HOSTILE
 
-
 # Markup alone (a notice may explain tags): shown as text, no instruction to anyone.
 MARKUP = {t for t in HOSTILE if t.startswith(("<img", "<b>"))}
 
