@@ -18,7 +18,7 @@ every folder), and each answer rule is applied to the recorded passages as the f
 applies it. Figures per set:
 
 - **gold in a cited quote**: answerable questions whose gold answer (any of JSQuAD's) is in the answer and in
-  the quote of one of its citations;
+  the quote of one of its citations (``gold_in_quote_only``: in a citation's quote, the answer aside);
 - **citation precision**: citations whose quote holds a gold answer or whose file is the question's paragraph;
 - **refused**: unanswerable questions answered with ``no_answer``;
 - **exact match** and **F1** of the answer itself against the gold span (characters, NFKC, no spaces or
@@ -427,6 +427,7 @@ def judge(recorded: list[Recorded], answer: Any) -> dict[str, Any]:
     unanswerable = [r for r in recorded if r.question.key is None]
     gold_in_quote = answered = citations = precise = 0
     exact = f1 = 0.0
+    quoted = 0
     lengths: list[int] = []
     cpu: list[float] = []
     for r in answerable:
@@ -443,6 +444,7 @@ def judge(recorded: list[Recorded], answer: Any) -> dict[str, Any]:
         lengths.append(len(found.answer or ""))
         if any(g in (found.answer or "") and any(g in c.quote for c in found.citations) for g in golds):
             gold_in_quote += 1
+        quoted += any(g in c.quote for g in golds for c in found.citations)
         for c in found.citations:
             citations += 1
             precise += c.path == r.question.key or any(g in c.quote for g in golds)
@@ -457,6 +459,8 @@ def judge(recorded: list[Recorded], answer: Any) -> dict[str, Any]:
         "answerable": len(answerable),
         "unanswerable": len(unanswerable),
         "gold_in_cited_quote": round(gold_in_quote / n, 3),
+        # the gold answer in a citation's quote, whether or not the answer (the unit holding the fact) has it
+        "gold_in_quote_only": round(quoted / n, 3),
         "answered": round(answered / n, 3),
         "citation_precision": round(precise / max(1, citations), 3),
         "citations": citations,

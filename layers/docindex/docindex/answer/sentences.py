@@ -157,7 +157,7 @@ def asked_kind(question: str) -> AskedKind | None:
     if match is None:
         if "いつ" in question:
             return AskedKind(_WHEN, exact=False)
-        if "いくつ" in question:
+        if re.search("いくつ(?!か|も)", question):
             return AskedKind(re.compile(_N), exact=True)
         word = focus_word(question) or ""
         if word.endswith(_TIME_WORDS):
