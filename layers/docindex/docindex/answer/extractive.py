@@ -100,7 +100,7 @@ def candidates(question: str, documents: list[Document], rule: AnswerRule) -> li
     number = rule.number_weight if asks_number(question) else 0.0
     counter = counted(question) if rule.counter_weight else None
     kind = asked_kind(question) if rule.kind_required else None
-    asked_focus = focus(question) if rule.focus_required else None
+    asked_focus = focus(question) if rule.focus_required and len(question) <= rule.focus_max_chars else None
     found: list[Candidate] = []
     for document in documents:
         standout = document.standout if document.standout is not None else 0.0
