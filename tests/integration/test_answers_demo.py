@@ -160,3 +160,17 @@ def test_a_planted_file_is_flagged_and_never_the_source_when_another_file_answer
     source = stack.opensearch.get(index=stack.index, id=found.id_of(PLANTED))["_source"]
     assert source.get("findings") == ["assistant_instructions"]
     assert "findings" not in stack.opensearch.get(index=stack.index, id=found.id_of(REGULATION))["_source"]
+
+
+def test_a_pdf_citation_previews_its_page_with_the_quote_marked_from_the_text_layer(
+    demo: tuple[SearchWorld, Stack],
+) -> None:
+    found, _ = demo
+    sales = ask(found, "both", "東京都の売上はどれくらい伸びた？")
+    (citation,) = sales["citations"]
+    assert (citation["path"], citation["label"]) == ("営業部/2024年度 報告/四半期売上報告 Q3.pdf", "p. 1")
+    token = found.tokens["both"]["access_token"]
+    at = f"/documents/{citation['id']}/pages/{citation['page']}/preview"
+    status, marked = found.call(at, token, quote=citation["quote"])
+    assert status == 200
+    assert found.call(at, token)[1] != marked  # the quote's lines tinted on the page's picture

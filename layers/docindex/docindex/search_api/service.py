@@ -340,6 +340,11 @@ class SearchService:
                         directory=directory,
                     )
                     marks = self._marks(source, number, query, quote)
+                    if quote and not marks and kind == "pdf":
+                        # a text layer: the quote's lines where PDFium finds them on the page
+                        from docindex.search_api.preview import pdf_quote_marks
+
+                        marks = pdf_quote_marks(path, number, quote)
                     turn = page_turn(source, number)
                     image = render(path, kind, number, self.settings.preview_max_edge, marks, turn=turn)
                 logger.info(
