@@ -116,6 +116,7 @@ def _settings() -> Any:
 
 def embed_corpus(documents: list[tuple[str, str]], cache: VectorCache) -> tuple[dict[str, Any], dict[str, Any]]:
     """Every document's passages and vectors (from the cache where it has them); the embedding cost."""
+    from docindex.embed.chunks import PASSAGES_VERSION
     from docindex.embed.document import EmbeddedDocument, embed_document
     from docindex.embed.settings import embedder_for
 
@@ -127,7 +128,7 @@ def embed_corpus(documents: list[tuple[str, str]], cache: VectorCache) -> tuple[
     passages_embedded = documents_embedded = 0
     for key, text in documents:
         title = key.rsplit("/", 1)[-1].rsplit(".", 1)[0]
-        cache_key = VectorCache.key(embedder.model_id, title, text)
+        cache_key = VectorCache.key(f"{embedder.model_id}/passages-{PASSAGES_VERSION}", title, text)
         cached = EmbeddedDocument.from_cache(cache.get(cache_key))
         if cached is None:
             started = time.process_time()
@@ -198,9 +199,11 @@ def load(
     *,
     vectors: bool = True,
     allow: Callable[[str], tuple[str, ...]] | None = None,
+    encoding: str | None = None,
 ) -> None:
     """The corpus as docindex writes it: every field, and (``vectors``) the passages with their vectors;
-    ``allow``: who may read each key (the access map's stamp), else no one but the operator."""
+    ``allow``: who may read each key (the access map's stamp), else no one but the operator; ``encoding``: the
+    vector field's VECTOR_ENCODING (the engine's, where it serves one only: bench.local.Engine.vector_encoding)."""
     from opensearchpy import helpers
 
     from docindex.access.policy import AccessGrant
@@ -213,6 +216,10 @@ def load(
     spec = vector_spec(_settings())
     assert spec is not None
     assert spec.model_id == model
+    if encoding is not None:
+        from dataclasses import replace
+
+        spec = replace(spec, encoding=encoding)
     ensure_index(client, index, vectors=spec if vectors else None)
 
     def actions() -> Any:

@@ -2,12 +2,12 @@
 
     .venv/bin/python -m bench.relevance [--code PATH] [--repeat 5] [--json] [--results bench/results.json]
 
-Runs the query set of tests/support/relevance.py against osmem-server with the
-real index settings and query of this checkout (or of the ``docindex`` package
-under ``--code PATH/layers/docindex``, e.g. a checkout of main, for a before /
-after comparison). osmem applies neither ``mapping`` char filters nor
-``synonym_graph`` when searching; the query side applies both (normalization
-and the vocabulary's synonyms as query variants), so every query counts. The
+Runs the query set of tests/support/relevance.py against the bench's engine (``bench.local.search_engine``:
+a real OpenSearch node, or osmem-server with ``DOCINDEX_BENCH_ENGINE=osmem``) with the real index settings
+and query of this checkout (or of the ``docindex`` package under ``--code PATH/layers/docindex``, e.g. a
+checkout of main, for a before / after comparison). osmem applied neither ``mapping`` char filters nor
+``synonym_graph`` when searching; the real node applies both, and the query side applies both too
+(normalization and the vocabulary's synonyms as query variants). The
 figures go under ``"relevance"`` into ``--results`` (``make bench``'s
 ``bench/results.json``, created if ``bench.run`` has not written it).
 """

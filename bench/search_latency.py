@@ -343,6 +343,14 @@ def measure(docs: int, repeat: int, *, hybrid: bool = True, before: str = BEFORE
             if hybrid:
                 # Answers (GET /answer, ANSWERS=extractive): the same function, retrieval and sentence choice
                 answering = {
+                    # the code at --before answering the same questions (before -> after of the answerer's cost)
+                    "answer (extractive) before, HNSW stand-in": (
+                        Worker(
+                            old,
+                            {**environment, **vectors, "OPENSEARCH_ENDPOINT": hnsw.url, "ANSWER_CACHE_SECONDS": "0"},
+                        ),
+                        {"route": "/answer"},
+                    ),
                     # answers not kept (ANSWER_CACHE_SECONDS=0): each one retrieved and chosen again
                     "answer (extractive), HNSW stand-in": (
                         Worker(
@@ -625,6 +633,7 @@ ROWS_PRINTED = (
     "hybrid after, HNSW stand-in",
     "hybrid before, every query embedded",
     "hybrid after, every query embedded",
+    "answer (extractive) before, HNSW stand-in",
     "answer (extractive), HNSW stand-in",
     "answer (extractive), every question embedded",
 )

@@ -84,22 +84,31 @@ def test_demo_answers_questions_with_file_and_page_and_refuses_what_no_file_answ
     # two questions the samples answer: each answer with its file and page, and the quote
     holidays = asked(answers, "年末年始はいつから休み？")
     assert "12月28日" in holidays.split("answer:")[1]
-    assert "[社内ポータル/お知らせ/年末年始 休業のお知らせ.html p. 1]" in holidays
+    assert "[社内ポータル/お知らせ/年末年始 休業のお知らせ.html 本文]" in holidays
     meeting = asked(answers, "次回の定例会議はいつ？")
-    assert "10月15日" in meeting.split("answer:")[1]
-    assert "[総務部/会議議事録/2024-10-01 定例会議 議事録.docx p. 1]" in meeting
-    # one no file answers: refused
+    # the fact itself (the line that holds it), from the file, named for what it has
+    assert "answer: 決定事項：次回の定例会議は10月15日に開催する。\n" in meeting
+    assert "[総務部/会議議事録/2024-10-01 定例会議 議事録.docx 本文]" in meeting
+    price = asked(answers, "ノートPCの単価はいくら？")
+    assert "answer: 品名 ノートPC・数量 10・単価 128000\n" in price
+    assert "[営業部/見積書/見積書 No.2024-123.xlsx シート 見積書]" in price
+    checkup = asked(answers, "健康診断はいつ？")
+    assert "二十日" in checkup.split("answer:")[1].split("\n")[0]
+    for answered in (meeting, price, checkup):
+        assert len(answered.split("answer: ")[1].split("\n")[0]) <= 80
+    # a file names the subject without answering, and one no file answers: refused, saying why
+    assert "(no answer (" in asked(answers, "契約書の契約期間は？")
     assert "(no answer" in asked(answers, "株主総会の議決権行使の方法は？")
     # the same question, two employees: each answered from files they may read only
     sales = answers.split("eigyo (営業部) asks")[1].split("jinji (人事部) asks")[0]
     hr = answers.split("jinji (人事部) asks")[1].split("with ANSWERS=bedrock")[0]
     assert "人事部/" not in sales
     assert "営業部/" not in hr
-    assert "[人事部/評価/2024年度 人事評価 髙橋.txt p. 1]" in hr
+    assert "[人事部/評価/2024年度 人事評価 髙橋.txt 本文]" in hr
     # the Bedrock path, through the dev kit's Converse stand-in: the same question, cited
     bedrock = answers.split("with ANSWERS=bedrock")[1]
     assert "12月28日" in bedrock.split("answer:")[1]
-    assert "[社内ポータル/お知らせ/年末年始 休業のお知らせ.html p. 1]" in bedrock
+    assert "[社内ポータル/お知らせ/年末年始 休業のお知らせ.html 本文]" in bedrock
     assert "1 request" in bedrock
 
 

@@ -51,6 +51,8 @@ FOR_ANSWERS = {
     ),
 }
 TRAINING = "共有/研修/新入社員研修計画.pptx"
+# The demo's quotation workbook (two sheets, 見積書 and 備考): a sheet's citation.
+QUOTATION = "営業部/価格表/機器 価格表.xlsx"
 # Files for the path, name search and date tests: a name with the characters a path must keep exactly,
 # and a file whose content alone holds 見積 (a name search must not find it).
 NAMED = {
@@ -125,9 +127,12 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
         for key, text in {**FILES, **BY_MEANING, **FOR_ANSWERS, **NAMED}.items():
             put(key, text.encode())
             bodies.append({"docindex": "change", "bucket": env["DOCINDEX_BUCKET"], "key": key, "action": "created"})
-        from devkit.samples import make_pdf
+        from devkit.samples import make_pdf, sample_corpus
         from devkit.samples.office import make_pptx
 
+        quotation = dict(sample_corpus())["営業部/見積書/見積書 No.2024-123.xlsx"]
+        client("s3").put_object(Bucket=env["DOCINDEX_BUCKET"], Key=QUOTATION, Body=quotation)
+        bodies.append({"docindex": "change", "bucket": env["DOCINDEX_BUCKET"], "key": QUOTATION, "action": "created"})
         slides = ["新入社員研修計画\n第1週はビジネスマナーと会社の組織の説明。", "第2週\n第2週から各部署で実習を行う。"]
         put(TRAINING, make_pptx(slides))
         bodies.append({"docindex": "change", "bucket": env["DOCINDEX_BUCKET"], "key": TRAINING, "action": "created"})
@@ -260,16 +265,23 @@ def test_a_hit_names_its_page_shows_its_preview_and_opens_there_on_a_phone(page:
     # nothing wider than the phone's screen
     assert browser.execute_script("return document.documentElement.scrollWidth <= window.innerWidth")
     # When the employee opens it from the keyboard
+    results = browser.current_window_handle
     browser.execute_script("arguments[0].focus()", label)
     assert browser.switch_to.active_element == label
     label.send_keys(Keys.ENTER)
-    # Then the browser goes to the file itself, at page 87
+    # Then the file itself opens at page 87 in a tab of its own
+    wait.until(lambda d: len(d.window_handles) == 2)
+    browser.switch_to.window(next(h for h in browser.window_handles if h != results))
     wait.until(lambda d: "#page=87" in d.current_url)
     from urllib.parse import unquote, urlparse
 
     opened = urlparse(browser.current_url)
     assert unquote(opened.path) == f"/{page['DOCINDEX_BUCKET']}/{REPORT}"  # the object itself (moto's S3)
     assert "Signature=" in opened.query  # through a presigned link
+    # ... and the results stay where they were
+    browser.close()
+    browser.switch_to.window(results)
+    assert browser.find_elements(By.CSS_SELECTOR, "#results > li")
 
 
 def test_a_scans_preview_shows_the_querys_words_marked(page: dict[str, str], browser: Any) -> None:
@@ -352,8 +364,11 @@ def test_the_answer_box_quotes_the_users_own_files_with_file_page_and_the_quote_
     assert "3,000円" in answer
     assert "5,000円" not in box.text
     (citation,) = box.find_elements(By.CSS_SELECTOR, ".citation")
-    assert citation.find_element(By.CSS_SELECTOR, ".page-open").text == "営業部 出張旅費規程.txt p. 1"
-    assert citation.find_element(By.CSS_SELECTOR, "blockquote").text in answer
+    # a text file has no pages: the citation names its text (本文), and its preview shows the quote marked
+    assert citation.find_element(By.CSS_SELECTOR, ".page-open").text == "営業部 出張旅費規程.txt 本文"
+    assert answer in citation.find_element(By.CSS_SELECTOR, "blockquote").text
+    marked = WebDriverWait(browser, 30).until(lambda d: citation.find_elements(By.CSS_SELECTOR, "figure mark.quote"))
+    assert "3,000円" in marked[0].text
     # And 人事部's employee asking the same is answered from their own file
     browser.delete_all_cookies()
     browser.execute_script("sessionStorage.clear()")
@@ -366,7 +381,7 @@ def test_the_answer_box_quotes_the_users_own_files_with_file_page_and_the_quote_
     sign_in_and_search(browser, page["SEARCH_PAGE_URL"], "sales", "新人研修の第2週は何をする？")
     box = _answer_box(browser)
     citation = box.find_elements(By.CSS_SELECTOR, ".citation")[0]
-    assert citation.find_element(By.CSS_SELECTOR, ".page-open").text == "新入社員研修計画.pptx p. 2"
+    assert citation.find_element(By.CSS_SELECTOR, ".page-open").text == "新入社員研修計画.pptx スライド 2"
     quote = citation.find_element(By.CSS_SELECTOR, "blockquote").text
     assert "実習" in quote
     mark = WebDriverWait(browser, 30).until(lambda d: citation.find_elements(By.CSS_SELECTOR, "figure mark.quote"))[0]
@@ -384,10 +399,10 @@ def test_an_answer_and_its_quote_are_text_never_markup(page: dict[str, str], bro
     assert box.find_elements(By.TAG_NAME, "img") == []
     assert box.find_elements(By.TAG_NAME, "b") == []
     requested = browser.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")
-    # (the page's own preview of the cited text file is asked with the quote as its q: our host, not theirs)
     from urllib.parse import urlparse
 
-    assert not [url for url in requested if urlparse(url).hostname == "attacker.example"]
+    # (the preview is asked with the quote, whose text names the host: only a request *to* it would be a leak)
+    assert not [url for url in requested if "attacker.example" in (urlparse(url).hostname or "")]
 
 
 def test_a_question_no_readable_file_answers_says_so_plainly(page: dict[str, str], browser: Any) -> None:
@@ -774,3 +789,46 @@ def test_the_page_has_its_own_icon_and_asks_nothing_it_is_refused(page: dict[str
             urllib.request.urlopen(base + path, timeout=10)
         assert refused.value.code == status, path
     assert console_errors(browser) == []
+
+
+def test_the_answer_box_shows_for_a_question_only_never_for_keywords_or_file_names(
+    page: dict[str, str], browser: Any
+) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    # A keyword search: results, and no answer box
+    sign_in_and_search(browser, page["SEARCH_PAGE_URL"], "sales", "見積")
+    assert browser.find_elements(By.CSS_SELECTOR, "#results > li")
+    assert not browser.find_element(By.ID, "answer").is_displayed()
+    search_again(browser, "出張")
+    assert not browser.find_element(By.ID, "answer").is_displayed()
+    # A question: the box
+    search_again(browser, "出張の日当はいくら？")
+    assert "3,000円" in _answer_box(browser).find_element(By.ID, "answer-text").text
+    # The same question in file-name mode: no box
+    browser.find_element(By.CSS_SELECTOR, "label:has(#scope-name)").click()
+    search_again(browser, "出張の日当はいくら？")
+    assert not browser.find_element(By.ID, "answer").is_displayed()
+    # Keywords asked explicitly (the ask button, content search): the box
+    browser.find_element(By.CSS_SELECTOR, "label:has(#scope-content)").click()
+    search_again(browser, "出張 日当")
+    assert not browser.find_element(By.ID, "answer").is_displayed()
+    browser.find_element(By.ID, "ask").click()
+    WebDriverWait(browser, 30).until(lambda d: d.find_element(By.ID, "answer").is_displayed())
+    assert "3,000円" in _answer_box(browser).text
+
+
+def test_a_sheets_citation_names_the_sheet_and_previews_it_with_the_quote_marked(
+    page: dict[str, str], browser: Any
+) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    sign_in_and_search(browser, page["SEARCH_PAGE_URL"], "sales", "ノートPCの単価はいくら？")
+    box = _answer_box(browser)
+    assert box.find_element(By.ID, "answer-text").text == "品名 ノートPC・数量 10・単価 128000"
+    citation = box.find_elements(By.CSS_SELECTOR, ".citation")[0]
+    assert citation.find_element(By.CSS_SELECTOR, ".page-open").text == "機器 価格表.xlsx シート 見積書"
+    mark = WebDriverWait(browser, 30).until(lambda d: citation.find_elements(By.CSS_SELECTOR, "figure mark.quote"))[0]
+    assert "ノートPC・数量 10・単価 128000" in mark.text

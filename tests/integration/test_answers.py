@@ -123,11 +123,11 @@ def test_each_employee_is_answered_from_their_own_departments_file(
     assert sales["citations"][0]["id"] == found.id_of(SALES_RULES)
     assert "5,000円" in hr["answer"]
     assert [c["path"] for c in hr["citations"]] == [HR_RULES]
-    # every quote is text of the cited file, and the answer is made of the quotes
+    # every quote is text of the cited file, and the answer is the unit of a quote that holds the fact
     for body in (sales, hr):
         for citation in body["citations"]:
             assert citation["quote"] in FILES[citation["path"]]
-            assert citation["quote"] in body["answer"]
+            assert body["answer"] in citation["quote"]  # the answer is the fact; its quote may say more
     # and nothing of 人事部's files ever reached the answerer while 営業部 asked
     first_question, first_documents = recording.seen[0]
     assert first_question == "出張の日当はいくら？"

@@ -235,7 +235,7 @@ def test_reprocess_dates_brings_the_file_servers_dates_to_documents_indexed_befo
     for name, value in stack.settings_env().items():
         monkeypatch.setenv(name, value)
     target = ["--bucket", stack.bucket, "--queue-url", stack.env["INGEST_QUEUE_URL"], "--index", stack.index]
-    target += ["--opensearch-endpoint", stack.osmem_url]
+    target += ["--opensearch-endpoint", stack.engine_url]
     # When the operator asks how many documents have no file server date yet, then brings them
     capsys.readouterr()
     assert main(["reprocess", *target, "--dates", "--dry-run", "--json"]) == 0
@@ -265,7 +265,7 @@ def test_reprocess_dates_brings_the_file_servers_dates_to_documents_indexed_befo
     assert main(["reprocess", *target, "--dates", "--dry-run", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["matched"] == 0
     # The operator's search sorts, filters and shows by those dates too
-    index = ["--index", stack.index, "--opensearch-endpoint", stack.osmem_url]
+    index = ["--index", stack.index, "--opensearch-endpoint", stack.engine_url]
     assert main(["search", "決算書", *index, "--sort", "date", "--json"]) == 0
     hits = json.loads(capsys.readouterr().out)["hits"]
     assert [hit["key"] for hit in hits] == ["経理部/2024年度/決算書.txt", changed]

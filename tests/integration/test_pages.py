@@ -249,7 +249,7 @@ def test_the_operators_page_clause_reads_or_as_the_search_does(world: SearchWorl
 
 
 def test_a_file_without_pages_is_previewed_as_its_text(world: SearchWorld) -> None:
-    # A text file has no pages: an answer citing it names p. 1, and its preview is the file's text
+    # A text file has no pages: an answer citing it names its 本文 (body), and its preview is the file's text
     # (a 404 here was a failed request in the page's console on every such citation)
     key = "営業部/メモ/監査の段取り.txt"
     put_and_index(
@@ -262,8 +262,8 @@ def test_a_file_without_pages_is_previewed_as_its_text(world: SearchWorld) -> No
     assert (status, headers["content-type"]) == (200, "application/json")
     assert json.loads(body) == {
         "number": 1,
-        "kind": "page",
-        "label": "p. 1",
+        "kind": "body",
+        "label": "本文",
         "text": "監査の段取り\n第1週に書類を集める。",
     }
     # ... page 1 only, and only for its readers

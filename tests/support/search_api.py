@@ -109,19 +109,25 @@ class SearchWorld:
         return dict(body)
 
     def index_files(
-        self, files: dict[str, str], *, map_uri: str | None = None, dates: Mapping[str, datetime] | None = None
+        self,
+        files: Mapping[str, str | bytes],
+        *,
+        map_uri: str | None = None,
+        dates: Mapping[str, datetime] | None = None,
     ) -> None:
-        """Put and index ``files`` (key -> text), stamped with the map at ``map_uri`` (default: ``map_path``);
-        ``dates``: each key's modification time on the file server, put as DataSync does (``file-mtime``)."""
+        """Put and index ``files`` (key -> text or bytes), stamped with the map at ``map_uri`` (default:
+        ``map_path``); ``dates``: each key's modification time on the file server, put as DataSync does
+        (``file-mtime``)."""
         from docindex.core.filedates import datasync_metadata
 
         indexer = build_indexer(self.stack, ACCESS_MAP_URI=map_uri or str(self.map_path), ACCESS_MAP_TTL_SECONDS="0")
         bodies = []
         for key, text in files.items():
+            body = text.encode() if isinstance(text, str) else text
             metadata = datasync_metadata(dates[key]) if dates and key in dates else {}
-            self.stack.aws.s3.put_object(Bucket=self.stack.bucket, Key=key, Body=text.encode(), Metadata=metadata)
+            self.stack.aws.s3.put_object(Bucket=self.stack.bucket, Key=key, Body=body, Metadata=metadata)
             bodies.append({"docindex": "change", "bucket": self.stack.bucket, "key": key, "action": "created"})
-        assert invoke(indexer, sqs_event(*bodies)) == set()
+        assert invoke(indexer, sqs_event(*bodies), timeout=120) == set()
         self.stack.opensearch.indices.refresh(index=self.stack.index)
 
     def id_of(self, key: str) -> str:
@@ -170,7 +176,7 @@ def meaning_world(
     moto_endpoint: str,
     search_engine: Any,
     ocr_pool: Any,
-    files: dict[str, str],
+    files: Mapping[str, str | bytes],
     access: dict[str, Any],
     users: dict[str, list[str]],
     **env: str,
@@ -252,3 +258,4 @@ def put_and_index(world: SearchWorld, files: dict[str, bytes], **access: str) ->
         stack.aws.s3.put_object(Bucket=stack.bucket, Key=key, Body=body)
         bodies.append({"docindex": "change", "bucket": stack.bucket, "key": key, "action": "created"})
     assert invoke(build_indexer(stack, **access), sqs_event(*bodies), timeout=120) == set()
+    stack.opensearch.indices.refresh(index=stack.index)

@@ -19,8 +19,9 @@ def test_each_article_starts_a_passage_with_its_heading() -> None:
     found = passages(REGULATION, max_chars=80)
     texts = [p.text for p in found]
     # The title keeps the first article under it; the second article's heading starts a passage.
-    assert texts[0].startswith("旅費精算規程 第1条（目的） この規程は")
-    assert texts[1].startswith("第2条（申請） 出張者は")
+    # (its lines kept: a heading is a line of its own)
+    assert texts[0].startswith("旅費精算規程\n第1条（目的）\nこの規程は")
+    assert texts[1].startswith("第2条（申請）\n出張者は")
     assert texts[-1] == "Travel expenses must be claimed within 7 days. Receipts are required."
 
 

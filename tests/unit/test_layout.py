@@ -92,6 +92,34 @@ def test_imports_inside_a_package_go_one_way(root: Path) -> None:
     assert cycles == []
 
 
+def _package_of(module: str) -> str | None:
+    """The subpackage of ``docindex`` a module belongs to (``docindex.answer.service`` -> ``answer``)."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 2 and parts[0] == "docindex" else None
+
+
+def test_the_package_s_concerns_import_each_other_one_way() -> None:
+    # A circle between two concerns hides behind imports deferred into functions: each module's imports go
+    # one way while the packages import each other (answer used search_api.query's permission filter and
+    # mark characters while search_api imported answer). Whatever both need lives below both.
+    paths = {_module_name(path): path for path in _python_files(SHIPPED)}
+    graph: dict[str, set[str]] = {}
+    for name, path in paths.items():
+        here = _package_of(name)
+        if here is None:
+            continue
+        theirs = {_package_of(m) for m in _imported_modules(path, set(paths))}
+        graph.setdefault(here, set()).update(p for p in theirs if p is not None and p != here)
+
+    def reaches(start: str, goal: str, seen: set[str]) -> bool:
+        return any(
+            n == goal or (n not in seen and not seen.add(n) and reaches(n, goal, seen)) for n in graph.get(start, ())
+        )
+
+    circles = sorted(package for package in graph if reaches(package, package, set()))
+    assert circles == []
+
+
 @pytest.mark.parametrize("root", ["bench", "soak", "devkit"])
 def test_harnesses_never_import_the_cli(root: str) -> None:
     offending = [

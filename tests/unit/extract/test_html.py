@@ -73,7 +73,7 @@ def test_iso_2022_jp_page_labelled_utf8(limits: ExtractionLimits) -> None:
 def test_blocks_lines_and_table_cells(limits: ExtractionLimits) -> None:
     data = make_html("t", ["一行目", "二行目 &amp; <b>"], table=[["品名", "数量"], ["ノートPC", "10"]])
     doc = extract(data, "a.html", limits)
-    assert doc.text.splitlines() == ["一行目", "二行目 &amp; <b>", "品名\t数量", "ノートPC\t10"]
+    assert doc.text.splitlines() == ["一行目", "二行目 &amp; <b>", "品名・数量", "品名 ノートPC・数量 10"]
 
 
 def test_inline_markup_does_not_split_words(limits: ExtractionLimits) -> None:

@@ -46,7 +46,7 @@ def test_word_processor_files_give_every_story(limits: ExtractionLimits, name: s
 @pytest.mark.parametrize("name", ["ringi.doc", "ringi.rtf", "ringi.odt"])
 def test_table_rows_are_lines(limits: ExtractionLimits, name: str) -> None:
     doc = extract(real(name), name, limits)
-    assert "品名\t金額\n液晶プロジェクター\t158000\n" in doc.text
+    assert "品名・金額\n品名 液晶プロジェクター・金額 158000\n" in doc.text
 
 
 def test_doc_detected_by_its_streams_whatever_the_name(limits: ExtractionLimits) -> None:
@@ -83,7 +83,7 @@ def test_odp_and_ods(limits: ExtractionLimits) -> None:
     assert "発表者ノート：数字は速報値です" in odp.text
     ods = extract(real("meibo.ods"), "meibo.ods", limits)
     assert ods.error is None
-    assert ods.text == "部署\t氏名\t内線\n総務部\t髙橋﨑子\t1234\n営業部\t鈴木一郎\t5678"
+    assert ods.text == "部署・氏名・内線\n部署 総務部・氏名 髙橋﨑子・内線 1234\n部署 営業部・氏名 鈴木一郎・内線 5678"
 
 
 def test_msg_in_its_code_page(limits: ExtractionLimits) -> None:

@@ -31,7 +31,9 @@ def test_all_sheets(limits: ExtractionLimits, shared_strings: bool) -> None:
     doc = extract(make_xlsx(SHEETS, title="見積書 No.123", shared_strings=shared_strings), "見積.xlsx", limits)
     assert (doc.kind, doc.error, doc.title, doc.page_count) == ("xlsx", None, "見積書 No.123", None)
     assert doc.text == (
-        "見積書\n品名\t数量\t単価\t納期\nノートPC\t10\t128000\t2024-12-31\n値引き\t\t-0.5\n\n"
+        # a row with its header (品名 ノートPC・数量 10 ...); a key/value list without one as it is
+        "見積書\n品名・数量・単価・納期\n品名 ノートPC・数量 10・単価 128000・納期 2024-12-31\n"
+        "品名 値引き・単価 -0.5\n\n"
         "備考\n担当\t髙橋\n確認済み\tTRUE\n更新\t2024-04-01 09:30:00\n\n空"
     )
 
@@ -175,7 +177,7 @@ def test_a_sheet_that_cannot_be_read_safely_is_left_out_and_named(limits: Extrac
     doc = extract(_three_sheets(), "売上集計.xlsx", limits)
     # The ordinary sheet is read, the workbook is not refused
     assert doc.error is None
-    assert "ノートPC\t150000" in doc.text
+    assert "商品 ノートPC・金額 150000" in doc.text
     assert "boom" not in doc.text
     assert "far" not in doc.text
     # and what was left out is on the document, with why

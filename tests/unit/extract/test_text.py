@@ -95,7 +95,8 @@ def test_western_text_falls_back_sensibly() -> None:
 def test_csv_and_markdown_content_types(limits: ExtractionLimits) -> None:
     csv_doc = extract(make_csv([["取引先", "所在地"], ["株式会社サンプル", "東京都港区"]], "cp932"), "一覧.csv", limits)
     assert (csv_doc.content_type, csv_doc.encoding) == ("text/csv", "cp932")
-    assert csv_doc.text == "取引先,所在地\n株式会社サンプル,東京都港区"
+    # a CSV file is a table: its rows read with their header
+    assert csv_doc.text == "取引先・所在地\n取引先 株式会社サンプル・所在地 東京都港区"
     md = extract(make_text("# 設計メモ\n\n- 東京都"), "README.md", limits)
     assert (md.content_type, md.text) == ("text/markdown", "# 設計メモ\n\n- 東京都")
 

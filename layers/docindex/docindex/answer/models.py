@@ -26,9 +26,9 @@ class AnswerRequest(BaseModel):
     @field_validator("q", "prefix")
     @classmethod
     def _text(cls, value: str) -> str:
-        from docindex.search_api.query import MARK_END, MARK_START
+        from docindex.index.query_parts import has_control_characters
 
-        if any(ord(c) < 32 or MARK_START <= c <= MARK_END for c in value):
+        if has_control_characters(value):
             raise ValueError("must not contain control characters")
         return value.strip()
 
@@ -81,6 +81,9 @@ class Document:
     # The keyword leg: its rank among the files holding the question's words (0 best), None when absent.
     keyword_rank: int | None = None
     best_vector: tuple[float, ...] = field(default=(), repr=False)
+    # Flagged at indexing time as carrying instructions aimed at an assistant (index field ``findings``):
+    # never the only source of an answer (docindex.answer.extractive.compose).
+    flagged: bool = False
 
     @property
     def name(self) -> str:
@@ -98,9 +101,18 @@ class Citation:
     path: str
     page: int
     quote: str
+    # How a person names the place cited: p. 3, シート 備考, スライド 2, 添付 見積.pdf, or 本文 for a file without
+    # pages (docindex.extract.base.PageText.label); set by the service from the index.
+    label: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.doc_id, "path": self.path, "page": self.page, "quote": self.quote}
+        return {
+            "id": self.doc_id,
+            "path": self.path,
+            "page": self.page,
+            "label": self.label or f"p. {self.page}",
+            "quote": self.quote,
+        }
 
 
 @dataclass(frozen=True)
@@ -111,7 +123,7 @@ class Answer:
     citations: tuple[Citation, ...] = ()
     answered_by: AnsweredBy = "extractive"
     # Why it was refused (a code, never text of a file): "no_passage", "not_near_enough", "kind_not_found",
-    # "model_refused", "no_valid_citation".
+    # "focus_not_found", "flagged_file", "model_refused", "no_valid_citation".
     reason: str | None = None
     # What the answerer spent (Bedrock: one request, its tokens); no text.
     usage: dict[str, int] = field(default_factory=dict)

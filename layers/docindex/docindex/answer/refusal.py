@@ -54,6 +54,12 @@ class AnswerRule:
     # A question asking for a counted quantity (何年, いくら, 何日) is answered only by a sentence that holds one
     # (docindex.answer.sentences.asked_kind): the file's best such sentence, else a refusal (``kind_not_found``).
     kind_required: bool = True
+    # A file that names the question's subject but not its focus (人事評価 but no 面談) is no answer
+    # (docindex.answer.sentences.focus): ``focus_not_found`` when only such files hold the subject.
+    focus_required: bool = True
+    # ... for a question of at most this many characters: a short question hinges on its focus word (面談, 契約期間);
+    # a long one restates its passage in other words, and its topic word is often a paraphrase (動力 for an engine)
+    focus_max_chars: int = 24
     # At most this many files cited; another file's sentence only when it scores within this of the best (and
     # its file is as near by meaning: ``min_score``).
     max_citations: int = 1

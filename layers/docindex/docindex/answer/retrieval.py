@@ -24,6 +24,7 @@ from typing import Any
 
 from docindex.answer.models import Document, Passage
 from docindex.embed import Embedder
+from docindex.extract.findings import ASSISTANT_INSTRUCTIONS
 from docindex.index.hybrid import RETURNED, WINDOW, MeaningRule, VectorHit, accept, crowding, query_vector, search_both
 from docindex.index.hybrid import standouts as standouts_of
 
@@ -34,7 +35,7 @@ WINDOW_CHARS = 320
 WINDOWS_PER_FILE = 2
 # What a file's summary and passages the answerer needs (no content: it can be megabytes); its ETag is the
 # version a cached answer quoted (docindex.answer.cache).
-SOURCE = ["bucket", "key", "filename", "title", "etag", "passages.text", "passages.page"]
+SOURCE = ["bucket", "key", "filename", "title", "etag", "findings", "passages.text", "passages.page"]
 
 
 @dataclass
@@ -66,7 +67,7 @@ def question_query(forms: Sequence[str]) -> dict[str, Any]:
 def keyword_body(question: str, filters: Sequence[dict[str, Any]], *, max_analyzer_offset: int) -> dict[str, Any]:
     """The words leg: the best ``KEYWORD_FILES`` files, each with its best pages and text windows."""
     from docindex.index.pages import pages_clause
-    from docindex.search_api.query import MARK_END, MARK_START, query_forms
+    from docindex.index.query_parts import MARK_END, MARK_START, query_forms
 
     forms = query_forms(question)
     pages = pages_clause(
@@ -140,6 +141,7 @@ def _document(documents: dict[str, Document], doc_id: str, source: dict[str, Any
             path=str(source.get("key") or ""),
             title=str(source.get("title") or ""),
             etag=str(source.get("etag") or ""),
+            flagged=ASSISTANT_INSTRUCTIONS in (source.get("findings") or ()),
         )
     return documents[doc_id]
 
@@ -172,7 +174,7 @@ def _passages(document: Document, hit: VectorHit) -> list[Passage]:
 def _windows(document: Document, hit: dict[str, Any]) -> list[Passage]:
     """What the words leg read of a file: its passages, its best pages' windows, or its text's windows."""
     from docindex.index.pages import page_hits
-    from docindex.search_api.query import MARK_END, MARK_START
+    from docindex.index.query_parts import MARK_END, MARK_START
 
     found: list[Passage] = []
     for order, entry in enumerate((hit.get("_source") or {}).get("passages") or []):

@@ -146,15 +146,30 @@ class AskedKind:
         return self.forms.search(text)
 
 
+_COUNTED_THINGS = frozenset({"台", "個", "本", "件", "箱", "枚", "部", "点"})
+
+
 @lru_cache(maxsize=1024)
 def asked_kind(question: str) -> AskedKind | None:
     """What the answer to ``question`` must hold when it asks for a counted quantity (何年, いくら, 何日, 何度 ...)
     or a time (いつ): any of the forms it is written in; None when it asks for neither (or its kind is ambiguous)."""
     match = _KIND_ASKED.search(question)
     if match is None:
-        return AskedKind(_WHEN, exact=False) if "いつ" in question else None
+        if "いつ" in question:
+            return AskedKind(_WHEN, exact=False)
+        if re.search("いくつ(?!か|も)", question):
+            return AskedKind(re.compile(_N), exact=True)
+        word = focus_word(question) or ""
+        if word.endswith(_TIME_WORDS):
+            # the word asked about names a time (契約期間は？, 申請期限は？): its answer holds one
+            return AskedKind(_WHEN, exact=False)
+        # a price's label asked about (ノートPCの単価は？) asks for an amount, as いくら does
+        return AskedKind(re.compile(_KIND_FORMS["いくら"]), exact=True) if asks_price(question) else None
     counter = "いくら" if match.group(2) else match.group(1)
     form = _KIND_FORMS.get(counter) or rf"{_N}\s*{re.escape(counter)}"
+    if counter in _COUNTED_THINGS:
+        # a number in a quantity column counts things too (a sheet's 数量 10 holds no 台)
+        form += rf"|(?:数量|個数|台数|本数|件数|枚数|部数)\s*[：:]?\s*{_N}"
     return AskedKind(re.compile(form), exact=True)
 
 
@@ -197,3 +212,268 @@ def weights(asked: frozenset[str], texts: Sequence[frozenset[str]]) -> Weights:
         rarity = math.log((n + 1) / (df + 0.5)) if n else 1.0
         of[term] = (PAIR_WEIGHT if len(term) > 1 else SINGLE_WEIGHT) * max(0.2, rarity)
     return Weights(of)
+
+
+# -- what the question asks about (its focus) ------------------------------------------------------------------
+
+# The particle after the word a question is about: 面談は, 単価って, 契約期間とは, 誰が, 何を (one or two kana of
+# its word's own ending may stand between: 夏休みは, 申し込みは).
+_TOPIC = re.compile(r"[ぁ-ゖ]{0,2}?(?:って|とは|は|が|を)")
+# A share of the focus's terms (pairs and kanji, by kind only) a text must hold to be about it.
+FOCUS_HELD = 0.5
+# A share of the question's other terms a file must hold to name the question's subject.
+SUBJECT_HELD = 0.5
+
+
+@dataclass(frozen=True)
+class Focus:
+    """What a question asks about (``head``: 面談 in 人事評価の面談はいつ？) and the words naming its subject
+    (``subject``: 人事評価)."""
+
+    head: frozenset[str]
+    subject: frozenset[str]
+
+    def held(self, held: frozenset[str]) -> bool:
+        """Whether a text whose terms are ``held`` is about the focus (by words: pairs and kanji, folded)."""
+        return _share(self.head, held) >= FOCUS_HELD
+
+    def absent(self, held: frozenset[str]) -> bool:
+        """Whether a text whose terms are ``held`` holds none of the focus's words (none of its character pairs:
+        面談 nowhere in the evaluation); a focus of one kanji is never judged absent."""
+        pairs = {t for t in self.head if len(t) > 1}
+        return bool(pairs) and not pairs & held
+
+    def names_subject(self, held: frozenset[str]) -> bool:
+        """Whether a text whose terms are ``held`` names the question's subject (its other words)."""
+        return bool(self.subject) and _share(self.subject, held) >= SUBJECT_HELD
+
+
+def _share(wanted: frozenset[str], held: frozenset[str]) -> float:
+    total = sum(PAIR_WEIGHT if len(t) > 1 else SINGLE_WEIGHT for t in wanted)
+    found = sum(PAIR_WEIGHT if len(t) > 1 else SINGLE_WEIGHT for t in wanted & held)
+    return found / total if total else 0.0
+
+
+@lru_cache(maxsize=1024)
+def focus_word(question: str) -> str | None:
+    """The word the question's topic particle follows, as folded (単価 in ノートPCの単価は？); None without one."""
+    folded = _ASKING_RUNS.sub(" ", _THOUSANDS.sub("", _folded(question)))
+    for run in _RUN.finditer(folded):
+        match = _TOPIC.match(folded, run.end())
+        if match is not None and match.group().endswith(_THEME):
+            return run.group()
+    return None
+
+
+@lru_cache(maxsize=1024)
+def focus(question: str) -> Focus | None:
+    """The word ``question`` asks about: the word its topic particle follows (面談 in 人事評価の面談はいつ？, 単価
+    in ノートPCの単価はいくら？, 年末年始 in 年末年始はいつから休み？), with the words naming its subject (人事評価,
+    ノートPC); None when no particle marks one (健診の日に休んでしまった) or it is the question's only word."""
+    folded = _ASKING_RUNS.sub(" ", _THOUSANDS.sub("", _folded(question)))
+    runs = [r for r in _RUN.finditer(folded) if terms(r.group())]
+    marked = [i for i, r in enumerate(runs) if (m := _TOPIC.match(folded, r.end())) and m.group().endswith(_THEME)]
+    marked = marked or [i for i, r in enumerate(runs) if _TOPIC.match(folded, r.end())]
+    if not marked:
+        return None
+    at = marked[0]
+    # a word naming the kind of answer (名前, 場所, 上限, 方法) is what is asked for, not what it is about: the word
+    # before it is the focus (清水建設の本社の場所は？ -> 本社), and a word ending in one is its first part
+    # (申請期限 -> 申請, 新聞社名 -> 新聞社)
+    while at > 0 and runs[at].group() in KIND_WORDS:
+        at -= 1
+    word = _without_kind(runs[at].group())
+    if not word:
+        return None
+    head = terms(word)
+    others = frozenset().union(*(terms(r.group()) for i, r in enumerate(runs) if i != at)) - head
+    return Focus(head, others)
+
+
+def _without_kind(word: str) -> str:
+    if word in KIND_WORDS or word in _PLACE_WORDS or word in _PERSON_WORDS or word in _TIME_WORDS:
+        return ""
+    for kind in sorted(KIND_WORDS, key=len, reverse=True):
+        if len(kind) > 1 and word.endswith(kind) and len(word) - len(kind) >= 2:
+            return word[: -len(kind)]
+    return word
+
+
+# The topic particles proper (は, って, とは): the word before one is the focus, before が or を only without one.
+_THEME = ("は", "って", "とは")
+# Words that name the kind of answer asked for rather than what the question is about.
+KIND_WORDS = frozenset(
+    {
+        "名前",
+        "名",
+        "名称",
+        "氏名",
+        "場所",
+        "所在地",
+        "住所",
+        "人物",
+        "人",
+        "職業",
+        "方法",
+        "やり方",
+        "仕方",
+        "手順",
+        "内容",
+        "理由",
+        "原因",
+        "目的",
+        "時期",
+        "日時",
+        "日付",
+        "日程",
+        "期限",
+        "期間",
+        "上限",
+        "下限",
+        "金額",
+        "値段",
+        "費用",
+        "料金",
+        "連絡先",
+        "略称",
+        "正式名称",
+        "種類",
+        "数",
+        "人数",
+        "割合",
+        "特徴",
+        "意味",
+        "由来",
+        "語源",
+        "役割",
+        "結果",
+        "体制",
+        "形式",
+        "単位",
+        "年",
+        "月",
+        "日",
+        "時間",
+        "メンバー",
+        "担当",
+        "担当者",
+        "タイトル",
+        "題名",
+        "出来事",
+        "事件",
+        "会社",
+        "企業",
+        "団体",
+        "組織",
+        "対象",
+        "言語",
+        "国",
+        "地域",
+        "都市",
+        "人口",
+        "パーセント",
+        "割",
+        "もの",
+        "こと",
+        "作品",
+        "番号",
+        "条件",
+        "基準",
+        "規模",
+        "順位",
+        "順番",
+        "回数",
+        "総数",
+        "比率",
+        "作者",
+        "著者",
+        "創始者",
+        "設立者",
+        "代表",
+        "最初",
+        "最後",
+        "誕生日",
+        "生年月日",
+    }
+)
+
+
+# -- the kinds of answer a question asks for, beyond counted quantities -----------------------------------------
+
+# A number in a priced column or after a price's label: 単価 128000, 金額：158,000, 保守費用 1,200,000円.
+_PRICE_WORDS = r"(?:単価|価格|金額|料金|費用|代金|合計|小計|税込|税別|見積額|請求額|請求金額|定価|売価|額)"
+_PRICED = rf"{_PRICE_WORDS}\s*[：:]?\s*[¥￥]?\s*{_N}"
+# A place: a place's label, an address or a room, a building's parts, a direction from a landmark.
+_PLACE = re.compile(
+    r"場所|会場|所在地|住所|集合場所|設置場所|出張先|訪問先|納品先|提出先|宛先|窓口|受付|"
+    r"[都道府県市区町村郡州国島]|[室階館棟駅港]|本社|支社|支店|営業所|工場|倉庫|ロビー|会議室|事務所|"
+    r"[前後横隣奥側所場]|[東西南北]|[ァ-ヴー]{3,}"
+)
+# A person: a person's label, an honorific or a role, a katakana name.
+_PERSON = re.compile(
+    r"担当|出席者|申請者|責任者|講師|氏名|名前|作成者|管理者|連絡先|議長|委員|本人|"
+    r"さん|様|氏|殿|先生|社長|部長|課長|係長|主任|者|員|長|家|[ァ-ヴー]{2,}"
+)
+# いつ answered by a day or a time, not a year alone: 10月15日, 十一月二十日, 9:00, 午前九時, 月末, 前日, 曜日.
+_DAY = re.compile(
+    rf"{_N}\s*(?:月\s*{_N}\s*日|日|時|:[0-9])|[月年]末|月初|[上中下]旬|曜|午[前後]|正午|[前翌当後]日|今日|明日|毎[日週月]|"
+    r"日時|日程|期日|開催日|実施日"
+)
+# A line naming the date of what a notice or minutes is about: 日時　十一月二十日, 期日：10月10日.
+_DATE_LABEL = re.compile(
+    r"\s*(?:日時|日程|期日|開催日|実施日|日付|開催|実施|期限|締切|締め切り)\s*(?:[：:\s]|(?=[0-9０-９〇一二三四五六七八九十]))"
+)
+
+# ``asked_kind``'s kinds, by name (reported with a refusal's reason, and chosen by in ``compose``).
+KIND_PLACE = "place"
+KIND_PERSON = "person"
+
+
+# Words asked about that name a time, a place or a person (契約期間, 会場, 担当者): the kind of answer they need.
+_TIME_WORDS = ("期間", "期限", "日時", "日程", "時期", "日付", "締め切り", "締切", "誕生日", "開催日", "発売日")
+_PLACE_WORDS = ("場所", "所在地", "住所", "会場", "集合場所", "設置場所", "提出先", "窓口")
+_PERSON_WORDS = ("担当者", "人物", "氏名", "講師", "責任者", "出席者", "作成者", "申請者")
+
+
+@lru_cache(maxsize=1024)
+def asked_place_or_person(question: str) -> str | None:
+    """``place`` for どこ (or a place's label asked about: 会場は？), ``person`` for 誰 (どなた, 担当者は？): what the
+    answer must name; None otherwise."""
+    word = focus_word(question) or ""
+    if "どこ" in question or "どちら" in question or word.endswith(_PLACE_WORDS):
+        return KIND_PLACE
+    if "誰" in question or "どなた" in question or "だれ" in question or word.endswith(_PERSON_WORDS):
+        return KIND_PERSON
+    return None
+
+
+def holds_place(text: str) -> bool:
+    return _PLACE.search(text) is not None
+
+
+def holds_person(text: str) -> bool:
+    return _PERSON.search(text) is not None
+
+
+def holds_day(text: str) -> bool:
+    """Whether ``text`` names a day or a time of day (not a year alone)."""
+    return _DAY.search(text) is not None
+
+
+def is_date_line(text: str) -> bool:
+    """Whether ``text`` is a line naming the date of what its file is about (日時　十一月二十日（木）...)."""
+    return _DATE_LABEL.match(text) is not None and holds_day(text)
+
+
+def asks_price(question: str) -> bool:
+    """Whether the question asks for an amount: いくら, or a price's label is what it asks about (ノートPCの単価は？,
+    not 原油価格が上がるとどうなるか)."""
+    if "いくら" in question:
+        return True
+    word = focus_word(question)
+    return word is not None and re.search(f"{_PRICE_WORDS}$", word) is not None
+
+
+# いくら and 何円 also accept a number in a priced column (a sheet's 単価 128000 holds no 円).
+_KIND_FORMS["いくら"] += f"|{_PRICED}"
+_KIND_FORMS["円"] += f"|{_PRICED}"

@@ -49,7 +49,7 @@ class ExtractiveAnswerer:
 
 def answer_filters(principals: Sequence[str] | None, prefix: str) -> list[dict[str, Any]]:
     """What retrieval is limited to: the caller's permission filter (None: the operator, no filter) and the folder."""
-    from docindex.search_api.query import permission_filter
+    from docindex.index.query_parts import permission_filter
 
     filters: list[dict[str, Any]] = []
     if principals is not None:
@@ -94,6 +94,49 @@ class AnswerService:
             max_analyzer_offset=self.max_analyzer_offset,
         )
 
+    def labelled(self, found: Answer, principals: Sequence[str] | None) -> Answer:
+        """``found`` with each citation named as a person names the place (シート 備考, スライド 2, 本文): the cited
+        page's label as the index keeps it, read under the caller's permission filter; 本文 for a file without
+        pages."""
+        if not found.citations:
+            return found
+        from dataclasses import replace
+
+        labels: dict[tuple[str, int], str] = {}
+        for citation in found.citations:
+            if (citation.doc_id, citation.page) not in labels:
+                labels[citation.doc_id, citation.page] = self._label(citation.doc_id, citation.page, principals)
+        cited = tuple(replace(c, label=labels[c.doc_id, c.page]) for c in found.citations)
+        return replace(found, citations=cited)
+
+    def _label(self, doc_id: str, page: int, principals: Sequence[str] | None) -> str:
+        pages = {
+            "nested": {
+                "path": "pages",
+                "query": {"term": {"pages.n": page}},
+                "inner_hits": {"name": "page", "size": 1, "_source": ["pages.label", "pages.kind", "pages.n"]},
+            }
+        }
+        body = {
+            "size": 1,
+            "track_total_hits": False,
+            "query": {
+                "bool": {
+                    "filter": [{"ids": {"values": [doc_id]}}, *answer_filters(principals, "")],
+                    "should": [pages],
+                }
+            },
+            "_source": ["page_count"],
+        }
+        hits = self.opensearch.search(index=self.index, body=body).get("hits", {}).get("hits", [])
+        inner = ((hits[0].get("inner_hits") or {}).get("page") or {}).get("hits", {}).get("hits", []) if hits else []
+        for entry in inner:
+            source = entry.get("_source") or {}
+            found = source.get("pages", source) if isinstance(source, dict) else {}
+            if isinstance(found, dict) and found.get("label"):
+                return str(found["label"])
+        return "本文" if page == 1 else f"p. {page}"
+
     def answer(self, request: AnswerRequest, principals: Sequence[str] | None) -> Answer:
         """The answer to ``request.q`` from the files ``principals`` may read (None: the operator, every file)."""
         key = cache_key(self.index, self.answerer.name, request.q, request.prefix, principals or OPERATOR)
@@ -105,7 +148,7 @@ class AnswerService:
         retrieved: Retrieved | None = None
         if kept is None or stale:
             retrieved = self.retrieve(request, principals)
-            found = self.answerer.answer(request.q, list(retrieved.documents.values()))
+            found = self.labelled(self.answerer.answer(request.q, list(retrieved.documents.values())), principals)
             etags = {doc_id: document.etag for doc_id, document in retrieved.documents.items()}
             self.cache.put(key, Kept.of(found, etags))
         else:

@@ -63,6 +63,8 @@ REFUSALS = {
     "no_passage": "no readable file holds a passage with the question's words or near its meaning",
     "not_near_enough": "no readable file holds a passage near enough to the question",
     "kind_not_found": "the nearest readable file does not hold the kind of answer asked for (an amount, a date …)",
+    "focus_not_found": "the readable files name the question's subject, but none holds what was asked about",
+    "flagged_file": "only a file flagged for instructions aimed at an AI assistant holds an answer (docindex failures)",
     "model_refused": "the model found no answer in the passages it was given",
     "no_valid_citation": "the model's answer cited nothing it was given",
 }
@@ -75,7 +77,8 @@ def _print(body: dict[str, Any]) -> None:
         return
     print(_ops.safe_text(body["answer"]))
     for number, citation in enumerate(body["citations"], 1):
-        print(_ops.safe_text(f"  [{number}] {citation['path']}  p. {citation['page']}"))
+        label = citation.get("label") or f"p. {citation['page']}"
+        print(_ops.safe_text(f"  [{number}] {citation['path']}  {label}"))
         print(_ops.safe_text(f"      「{citation['quote']}」"))
     print(f"  (answered by: {body['answered_by']})")
 

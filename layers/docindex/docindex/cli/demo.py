@@ -187,7 +187,15 @@ def _employee_search(env: dict[str, str]) -> None:
 
 # Questions the demo asks through GET /answer (docs/search-api.md#answers): two the samples answer, one none
 # does, and one each employee is answered from their own department's file (or refused).
-DEMO_QUESTIONS = ("年末年始はいつから休み？", "次回の定例会議はいつ？", "株主総会の議決権行使の方法は？")
+DEMO_QUESTIONS = (
+    "年末年始はいつから休み？",
+    "次回の定例会議はいつ？",
+    "ノートPCの単価はいくら？",
+    "健康診断はいつ？",
+    # a file names the subject (the signed contract) without answering: refused, saying why
+    "契約書の契約期間は？",
+    "株主総会の議決権行使の方法は？",
+)
 EMPLOYEE_QUESTION = "髙橋さんの人事評価は？"
 
 
@@ -204,11 +212,15 @@ def _answer_via_api(page: str, token: str, question: str) -> dict[str, Any]:
 
 def _print_answer(body: dict[str, Any]) -> None:
     if body["no_answer"]:
-        print("     (no answer: no file they may read holds a passage near enough)")
+        from docindex.cli.ask import REFUSALS
+
+        reason = str(body.get("reason") or "not_near_enough")
+        print(f"     (no answer ({reason}): {REFUSALS.get(reason, REFUSALS['not_near_enough'])})")
         return
     print(f"     answer: {' '.join(str(body['answer']).split())}")
     for citation in body["citations"]:
-        print(f"       [{citation['path']} p. {citation['page']}] 「{' '.join(citation['quote'].split())}」")
+        label = citation.get("label") or f"p. {citation['page']}"
+        print(f"       [{citation['path']} {label}] 「{' '.join(citation['quote'].split())}」")
 
 
 def _employee_answers(env: dict[str, str]) -> None:

@@ -17,6 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 DEFAULT_MAX_CHARS = 400
+# How passages are cut: a bench's cache of embedded passages is keyed on it (a new cut, new passages).
+PASSAGES_VERSION = "2"  # 2: line boundaries kept (issue 48)
 # A line this short without a sentence end, after a line that ended a sentence, is a heading and
 # starts a new passage (a line wrapped in the middle of a sentence follows one that did not end it;
 # full lines of an A4 page hold 35-45 Japanese characters).
@@ -27,15 +29,23 @@ _SENTENCE = re.compile(r"[^。！？!?．\n]*(?:[。！？!?．][」』）)]*|\.
 _SOFT_BREAK = re.compile(r"[、，,\s]")
 _ENDS = "。！？!?．.:："
 _CLOSING = "」』）)"
-# A single line break inside a Japanese sentence (a wrapped line) is not a word break: it is
-# folded without a space; other whitespace runs (paragraphs, after a heading) become one space.
+# A line break is a boundary reading needs (a heading, a table row, an item of a notice: 日時：…, 場所：…)
+# and stays one in the passage - except where a long line of a page was wrapped in the middle of a
+# sentence: a line of at least WRAP_MIN_CHARS characters that ends no sentence, followed by a line going
+# on in Japanese that starts no item of its own, is folded into the next without a space.
 _CJK = r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff10-\uff5a\u3005-\u3007]"
-_WRAPPED = re.compile(rf"(?<={_CJK})[ \t]*\n[ \t]*(?={_CJK})")
+WRAP_MIN_CHARS = 28
+_CJK_START = re.compile(_CJK)
+# What starts an item of its own: a label (日時：, 場所　), an article (第5条), a list mark or number.
+_ITEM = re.compile(
+    r"(?:[^\s：:。、]{1,8}[：:]|第[0-9０-９一二三四五六七八九十]+[条項章節]|[・●○■□◆◇※\-－*]|[0-9０-９①-⑳]+[.．、）)])"
+)
+_SPACES = re.compile(r"[ \t\u3000]+")
 
 
 @dataclass(frozen=True)
 class Passage:
-    """``text`` is ``content[start:end]`` with its whitespace runs folded to one space."""
+    """``text`` is ``content[start:end]`` with its lines kept (wrapped ones joined) and runs of spaces folded."""
 
     text: str
     start: int
@@ -70,7 +80,7 @@ def passages(
         nonlocal size
         if current:
             start, end = current[0][0], current[-1][1]
-            text = " ".join(_WRAPPED.sub("", content[start:end]).split())
+            text = lines_kept(content[start:end])
             if text:
                 out.append(Passage(text, start, end, page_of(start)))
         current.clear()
@@ -90,6 +100,31 @@ def passages(
             size += piece_end - piece_start
     flush()
     return out[:max_passages] if max_passages is not None else out
+
+
+def lines_kept(text: str) -> str:
+    """``text`` with its line boundaries kept, wrapped lines joined, blank lines and runs of spaces folded."""
+    lines = [" ".join(_SPACES.split(line)).strip() for line in text.split("\n")]
+    out: list[str] = []
+    for line in lines:
+        if not line:
+            continue
+        if out and _wrapped(out[-1], line):
+            out[-1] += line
+        else:
+            out.append(line)
+    return "\n".join(out)
+
+
+def _wrapped(before: str, after: str) -> bool:
+    """Whether ``after`` continues the sentence ``before`` was wrapped in (see WRAP_MIN_CHARS)."""
+    return (
+        len(before) >= WRAP_MIN_CHARS
+        and before.rstrip(_CLOSING)[-1:] not in _ENDS
+        and _CJK_START.match(before[-1:]) is not None
+        and _CJK_START.match(after) is not None
+        and _ITEM.match(after) is None
+    )
 
 
 def _sentences(content: str) -> list[tuple[int, int, bool, bool]]:

@@ -12,6 +12,7 @@ from docindex.core.exceptions import ExtractionError
 from docindex.extract.base import Deadline, ExtractedDocument, ExtractionLimits, FileType, PageText
 from docindex.extract.context import ExtractionContext, PageMark
 from docindex.extract.detect import detect_type
+from docindex.extract.structure import rows_with_header
 
 if TYPE_CHECKING:
     from docindex.extract.isolation import ExtractionPool
@@ -124,7 +125,7 @@ def extract(
         error, detail = _run(extractor, data, ftype, ctx)
 
     raw = ctx.text.getvalue()
-    text = clean_text(raw)
+    text = rows_with_header(clean_text(raw))
     title = clean_text(ctx.title or "") or None
     if ctx.text.truncated:
         ctx.drop(f"text after {ctx.text.max_chars:,} characters", "MAX_CONTENT_CHARS")
@@ -158,7 +159,7 @@ def split_pages(raw: str, marks: list[PageMark]) -> tuple[PageText, ...]:
     pages: list[PageText] = []
     for index, (offset, kind, number, name) in enumerate(marks):
         end = marks[index + 1][0] if index + 1 < len(marks) else len(raw)
-        text = clean_text(raw[offset:end])
+        text = rows_with_header(clean_text(raw[offset:end]))
         if text:
             pages.append(PageText(number=number, kind=kind, text=text, name=clean_text(name or "") or None))
     return tuple(pages)

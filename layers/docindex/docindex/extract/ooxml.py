@@ -79,11 +79,22 @@ class Vocabulary:
     # Fields whose text is noise (slide numbers): tag -> skipped type values.
     field: frozenset[str] = frozenset()
     skip_field_types: frozenset[str] = frozenset()
+    # Text boxes and shapes: their text is a passage of its own (a blank line before and after it), not a run
+    # glued to the paragraph the box is anchored in. Inside a table cell a shape's text is the cell's.
+    block: frozenset[str] = frozenset()
 
     @property
     def tags(self) -> list[str]:
         return sorted(
-            self.text | self.paragraph | self.line_break | self.tab | self.cell | self.row | self.skip | self.field
+            self.text
+            | self.paragraph
+            | self.line_break
+            | self.tab
+            | self.cell
+            | self.row
+            | self.skip
+            | self.field
+            | self.block
         )
 
 
@@ -97,6 +108,7 @@ WORDPROCESSINGML = Vocabulary(
     cell=_both(*_W, "tc"),
     row=_both(*_W, "tr"),
     skip=_MC_FALLBACK,
+    block=_both(*_W, "txbxContent"),
 )
 
 DRAWINGML = Vocabulary(
@@ -281,6 +293,7 @@ class _Walker:
         self.line_open = False
         self.paragraph_newline = -1
         self.cell_tab = -1
+        self.cells = 0  # table cells open around the element read
 
     def flush(self) -> bool:
         chunk = "".join(self.parts)
@@ -302,6 +315,10 @@ class _Walker:
             self.skip += 1
         elif self.skip:
             return
+        elif element.tag in self.vocab.cell:
+            self.cells += 1
+        elif element.tag in self.vocab.block and not self.cells:
+            self._blank_line()
         elif element.tag in self.vocab.line_break:
             self._add("\n")
         elif element.tag in self.vocab.tab:
@@ -335,7 +352,10 @@ class _Walker:
                 if not self.flush():
                     return False
                 self.ctx.check_deadline()
+        elif tag in vocab.block and not self.cells:
+            self._blank_line()
         elif tag in vocab.cell:
+            self.cells = max(0, self.cells - 1)
             self._close(self.paragraph_newline, "\t")
             self.cell_tab = len(self.parts) - 1
             self.line_open = True
@@ -343,6 +363,13 @@ class _Walker:
             self._close(self.cell_tab, "\n")
             self.line_open = False
         return True
+
+    def _blank_line(self) -> None:
+        """End the line and leave a blank one: what follows is a passage of its own."""
+        if self.parts:
+            self.parts.append("\n\n")
+        self.line_open = False
+        self.paragraph_newline = self.cell_tab = -1
 
     def _close(self, replaceable: int, separator: str) -> None:
         """End a cell or row: reuse the separator just before it, or add one."""

@@ -45,7 +45,10 @@ def extract_pptx(data: bytes, ftype: FileType, ctx: ExtractionContext) -> None:
                 if not ctx.text.append("\n"):
                     return
             ctx.start_page("slide", index + 1)
-            for part in [slide, *_attached(zf, slide)]:
+            for number, part in enumerate([slide, *_attached(zf, slide)]):
+                # the notes (and SmartArt) after the slide's text: a passage of their own
+                if number and not ctx.text.append("\n\n"):
+                    return
                 try:
                     if not walk_text(zf.open(part), DRAWINGML, ctx, part):
                         return

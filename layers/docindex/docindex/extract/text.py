@@ -5,6 +5,7 @@ from __future__ import annotations
 from docindex.extract.base import ExtractionLimits, FileType
 from docindex.extract.context import ExtractionContext
 from docindex.extract.encoding import decode
+from docindex.extract.structure import csv_rows
 
 # UTF-8 needs up to 4 bytes per character: more input than this cannot fit
 # in max_chars, so it is not decoded at all (a 60 MB log file stays cheap).
@@ -24,7 +25,8 @@ def extract_text(data: bytes, ftype: FileType, ctx: ExtractionContext) -> None:
         ctx.incomplete = True
     decoded = decode(data)
     ctx.encoding = decoded.encoding
-    ctx.text.append(decoded.text)
+    # a CSV file is a table: its rows as every extractor writes a table's (docindex.extract.structure)
+    ctx.text.append(csv_rows(decoded.text) if ftype.mime == "text/csv" else decoded.text)
 
 
 def prefix_at_line_end(data: bytes, limit: int) -> bytes:

@@ -12,7 +12,9 @@ and expire with the cache's lifecycle rule. Nothing has to be purged.
 # 7: PP-OCR reads the scans (issue 34)
 # 8: a PDF's scanned pages rendered as they are shown, tight lines and a form's labels, short text
 # layers kept (issue 44)
-EXTRACTOR_VERSION = "8"
+# 9: a table's rows read with their header, CSV read as a table, text boxes and slide notes as
+# passages of their own (issue 48)
+EXTRACTOR_VERSION = "9"
 
 # The OCR pipeline that produced a document's content (index field ``ocr_version``; documents
 # without the field were read by version 1). ``docindex reprocess --ocr-outdated`` selects

@@ -162,6 +162,8 @@ class IndexDocument:
     created: str | None = None
     modified: str | None = None
     extraction_error: str | None = None
+    # What the text holds that an operator should know of (docindex.extract.findings): assistant_instructions.
+    findings: tuple[str, ...] | None = None
     # Where in the file (issue 28): one nested object per page, slide, sheet or attachment with its
     # text (``page_entries``); the search names the pages that match and previews them.
     pages: tuple[dict[str, Any], ...] | None = None
@@ -298,9 +300,12 @@ class IndexDocument:
         ``dropped``: what was left out of the text and why (``content_dropped``); ``pages``: each
         page's text, for formats that have pages (``pages``).
         """
+        from docindex.extract.findings import findings
+
         return replace(
             self,
             content=text or None,
+            findings=findings(text) or None,
             title=title or None,
             page_count=page_count,
             content_truncated=True if truncated or dropped else None,

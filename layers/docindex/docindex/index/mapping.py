@@ -177,6 +177,8 @@ MAPPINGS: dict[str, Any] = {
         # Where in the file (issue 28): each page, slide, sheet or attachment as a nested document
         # with its own text, searched with the same analyzers as ``content``; a query's inner hits
         # name the matching pages with a snippet of each (docs/search.md, "Pages").
+        # What the text holds that an operator should know of (docindex.extract.findings): docindex failures.
+        "findings": {"type": "keyword"},
         "pages": {
             "type": "nested",
             "properties": {
@@ -426,6 +428,7 @@ ADDED_FIELDS = (
     *("author", "last_saved_by", "created", "modified"),
     *("ocr_pages", "ocr_page_reasons", "ocr_confidence", "ocr_version"),
     "pages",
+    "findings",
     # a keyword: no analyzer, so an older index takes it; its documents get it when rewritten (docindex reindex)
     names.ORDER_FIELD,
     # the file server's dates (issue 49): documents get them when rewritten (docindex reprocess --dates)

@@ -13,6 +13,8 @@ that applies:
    confidence and why the pages were OCR'd.
 4. ``truncated``: read in part (``content_truncated``); the detail is what was left out and why
    (``content_dropped``).
+5. ``assistant_instructions``: read completely, but its text carries instructions aimed at an AI assistant
+   (``findings``, docindex.extract.findings): a planted file to review; nothing to retry.
 
 So the report counts each file once, and a document with an ``extraction_error`` is always listed
 (under its error, or under ``ocr_failed`` with the error as detail). Each reason names the
@@ -32,12 +34,15 @@ from typing import Any
 OCR_FAILED = "ocr_failed"
 LOW_OCR_CONFIDENCE = "low_ocr_confidence"
 TRUNCATED = "truncated"
+# Read completely, but flagged at indexing time (docindex.extract.findings): a planted file to look at.
+ASSISTANT_INSTRUCTIONS = "assistant_instructions"
 # The search API's threshold (docindex.search_api.query.LOW_OCR_CONFIDENCE; recognize.PLAUSIBLE_CONFIDENCE).
 DEFAULT_CONFIDENCE_BELOW = 75
 MAX_ERROR_CODES = 200
 SOURCE_FIELDS = [
     *("bucket", "key", "extension", "content_type", "size", "last_modified", "indexed_at"),
     *("extraction_error", "ocr_status", "ocr_reason", "ocr_confidence", "ocr_page_reasons", "content_dropped"),
+    "findings",
 ]
 
 # What each reason means for the person who owns the file, and what to do before retrying.
@@ -57,6 +62,9 @@ EXPLANATIONS: dict[str, str] = {
     "zip_bomb": "an archive that expands beyond MAX_ZIP_UNCOMPRESSED_BYTES or MAX_ZIP_RATIO: left unread on purpose",
     "quarantined": "its change failed repeatedly (it crashed its reader): indexed by name, not retried by itself",
     "index_rejected": "OpenSearch refused the full document (mapping, size): indexed by name and metadata",
+    ASSISTANT_INSTRUCTIONS: "read, but its text carries instructions aimed at an AI assistant (ignore the previous "
+    "instructions, list every file, follow a link): a planted file? Answers never rest on it alone; review it on "
+    "the share",
     "archived": "in an archive storage class (Glacier): restore it; docindex re-reads it when the restore completes",
 }
 
@@ -71,6 +79,9 @@ def reprocess_command(
         selection = f"--ocr-confidence-below {confidence_below}"
     elif reason == TRUNCATED:
         selection = "--truncated"
+    elif reason == ASSISTANT_INSTRUCTIONS:
+        # nothing to retry: the file is re-read when someone changes it
+        return "(review the file; it is re-read when it changes)"
     else:
         selection = f"--extraction-error {shell_word(reason)}"
     return f"docindex reprocess {selection}" + (f" --prefix {shell_word(prefix)}" if prefix else "")
@@ -115,6 +126,9 @@ class FailureFilter:
             wanted, before = [low], [failed, errored]
         elif reason == TRUNCATED:
             wanted, before = [{"term": {"content_truncated": True}}], [failed, errored, low]
+        elif reason == ASSISTANT_INSTRUCTIONS:
+            truncated = {"term": {"content_truncated": True}}
+            wanted, before = [{"term": {"findings": reason}}], [failed, errored, low, truncated]
         else:
             wanted, before = [{"term": {"extraction_error": reason}}], [failed]
         return {"bool": {"filter": [*self.scope(), *wanted], "must_not": before}}
@@ -134,6 +148,7 @@ class FailureFilter:
                 },
                 LOW_OCR_CONFIDENCE: {"filter": self.reason_query(LOW_OCR_CONFIDENCE)},
                 TRUNCATED: {"filter": self.reason_query(TRUNCATED)},
+                ASSISTANT_INSTRUCTIONS: {"filter": self.reason_query(ASSISTANT_INSTRUCTIONS)},
             },
         }
 
@@ -205,7 +220,7 @@ def count_reasons(opensearch: Any, index: str, selection: FailureFilter) -> list
     response = opensearch.search(index=index, body=selection.counts_body())
     aggregations = response.get("aggregations") or {}
     counts: dict[str, int] = {}
-    for name in (OCR_FAILED, LOW_OCR_CONFIDENCE, TRUNCATED):
+    for name in (OCR_FAILED, LOW_OCR_CONFIDENCE, TRUNCATED, ASSISTANT_INSTRUCTIONS):
         counts[name] = int((aggregations.get(name) or {}).get("doc_count", 0))
     for bucket in ((aggregations.get("errors") or {}).get("codes") or {}).get("buckets", []):
         counts[str(bucket["key"])] = int(bucket["doc_count"])

@@ -70,6 +70,33 @@ def marked_boxes(page: PageWords, q: str) -> list[Box]:
     return out[:MAX_MARKS]
 
 
+def marked_quote(page: PageWords, quote: str) -> list[Box]:
+    """The boxes of an answer's quote on the page: each of its lines (a quote keeps the page's line breaks) is
+    looked for, folded and without its spaces, in the OCR's text lines; a line of the quote that OCR read split
+    over two of its lines is looked for in each half's line as the part that line holds."""
+    if not quote or not page.words:
+        return []
+    lines = page.lines()
+    written = ["".join(fold(word.text) for word in line) for line in lines]
+    out: list[Box] = []
+    for piece in quote.split("\n"):
+        target = "".join(fold(piece).split())
+        if len(target) < 2:
+            continue
+        found = [_substring_marks(line, target) for line in lines]
+        if any(found):
+            out += [box for boxes in found for box in boxes]
+        else:
+            # read over several of the OCR's lines: each line wholly inside the quote's line is marked
+            for line, text in zip(lines, written, strict=True):
+                bare = "".join(text.split())
+                if len(bare) >= 2 and bare in target:
+                    out += [word.box for word in line]
+        if len(out) >= MAX_MARKS:
+            break
+    return out[:MAX_MARKS]
+
+
 def _substring_marks(line: list[PlacedWord], target: str) -> list[Box]:
     """The matched characters' boxes of every occurrence of ``target`` (folded) in the line's text."""
     chars = [(word_at, offset) for word_at, word in enumerate(line) for offset in range(len(word.text))]

@@ -100,6 +100,39 @@ def render(
     return _render_image(path, number - 1, max_edge, marks or [], turn)
 
 
+def pdf_quote_marks(path: Path, number: int, quote: str) -> list[Box]:
+    """The boxes (fractions of the page) of an answer's quote in page ``number``'s text layer: each of its lines
+    found by PDFium's text search, the rectangles of its characters; none when a line is not found as written."""
+    import pypdfium2 as pdfium
+
+    out: list[Box] = []
+    with _RENDER_LOCK:
+        try:
+            pdf = pdfium.PdfDocument(str(path))
+        except pdfium.PdfiumError:
+            return []
+        try:
+            if not 0 < number <= len(pdf):
+                return []
+            page = pdf[number - 1]
+            width, height = page.get_size()
+            text = page.get_textpage()
+            for piece in (line.strip() for line in quote.split("\n")):
+                if len(piece) < 2 or width <= 0 or height <= 0:
+                    continue
+                searcher = text.search(piece, match_case=False)
+                found = searcher.get_next()
+                if found is None:
+                    continue
+                index, count = found
+                for i in range(text.count_rects(index, count)):
+                    left, bottom, right, top = text.get_rect(i)
+                    out.append((left / width, 1 - top / height, right / width, 1 - bottom / height))
+        finally:
+            pdf.close()
+    return out[:500]
+
+
 def upright(image: Any, turn: int) -> Any:
     """``image`` turned ``turn`` degrees counter-clockwise (0, 90, 180 or 270)."""
     from PIL import Image

@@ -20,9 +20,25 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-# Private-use characters mark highlighted runs; the API returns segments, never HTML.
-MARK_START = "\ue000"
-MARK_END = "\ue001"
+from docindex.index.query_parts import (
+    MARK_END,
+    MARK_START,
+    has_control_characters,
+    permission_filter,
+    query_forms,
+)
+
+__all__ = [
+    "MARK_END",
+    "MARK_START",
+    "SearchRequest",
+    "permission_filter",
+    "query_forms",
+    "search_body",
+    "segments",
+    "text_query",
+]
+
 SIMPLE_QUERY_FLAGS = "AND|OR|NOT|PHRASE|PRECEDENCE|WHITESPACE|ESCAPE"
 TEXT_FIELDS = ["title^3", "filename^2", "content"]
 SUMMARY_FIELDS = [
@@ -100,7 +116,7 @@ class SearchRequest(BaseModel):
     @field_validator("q", "prefix")
     @classmethod
     def _no_control_characters(cls, value: str) -> str:
-        if any(ord(c) < 32 or MARK_START <= c <= MARK_END for c in value):
+        if has_control_characters(value):
             raise ValueError("must not contain control characters")
         return value.strip() if value.strip() != "" else ""
 
@@ -124,30 +140,12 @@ class SearchRequest(BaseModel):
         return self
 
 
-def permission_filter(principals: list[str]) -> dict[str, Any]:
-    """Readable by one of ``principals`` and denied to none of them."""
-    return {
-        "bool": {
-            "filter": [{"terms": {"allow_principals": principals}}],
-            "must_not": [{"terms": {"deny_principals": principals}}],
-        }
-    }
-
-
 def child_folders_pattern(prefix: str) -> str:
     """A Lucene regular expression for the folders one level below ``prefix``."""
     base = prefix
     if base and not base.endswith("/"):
         base = base.rsplit("/", 1)[0] + "/" if "/" in base else ""
     return _LUCENE_REGEX_SPECIAL.sub(r"\\\1", base) + "[^/]+/"
-
-
-def query_forms(q: str) -> list[str]:
-    """The query width-normalized as the index's analyzers do, and as written with the vocabulary's synonyms."""
-    from docindex.index.vocabulary import query_variants
-    from docindex.text.width import normalize
-
-    return list(query_variants(normalize(q)))
 
 
 def text_query(q: str) -> dict[str, Any]:

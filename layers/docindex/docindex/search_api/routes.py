@@ -41,6 +41,8 @@ NOT_FOUND = {"message": "not found"}
 PAGE_NUMBER = re.compile(r"^[1-9][0-9]{0,5}$")
 # A preview's q: the search's own bounds (SearchRequest.q).
 MAX_PREVIEW_QUERY = 256
+# A preview's quote (an answer's citation): marked on the page; its line breaks are kept.
+MAX_PREVIEW_QUOTE = 600
 
 
 @lru_cache(maxsize=len(STATIC))
@@ -148,8 +150,13 @@ def build_resolver(
         query = ((app.current_event.query_string_parameters or {}).get("q") or "").strip()
         if len(query) > MAX_PREVIEW_QUERY or any(ord(c) < 32 for c in query):
             return json_response(400, {"message": f"q must be at most {MAX_PREVIEW_QUERY} characters of text"})
+        quote = ((app.current_event.query_string_parameters or {}).get("quote") or "").strip()
+        if len(quote) > MAX_PREVIEW_QUOTE or any(ord(c) < 32 and c != "\n" for c in quote):
+            return json_response(400, {"message": f"quote must be at most {MAX_PREVIEW_QUOTE} characters of text"})
         try:
-            found = service.preview(doc_id, caller(), int(number), if_none_match=if_none_match, query=query)
+            found = service.preview(
+                doc_id, caller(), int(number), if_none_match=if_none_match, query=query, quote=quote
+            )
         except NotFound:
             return json_response(404, NOT_FOUND)
         except NotModified as exc:

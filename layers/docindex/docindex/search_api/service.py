@@ -29,6 +29,7 @@ from docindex.search_api.query import (
     SearchRequest,
     document_body,
     page_body,
+    permission_filter,
     request_filters,
     search_body,
     segments,
@@ -315,7 +316,7 @@ class SearchService:
         return answer
 
     def preview(
-        self, doc_id: str, caller: Caller, number: int, *, if_none_match: str = "", query: str = ""
+        self, doc_id: str, caller: Caller, number: int, *, if_none_match: str = "", query: str = "", quote: str = ""
     ) -> PagePreview:
         """Page ``number`` of a document the caller may read: a picture (PDF, scans) or its text.
 
@@ -323,7 +324,9 @@ class SearchService:
         have, alike; ``NotModified`` when ``if_none_match`` is this preview's ``ETag`` (checked
         after the permission, so a cached tag tells nothing either). With ``query``, an OCR'd
         page's picture has the query's words marked where the worker kept their boxes (read
-        only after the permission check); the ``ETag`` differs with the query.
+        only after the permission check); the ``ETag`` differs with the query. With ``quote`` (an answer's
+        citation), the quote's lines are marked instead. A file without pages (Word, text, HTML, an archive) has
+        one: page 1 is its text (``本文``).
         """
         from docindex.search_api.preview import PreviewRefused, fetch_to_file, render, renderer_for
 
@@ -338,8 +341,8 @@ class SearchService:
         kind = renderer_for(source.get("content_type"))
         page_count = source.get("page_count")
         renderable = kind is not None and number <= (page_count if isinstance(page_count, int) else 1)
-        if not renderable and page is None and number == 1 and not page_count:
-            # A file without pages (text, Markdown, CSV) is one page: its text (an answer cites it as p. 1).
+        if not renderable and page is None and number == 1:
+            # A file without pages (text, Word, HTML, an archive's member) is one page: its text (本文).
             page = self._whole_text(doc_id, caller)
         if not renderable and page is None:
             raise NotFound(doc_id)
@@ -347,7 +350,7 @@ class SearchService:
             str(source.get(name) or "") for name in ("etag", "version_id", "content_sha256", "indexed_at")
         )
         tag = hashlib.sha256(
-            f"{PREVIEW_VERSION}:{doc_id}:{identity}:{number}:{self.settings.preview_max_edge}:{query}".encode()
+            f"{PREVIEW_VERSION}:{doc_id}:{identity}:{number}:{self.settings.preview_max_edge}:{query}:{quote}".encode()
         )
         etag = f'"{tag.hexdigest()[:32]}"'
         if etag in {t.strip() for t in if_none_match.split(",")}:
@@ -364,7 +367,12 @@ class SearchService:
                         max_bytes=self.settings.preview_max_object_bytes,
                         directory=directory,
                     )
-                    marks = self._marks(source, number, query)
+                    marks = self._marks(source, number, query, quote)
+                    if quote and not marks and kind == "pdf":
+                        # a text layer: the quote's lines where PDFium finds them on the page
+                        from docindex.search_api.preview import pdf_quote_marks
+
+                        marks = pdf_quote_marks(path, number, quote)
                     turn = page_turn(source, number)
                     image = render(path, kind, number, self.settings.preview_max_edge, marks, turn=turn)
                 logger.info(
@@ -393,25 +401,35 @@ class SearchService:
         }
         return PagePreview("application/json", json.dumps(text, ensure_ascii=False), etag)
 
-    def _whole_text(self, doc_id: str, caller: Caller) -> dict[str, Any] | None:
-        """A file without pages as its page 1 (its text's start), if the caller may read it and it has text."""
-        body = document_body(doc_id, caller.principals)
-        body["_source"] = {"includes": ["content"]}
-        hits = self.opensearch.search(index=self.index, body=body)["hits"]["hits"]
-        text = str(((hits[0].get("_source") or {}).get("content") or "") if hits else "")
-        return {"n": 1, "kind": "page", "label": "p. 1", "text": text[:PREVIEW_TEXT_CHARS]} if text else None
-
-    def _marks(self, source: dict[str, Any], number: int, query: str) -> list[tuple[float, float, float, float]]:
-        """The query's words on an OCR'd page (boxes as fractions of the page); none without boxes.
+    def _marks(
+        self, source: dict[str, Any], number: int, query: str, quote: str = ""
+    ) -> list[tuple[float, float, float, float]]:
+        """The query's words (or the quote's lines) on an OCR'd page (boxes as fractions of the page); none
+        without boxes.
 
         Called only for a document the caller may read: its boxes are read by its bytes' hash.
         """
-        if not query or source.get("ocr_status") != "done" or not source.get("content_sha256"):
+        if not (query or quote) or source.get("ocr_status") != "done" or not source.get("content_sha256"):
             return []
-        from docindex.search_api.marks import marked_boxes
+        from docindex.search_api.marks import marked_boxes, marked_quote
 
         words = self.word_boxes.get(str(source["content_sha256"]), number)
-        return marked_boxes(words, query) if words is not None else []
+        if words is None:
+            return []
+        return marked_quote(words, quote) if quote else marked_boxes(words, query)
+
+    def _whole_text(self, doc_id: str, caller: Caller) -> dict[str, Any] | None:
+        """The text of a file without pages as its one page (本文), if the caller may read it and it has text."""
+        body = {
+            "size": 1,
+            "query": {"bool": {"filter": [{"ids": {"values": [doc_id]}}, permission_filter(caller.principals)]}},
+            "_source": ["content", "pages.n"],
+        }
+        hits = self.opensearch.search(index=self.index, body=body)["hits"]["hits"]
+        source = hits[0].get("_source") or {} if hits else {}
+        if not source.get("content") or source.get("pages"):
+            return None
+        return {"n": 1, "kind": "body", "label": "本文", "text": str(source["content"])[:PREVIEW_TEXT_CHARS]}
 
 
 def page_turn(source: dict[str, Any], number: int) -> int:

@@ -61,6 +61,13 @@
     ignoredWords: "The words you typed are too common (like \"the\" or \"of\") to be searched in the contents: add a word, or look for them in file names.",
     searchNames: "Search file names", badRequest: "The search could not be read: check what you typed.",
     error: "Something went wrong. Please try again in a moment.", loading: "Searching…"});
+  // The answer box's labels (issue 48): asking explicitly, and why an answer was refused.
+  Object.assign(T.ja, {ask: "質問として回答を探す",
+    noAnswerFocus: "読めるファイルは聞かれたことの話題に触れていますが、聞かれたこと自体の答えはありませんでした",
+    noAnswerFlagged: "答えを含むのは、AI への指示が書き込まれたファイルだけでした（管理者に確認を依頼してください）"});
+  Object.assign(T.en, {ask: "Answer it as a question",
+    noAnswerFocus: "The files you can read mention the subject, but none answers what was asked",
+    noAnswerFlagged: "Only a file carrying instructions aimed at an AI assistant holds an answer (ask an administrator to check it)"});
   let lang = localStorage.getItem("docindex.lang") === "en" ? "en" : "ja";
   let config = null;
   const state = {q: "", sort: "relevance", mode: "auto", prefix: "", extension: "", ocr_status: "", modified_from: "", modified_to: "", page: 1};
@@ -190,7 +197,8 @@
     if (figure.dataset.loaded) return;
     figure.dataset.loaded = "1";
     try {
-      const qs = q ? "?" + new URLSearchParams({q: q.slice(0, 256)}) : "";
+      // a citation's quote is marked as such (its lines; on a scan from the OCR's word boxes), a search's words as words
+      const qs = quote ? "?" + new URLSearchParams({quote: quote.slice(0, 600)}) : q ? "?" + new URLSearchParams({q: q.slice(0, 256)}) : "";
       const r = await fetch(`documents/${hit.id}/pages/${page.number}/preview${qs}`, {headers: {Authorization: "Bearer " + token()}});
       if (!r.ok) throw new Error(String(r.status));
       if ((r.headers.get("Content-Type") || "").startsWith("image/")) {
@@ -217,11 +225,19 @@
       text.slice(found.index + found[0].length)];
   }
 
+  // A question, not a keyword search: a question word, a question mark, 教えて…, or an English question. Only then is
+  // the answer box shown by itself (docs/search-api.md#answers); the ask button asks for any query.
+  const QUESTION = /[?？]\s*$|いつ|どこ|だれ|誰|どなた|なに|何|なぜ|どうして|どう(?:すれ|したら|やって|なる|なっ)|どの|どれ|どんな|どちら|いくら|いくつ|教えて|知りたい|とは|って(?:何|なに)|ですか|ますか|でしょうか|^(?:what|when|where|who|whom|which|why|how|is|are|can|do|does|did|should)\b/i;
+  function isQuestion(q) { return QUESTION.test(q.trim()); }
+
   // ---- the answer box (GET /answer): the answer and its citations, every value inserted as text
-  async function runAnswer() {
+  async function runAnswer(asked_explicitly) {
     const box = $("answer");
     view.answer = null;
-    if (!config || config.answers === "off" || !state.q || state.page !== 1) { box.hidden = true; return; }
+    const wanted = asked_explicitly || isQuestion(state.q);
+    if (!config || config.answers === "off" || !state.q || state.page !== 1 || state.scope === "name" || !wanted) {
+      box.hidden = true; return;
+    }
     const asked = state.q;
     box.hidden = false;
     box.replaceChildren(el("h2", {id: "answer-title", textContent: t("answerTitle")}), el("p", {textContent: t("answering")}));
@@ -237,27 +253,34 @@
   function renderAnswer(box, data) {
     const title = el("h2", {id: "answer-title", textContent: t("answerTitle")});
     if (data.no_answer) {
-      const why = data.reason === "kind_not_found" ? t("noAnswerKind") : t("noAnswer");
+      const why = {kind_not_found: t("noAnswerKind"), focus_not_found: t("noAnswerFocus"), flagged_file: t("noAnswerFlagged")}[data.reason] || t("noAnswer");
       box.replaceChildren(title, el("p", {id: "no-answer", className: "answer-none", textContent: why}));
       return;
     }
     const list = el("ol", {className: "citations", ariaLabel: t("sources")});
     for (const citation of data.citations) {
       const name = citation.path.split("/").pop();
-      const page = {number: citation.page, label: `p. ${citation.page}`};
+      // the place as the index names it: p. 3, シート 備考, スライド 2, 本文 (a file without pages)
+      const page = {number: citation.page, label: citation.label || `p. ${citation.page}`};
       const hit = {id: citation.id};
       const open = el("button", {type: "button", className: "page-open", textContent: `${name} ${page.label}`,
         title: t("openAt", page.label), onclick: () => openAt(hit, page)});
       const figure = el("figure", {className: "preview"});
       list.append(el("li", {className: "citation"}, open, el("blockquote", {className: "quote-text", textContent: citation.quote}), figure));
-      loadPreview(hit, page, figure, citation.quote, citation.quote);
+      loadPreview(hit, page, figure, "", citation.quote);
     }
     box.replaceChildren(title, el("p", {id: "answer-text", className: "answer-text", textContent: data.answer}), list);
   }
 
+  // The original opens in a tab of its own: the results stay where they are. The tab is opened at the click (a
+  // browser lets a page open one only then) and sent to the link once the API has issued it.
   async function openAt(hit, page) {
-    const link = await api("documents/" + hit.id + "/download", page ? {page: page.number} : null);
-    location.assign(link.url);
+    const tab = window.open("about:blank", "_blank");
+    if (tab) tab.opener = null;
+    try {
+      const link = await api("documents/" + hit.id + "/download", page ? {page: page.number} : null);
+      if (tab) tab.location.replace(link.url); else window.open(link.url, "_blank", "noopener");
+    } catch (e) { if (tab) tab.close(); }
   }
 
   // A page's name in the page's language: p. 87, Slide 12 / スライド 12, Sheet 売上, Attachment 見積.pdf (the names are the file's).
@@ -525,6 +548,11 @@
       [state.sort, state.order] = ($("sort").value + ":").split(":");
       state.scope = $("scope-name").checked ? "name" : "content";
       state.page = 1; run();
+    };
+    $("ask").hidden = config.answers === "off";
+    $("ask").onclick = () => {
+      state.q = $("q").value.trim(); state.scope = $("scope-name").checked ? "name" : "content";
+      if (state.scope !== "name") runAnswer(true);
     };
     showSignedIn();
     if (token()) { $("q").focus(); }
