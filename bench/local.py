@@ -1,6 +1,6 @@
 """The servers a bench run starts for itself, with the clients on them; stopped at the end.
 
-``local_services``: moto and osmem-server (a pipeline's worth); ``search_engine``: a search engine
+``local_services``: moto and a search engine (a pipeline's worth); ``search_engine``: a search engine
 alone for the search benches — a real OpenSearch node (``engine="opensearch"``, devkit.opensearch:
 2.19.1 with k-NN, kuromoji and ICU) or osmem-server with its Japanese analysis and the k-NN stand-in
 in front (``engine="osmem"``). ``ENGINES`` and ``engine_name()`` (``DOCINDEX_BENCH_ENGINE``) let a bench
@@ -24,25 +24,25 @@ class LocalServices:
     aws: dict[str, Any]  # s3, sqs, dynamodb clients on moto
     opensearch: Any
     moto_url: str
-    osmem_url: str
+    search_url: str
 
 
 @contextmanager
 def local_services(prefix: str, region: str = "us-east-1") -> Iterator[LocalServices]:
-    """Start both servers (moto exits with this process), yield their clients, stop them."""
+    """Start moto and the engine (``engine_name()``: a real node by default), yield their clients, stop them."""
     import boto3
     from opensearchpy import OpenSearch
 
     from devkit.local import servers
 
     state = Path(tempfile.mkdtemp(prefix=prefix))
-    with servers.running(state) as (moto, osmem):
+    with servers.running(state, engine=engine_name()) as (moto, engine):
         # moto accepts any credentials; these never leave the machine.
         os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
         os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
         session = boto3.Session(region_name=region)
         aws = {name: session.client(name, endpoint_url=moto.url) for name in ("s3", "sqs", "dynamodb")}
-        yield LocalServices(state, aws, OpenSearch(hosts=[osmem.url], timeout=60), moto.url, osmem.url)
+        yield LocalServices(state, aws, OpenSearch(hosts=[engine.url], timeout=60), moto.url, engine.url)
 
 
 ENGINES = ("opensearch", "osmem")

@@ -21,8 +21,8 @@ Measurements:
 - ``cold``: import time of the indexer's ``app.py`` in fresh interpreters.
 - ``ocr``: seconds per scanned page (the worker's OCR when present, and
   Tesseract's CLI).
-- ``servers``: the emulators' own cost: moto round trips and osmem ``_bulk``
-  of the same documents, without docindex in between.
+- ``servers``: the servers' own cost: moto round trips and the search engine's
+  ``_bulk`` of the same documents, without docindex in between.
 """
 
 from __future__ import annotations
@@ -119,7 +119,7 @@ def service_urls(spec: dict[str, Any]) -> tuple[str, str]:
     the emulators directly: in AWS that polling is Lambda's, off the function's clock.
     """
     latency = spec.get("latency") or {}
-    return latency.get("moto_url", spec["moto_url"]), latency.get("osmem_url", spec["osmem_url"])
+    return latency.get("moto_url", spec["moto_url"]), latency.get("search_url", spec["search_url"])
 
 
 def aws_env(spec: dict[str, Any]) -> None:
@@ -144,7 +144,7 @@ def harness_clients(spec: dict[str, Any]) -> tuple[Any, Any, Any, Any]:
     s3 = session.client("s3", endpoint_url=spec["moto_url"], config=config)
     sqs = session.client("sqs", endpoint_url=spec["moto_url"], config=config)
     ddb = session.client("dynamodb", endpoint_url=spec["moto_url"], config=config)
-    search = OpenSearch(hosts=[spec["osmem_url"]], timeout=120)
+    search = OpenSearch(hosts=[spec["search_url"]], timeout=120)
     return s3, sqs, ddb, search
 
 
@@ -153,8 +153,8 @@ def fresh_stack(spec: dict[str, Any], s3: Any, sqs: Any, ddb: Any, search: Any) 
 
     names = StackNames(f"b{uuid.uuid4().hex[:10]}")
     if spec.get("light_index"):
-        # Content and title stored but not analysed: osmem's kuromoji (the emulator's
-        # own cost, on this machine's CPUs) leaves the measurement. provision() then
+        # Content and title stored but not analysed: the engine's Japanese analysis (the
+        # cluster's cost, on this machine's CPUs) leaves the measurement. provision() then
         # finds the alias and keeps this index.
         from docindex.index.mapping import INDEX_VERSION, index_body
 
@@ -801,7 +801,7 @@ def _importtime(stderr: str) -> dict[str, float]:
 
 
 def measure_servers(spec: dict[str, Any]) -> dict[str, Any]:
-    """The emulators alone: moto round trips, and osmem indexing the same documents via raw _bulk."""
+    """The servers alone: moto round trips, and the engine indexing the same documents via raw _bulk."""
     import http.client
     from urllib.parse import urlsplit
 
@@ -860,7 +860,7 @@ def measure_servers(spec: dict[str, Any]) -> dict[str, Any]:
         "sqs_send_message": timed_calls(lambda i: sqs.send_message(QueueUrl=env["OCR_QUEUE_URL"], MessageBody="{}")),
     }
 
-    # osmem: the corpus's documents, extracted beforehand, posted as raw _bulk bodies.
+    # the engine: the corpus's documents, extracted beforehand, posted as raw _bulk bodies.
     root = Path(spec["corpus_root"])
     limits = ExtractionLimits()
     lines: list[tuple[bytes, bytes]] = []
@@ -872,9 +872,9 @@ def measure_servers(spec: dict[str, Any]) -> dict[str, Any]:
         source = json.dumps(IndexDocument.extracted(change, fetched, extracted).source(), ensure_ascii=False).encode()
         action = json.dumps({"index": {"_id": doc_id(change.bucket, change.key)}}).encode()
         lines.append((action, source))
-    target = urlsplit(spec["osmem_url"])
+    target = urlsplit(spec["search_url"])
     index = env["OPENSEARCH_INDEX"]
-    osmem: dict[str, Any] = {}
+    engine: dict[str, Any] = {}
     for per_request in spec.get("bulk_sizes", [1, 10, 100]):
         conn = http.client.HTTPConnection(target.hostname, target.port, timeout=300)
         servers0 = server_cpu(spec)
@@ -886,18 +886,18 @@ def measure_servers(spec: dict[str, Any]) -> dict[str, Any]:
             response = conn.getresponse()
             response.read()
             if response.status >= 300:
-                raise RuntimeError(f"osmem _bulk answered {response.status}")
+                raise RuntimeError(f"the engine's _bulk answered {response.status}")
         wall = time.perf_counter() - started
         conn.close()
-        osmem[f"bulk_{per_request}"] = {
+        engine[f"bulk_{per_request}"] = {
             "wall": wall,
             "docs": len(lines),
             "docs_per_s": len(lines) / wall,
-            "osmem_cpu_s": server_cpu_since(spec, servers0).get("osmem"),
+            "engine_cpu_s": server_cpu_since(spec, servers0).get("engine"),
         }
-    osmem["source_bytes"] = sum(len(s) for _, s in lines)
+    engine["source_bytes"] = sum(len(s) for _, s in lines)
     drop_stack(env, sqs, ddb, search, s3)
-    return {"moto": moto, "osmem": osmem}
+    return {"moto": moto, "engine": engine, "engine_name": spec.get("engine", "opensearch")}
 
 
 def measure_ocr(spec: dict[str, Any]) -> dict[str, Any]:

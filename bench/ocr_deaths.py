@@ -2,7 +2,7 @@
 
     .venv/bin/python -m bench.ocr_deaths [--innocent 3] [--pages 4] [--before 9d939ac] [--out FILE]
 
-On one worker (``WORKER_CONCURRENCY`` 2, the real worker code, moto server and osmem-server), a
+On one worker (``WORKER_CONCURRENCY`` 2, the real worker code, moto server and the search engine), a
 poison scan whose pool process is killed whenever it works for it (as the kernel's OOM killer
 picks the process that allocates) runs beside ``--innocent`` scans of ``--pages`` pages each, until
 the poison is quarantined and every innocent scan is indexed. The same jobs run twice in the same
@@ -124,7 +124,7 @@ def scenario(  # noqa: PLR0915  # one scenario, told in order
         options=StackOptions(),
         region=REGION,
     )
-    env.update({"OPENSEARCH_ENDPOINT": urls["osmem"], "OPENSEARCH_AUTH": "none", "AWS_ENDPOINT_URL": urls["moto"]})
+    env.update({"OPENSEARCH_ENDPOINT": urls["engine"], "OPENSEARCH_AUTH": "none", "AWS_ENDPOINT_URL": urls["moto"]})
     bucket = env["DOCINDEX_BUCKET"]
     # Full pages (long enough to be killed in), each its own content; the innocent ones at 300 dpi.
     poison = {f"スキャン/毒入り {n}.png" for n in range(poisons)}
@@ -213,7 +213,7 @@ def run(poisons: int, innocent: int, pages: int, before: str, kill_after: float)
 
     with local_services("bench-ocr-deaths-", REGION) as local:
         aws, opensearch, state = local.aws, local.opensearch, local.state
-        urls = {"moto": local.moto_url, "osmem": local.osmem_url}
+        urls = {"moto": local.moto_url, "engine": local.search_url}
         results: dict[str, Any] = {
             "poison_scans": poisons,
             "innocent_scans": innocent,

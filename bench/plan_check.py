@@ -145,7 +145,7 @@ def run_pipeline(local: Any, objects: list[tuple[str, bytes]]) -> dict[str, Any]
         options=StackOptions(),
         region=REGION,
     )
-    env |= {"OPENSEARCH_ENDPOINT": local.osmem_url, "OPENSEARCH_AUTH": "none", "AWS_ENDPOINT_URL": local.moto_url}
+    env |= {"OPENSEARCH_ENDPOINT": local.search_url, "OPENSEARCH_AUTH": "none", "AWS_ENDPOINT_URL": local.moto_url}
     env |= {"AWS_REGION": REGION, "POWERTOOLS_LOG_LEVEL": "ERROR"}
     s3, bucket = local.aws["s3"], env["DOCINDEX_BUCKET"]
     indexer = Indexer(

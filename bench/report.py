@@ -122,7 +122,7 @@ def _throughput(run: dict[str, Any], docs: int, nbytes: int, rounds: list[dict[s
         servers.get("machine", 0.0)
         - run["cpu"]
         - servers.get("moto", 0.0)
-        - servers.get("osmem", 0.0)
+        - servers.get("engine", 0.0)
         - servers.get("proxies", 0.0)
     )
     return {
@@ -134,7 +134,7 @@ def _throughput(run: dict[str, Any], docs: int, nbytes: int, rounds: list[dict[s
         "p95_ms": percentile(latencies, 0.95) * 1000,
         "cpu_ms_per_doc": run["cpu"] / docs * 1000,
         "moto_cpu_ms_per_doc": servers.get("moto", 0.0) / docs * 1000,
-        "osmem_cpu_ms_per_doc": servers.get("osmem", 0.0) / docs * 1000,
+        "engine_cpu_ms_per_doc": servers.get("engine", 0.0) / docs * 1000,
         # The latency-faithful mode's proxies (in the bench's own process).
         "proxy_cpu_ms_per_doc": servers.get("proxies", 0.0) / docs * 1000,
         # CPU the rest of the machine used meanwhile (other processes on a shared box), in cores.
@@ -316,7 +316,11 @@ def _other_figures(runs: dict[str, Any], corpus: dict[str, Any]) -> dict[str, An
     if "ocr" in runs:
         out["ocr"] = {k: v for k, v in runs["ocr"].items() if k in ("worker", "tesseract_cli")}
     if "servers" in runs:
-        out["servers"] = {"moto": runs["servers"]["moto"], "osmem": runs["servers"]["osmem"]}
+        out["servers"] = {
+            "moto": runs["servers"]["moto"],
+            "engine": runs["servers"]["engine"],
+            "engine_name": runs["servers"].get("engine_name", "the engine"),
+        }
     return out
 
 
@@ -391,11 +395,11 @@ def _ocr_projection(out: dict[str, Any]) -> dict[str, Any]:
 
 
 def _analysis_cpu_s(out: dict[str, Any]) -> float | None:
-    """osmem's CPU per document when fed 100-document _bulk requests (its best case)."""
-    figure = out.get("servers", {}).get("osmem", {}).get("bulk_100")
-    if not figure or not figure.get("osmem_cpu_s"):
+    """The search engine's CPU per document when fed 100-document _bulk requests (its best case)."""
+    figure = out.get("servers", {}).get("engine", {}).get("bulk_100")
+    if not figure or not figure.get("engine_cpu_s"):
         return None
-    return float(figure["osmem_cpu_s"]) / figure["docs"]
+    return float(figure["engine_cpu_s"]) / figure["docs"]
 
 
 def projection(out: dict[str, Any]) -> dict[str, Any]:
@@ -403,7 +407,7 @@ def projection(out: dict[str, Any]) -> dict[str, Any]:
 
     T = files / (MaximumConcurrency x r), r = the docs/s one instance sustained here: the
     latency-faithful row when it ran (AWS round trips, the cluster elsewhere), else the
-    best CPU-bound row (osmem on the same CPUs: pessimistic).
+    best CPU-bound row (the engine on the same CPUs: pessimistic).
     """
     tp = out.get("throughput", {})
     best = out.get("docindex_latency") or out.get("docindex_defaults") or out.get("docindex_best")
@@ -435,7 +439,7 @@ def projection(out: dict[str, Any]) -> dict[str, Any]:
     cost["total_usd"] = sum(v for k, v in cost.items() if k.endswith("_usd"))
     # The analysed index's cost (the latency-faithful rows write to an index without analysis).
     cpu_row = out.get("docindex_defaults") or out.get("docindex_best") or best
-    analysis_cpu_s = _analysis_cpu_s(out) or tp.get(cpu_row, tp[best]).get("osmem_cpu_ms_per_doc", 0.0) / 1000
+    analysis_cpu_s = _analysis_cpu_s(out) or tp.get(cpu_row, tp[best]).get("engine_cpu_ms_per_doc", 0.0) / 1000
     cluster_vcpu_hours = BACKLOG_FILES * analysis_cpu_s / 3600
     return {
         "row": best,
@@ -456,8 +460,8 @@ def projection(out: dict[str, Any]) -> dict[str, Any]:
         "lambda_hours_cpu_bound": BACKLOG_FILES / (max_concurrency * cpu_rate) / 3600,
         "aggregate_docs_per_s": max_concurrency * rate,
         "s3_read_mb_per_s_needed": BACKLOG_BYTES / MB / seconds,
-        # osmem's analysis CPU per document times the aggregate rate: the order of magnitude of the
-        # cluster's indexing vCPUs for that rate (osmem is not OpenSearch; measure your cluster).
+        # the engine's analysis CPU per document times the aggregate rate: the order of magnitude of the
+        # cluster's indexing vCPUs for that rate (the local node's figure: measure your cluster too).
         "cluster_vcpus_at_that_rate": max_concurrency * rate * analysis_cpu_s,
         "analysis_cpu_s_per_doc": analysis_cpu_s,
         "cluster_vcpu_hours": cluster_vcpu_hours,
@@ -529,7 +533,7 @@ def _label(name: str) -> str:
 def _render_table(summary: dict[str, Any]) -> list[str]:
     tp = summary.get("throughput", {})
     lines = [
-        "| measurement | docs/s | MB/s | p50 ms | p95 ms | own CPU ms/doc | moto CPU ms/doc | osmem CPU ms/doc "
+        "| measurement | docs/s | MB/s | p50 ms | p95 ms | own CPU ms/doc | moto CPU ms/doc | engine CPU ms/doc "
         "| other load (cores) |",
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
@@ -539,7 +543,7 @@ def _render_table(summary: dict[str, Any]) -> list[str]:
         label = _label(name) + (f" (median of {rounds})" if rounds > 1 else "")
         lines.append(
             f"| {label} | {_f(t['docs_per_s'])} | {_f(t['mb_per_s'], 2)} | {_f(t['p50_ms'])} | {_f(t['p95_ms'])} | "
-            f"{_f(t['cpu_ms_per_doc'])} | {_f(t['moto_cpu_ms_per_doc'])} | {_f(t['osmem_cpu_ms_per_doc'])} | "
+            f"{_f(t['cpu_ms_per_doc'])} | {_f(t['moto_cpu_ms_per_doc'])} | {_f(t['engine_cpu_ms_per_doc'])} | "
             f"{_f(t['other_load_cores'], 2)} |"
         )
     return lines
@@ -569,7 +573,7 @@ def _render_bulk(summary: dict[str, Any]) -> list[str]:
 
 def _machine_ceiling(t: dict[str, Any], cpus: int) -> dict[str, float]:
     """What this machine's CPUs allow a row: every process's CPU per document, and the rate it caps."""
-    per_doc = t["cpu_ms_per_doc"] + t["moto_cpu_ms_per_doc"] + t["osmem_cpu_ms_per_doc"]
+    per_doc = t["cpu_ms_per_doc"] + t["moto_cpu_ms_per_doc"] + t["engine_cpu_ms_per_doc"]
     per_doc += t.get("proxy_cpu_ms_per_doc", 0.0)
     ceiling = cpus * 1000 / per_doc if per_doc else 0.0
     return {"cpu_ms_per_doc": per_doc, "docs_per_s": ceiling, "share": t["docs_per_s"] / ceiling if ceiling else 0.0}
@@ -584,7 +588,7 @@ def _render_ceilings(tp: dict[str, Any], cpus: int) -> list[str]:
             lines.append(
                 f"- {_label(name)}: this machine's CPU per document {c['cpu_ms_per_doc']:.1f} ms (docindex "
                 f"{t['cpu_ms_per_doc']:.1f}, moto {t['moto_cpu_ms_per_doc']:.1f}, "
-                f"osmem {t['osmem_cpu_ms_per_doc']:.1f}, latency proxies {t.get('proxy_cpu_ms_per_doc', 0.0):.1f}) "
+                f"engine {t['engine_cpu_ms_per_doc']:.1f}, latency proxies {t.get('proxy_cpu_ms_per_doc', 0.0):.1f}) "
                 f"caps {cpus} CPUs at {c['docs_per_s']:.1f} docs/s; measured {t['docs_per_s']:.1f} "
                 f"({c['share']:.0%} of that)"
             )
@@ -640,13 +644,13 @@ def _render_figures(summary: dict[str, Any], corpus: dict[str, Any], cpus: int =
             f"{k} {v['median_ms']:.1f} ms (client CPU {v['client_cpu_ms']:.1f})" for k, v in servers["moto"].items()
         )
         lines.append(f"- moto round trips (median): {moto}")
-        osmem = "; ".join(
-            f"{k.split('_')[1]} per request: {v['docs_per_s']:.1f} docs/s, osmem CPU "
-            f"{(v['osmem_cpu_s'] or 0) / v['docs'] * 1000:.0f} ms/doc"
-            for k, v in servers["osmem"].items()
+        engine = "; ".join(
+            f"{k.split('_')[1]} per request: {v['docs_per_s']:.1f} docs/s, engine CPU "
+            f"{(v['engine_cpu_s'] or 0) / v['docs'] * 1000:.0f} ms/doc"
+            for k, v in servers["engine"].items()
             if k.startswith("bulk_")
         )
-        lines.append(f"- osmem alone (raw _bulk of the same documents, kuromoji): {osmem}")
+        lines.append(f"- {servers.get('engine_name', 'the engine')} alone (raw _bulk of the same documents): {engine}")
     return lines
 
 
@@ -690,7 +694,7 @@ def _render_targets(summary: dict[str, Any]) -> list[str]:
             f"docs/s); cost ≈ ${proj['cost']['total_usd']:,.0f}",
         ]
         lines.append(
-            f"Cluster: {proj['analysis_cpu_s_per_doc'] * 1000:.0f} ms of analysis CPU per document (osmem) x "
+            f"Cluster: {proj['analysis_cpu_s_per_doc'] * 1000:.0f} ms of analysis CPU per document (the engine) x "
             f"{a['files']:,} = {proj['cluster_vcpu_hours']:,.0f} vCPU-hours of indexing"
         )
         if proj["ocr"].get("hours"):

@@ -225,7 +225,7 @@ def run(files: int, scans: int) -> dict[str, Any]:
 
     with local_services("bench-resync-", REGION) as local:
         aws, opensearch = local.aws, local.opensearch
-        pipeline = Pipeline(aws, opensearch, local.osmem_url, local.moto_url)
+        pipeline = Pipeline(aws, opensearch, local.search_url, local.moto_url)
         try:
             files_ = corpus(files, scans)
             s3 = pipeline.raw_s3

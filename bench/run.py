@@ -2,14 +2,16 @@
 
     .venv/bin/python -m bench.run [--docs 300] [--repeat 3] [--only docindex,baseline] [--env KEY=VALUE]
 
-One run, one machine, the same servers for everything: moto server and
-osmem-server are started once as separate processes (an in-process moto
+One run, one machine, the same servers for everything: moto server and the
+search engine (``--engine``: a real OpenSearch 2.19.1 node by default, or
+osmem-server) are started once as separate processes (an in-process moto
 would share the benchmark's GIL), and every measurement runs in a fresh
 interpreter (``bench/measure.py``). The throughput measurements are
 interleaved round by round (docindex, baseline, extraction, docindex...) so
 a slow moment of the machine hits all of them alike; the median round is
 reported. The servers' own CPU time is read from /proc around each
-measurement, so the report can tell docindex's cost from the emulators'.
+measurement, so the report can tell docindex's cost from the servers': the
+engine's CPU is the cluster's in AWS, never docindex's budget.
 
 Writes ``bench/results.json`` and prints the table (see ``bench/report.py``).
 """
@@ -57,8 +59,8 @@ def proc_cpu_seconds(pid: int) -> float:
 
 
 @contextmanager
-def latency_proxies(moto_url: str, osmem_url: str, wanted: bool) -> Iterator[dict[str, Any] | None]:
-    """The latency-faithful mode's proxies in front of moto and osmem (in this process, off the measured one)."""
+def latency_proxies(moto_url: str, search_url: str, wanted: bool) -> Iterator[dict[str, Any] | None]:
+    """The latency-faithful mode's proxies in front of moto and the engine (in this process, off the measured one)."""
     if not wanted:
         yield None
         return
@@ -66,16 +68,16 @@ def latency_proxies(moto_url: str, osmem_url: str, wanted: bool) -> Iterator[dic
     from devkit.faults.latency import AWS_REGION_LATENCY, ServiceLatency
 
     aws, search = ServiceLatency(seed=1), ServiceLatency(seed=2)
-    with Proxy(moto_url, aws) as aws_proxy, Proxy(osmem_url, search) as search_proxy:
+    with Proxy(moto_url, aws) as aws_proxy, Proxy(search_url, search) as search_proxy:
         yield {
             "moto_url": aws_proxy.url,
-            "osmem_url": search_proxy.url,
+            "search_url": search_proxy.url,
             "model": asdict(AWS_REGION_LATENCY),
             "logs": (aws.log, search.log),
         }
 
 
-def clients(moto_url: str, osmem_url: str) -> tuple[Any, Any, Any, Any]:
+def clients(moto_url: str, search_url: str) -> tuple[Any, Any, Any, Any]:
     import boto3
     from opensearchpy import OpenSearch
 
@@ -91,17 +93,17 @@ def clients(moto_url: str, osmem_url: str) -> tuple[Any, Any, Any, Any]:
         session.client("s3", endpoint_url=moto_url, config=config),
         session.client("sqs", endpoint_url=moto_url, config=config),
         session.client("dynamodb", endpoint_url=moto_url, config=config),
-        OpenSearch(hosts=[osmem_url], timeout=120),
+        OpenSearch(hosts=[search_url], timeout=120),
     )
 
 
-def upload(corpus: corpus_module.Corpus, moto_url: str, osmem_url: str) -> tuple[str, dict[str, str]]:
+def upload(corpus: corpus_module.Corpus, moto_url: str, search_url: str) -> tuple[str, dict[str, str]]:
     """Put every file in one bucket whose notifications go to a queue; collect the real S3 event bodies."""
     from concurrent.futures import ThreadPoolExecutor
 
     from devkit.local.stack import StackNames, StackOptions, provision
 
-    s3, sqs, ddb, search = clients(moto_url, osmem_url)
+    s3, sqs, ddb, search = clients(moto_url, search_url)
     env = provision(
         s3=s3,
         sqs=sqs,
@@ -195,6 +197,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--light-index", action="store_true", help="use an index without Japanese analysis throughout")
     parser.add_argument(
+        "--engine",
+        choices=("opensearch", "osmem"),
+        default="opensearch",
+        help="the search engine (default: a real node)",
+    )
+    parser.add_argument(
         "--modes",
         default=",".join(MODES),
         help="cpu (emulators on this machine's CPUs), latency (AWS round trips injected; see docs/performance.md)",
@@ -283,7 +291,7 @@ def _latency_rows(
     """The latency-faithful rows of one round: docindex at the template's defaults and the baseline.
 
     The index is not analysed (the cluster's per-document cost is a modelled latency, not
-    osmem's kuromoji on this machine's CPUs); the emulators answer through ``ServiceLatency``.
+    the engine's Japanese analysis on this machine's CPUs); the servers answer through ``ServiceLatency``.
     """
     spec = {**base, "light_index": True}
     rows: Plan = []
@@ -361,14 +369,18 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="docindex-bench-") as tmp:
         work = Path(tmp)
         modes = set(filter(None, args.modes.split(",")))
-        with running(work) as (moto, osmem), latency_proxies(moto.url, osmem.url, "latency" in modes) as latency:
-            log(f"servers: moto {moto.url} (pid {moto.pid}), osmem {osmem.url}")
+        with (
+            running(work, engine=args.engine) as (moto, engine),
+            latency_proxies(moto.url, engine.url, "latency" in modes) as latency,
+        ):
+            log(f"servers: moto {moto.url} (pid {moto.pid}), {args.engine} {engine.url} (pid {engine.pid})")
             t0 = time.perf_counter()
-            bucket, bodies = upload(corpus, moto.url, osmem.url)
+            bucket, bodies = upload(corpus, moto.url, engine.url)
             log(f"  uploaded {len(bodies)} objects in {time.perf_counter() - t0:.0f} s")
             base = {
                 "moto_url": moto.url,
-                "osmem_url": osmem.url,
+                "search_url": engine.url,
+                "engine": args.engine,
                 "corpus_root": str(corpus.root),
                 "bucket": bucket,
                 "docs": [_doc_entry(d) for d in corpus.docs],
@@ -377,11 +389,11 @@ def main(argv: list[str] | None = None) -> int:
                 "warmup_bodies": [bodies[d.key] for d in corpus.warmup],
                 "env": overrides,
                 "function_timeout": 180,
-                "server_pids": {"moto": moto.pid, "osmem": osmem.pid},
+                "server_pids": {"moto": moto.pid, "engine": engine.pid},
                 "light_index": args.light_index,
             }
             if latency:
-                base["latency"] = {"moto_url": latency["moto_url"], "osmem_url": latency["osmem_url"]}
+                base["latency"] = {"moto_url": latency["moto_url"], "search_url": latency["search_url"]}
                 # The proxies run in this process: their CPU is the bench's, not docindex's nor AWS's.
                 base["server_pids"]["proxies"] = os.getpid()
             for name, spec, code in build_plan(args, wanted, base, corpus, bodies):
@@ -390,7 +402,9 @@ def main(argv: list[str] | None = None) -> int:
                 t0 = time.perf_counter()
                 file_name = name.replace("#", "-").replace(":", "-")
                 try:
-                    results["runs"][name] = run_measurement(file_name, spec, {"moto": moto, "osmem": osmem}, work, code)
+                    results["runs"][name] = run_measurement(
+                        file_name, spec, {"moto": moto, "engine": engine}, work, code
+                    )
                 except RuntimeError as exc:
                     # One measurement failing (an emulator timing out on a loaded machine) keeps the others.
                     results.setdefault("failed", {})[name] = str(exc)[-2000:]

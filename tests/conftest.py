@@ -262,6 +262,7 @@ def _fresh_metrics() -> Iterator[None]:
 # modules of `make test` (a soak, the demo and the commands run against it, the long OCR jobs).
 FIRST = (
     "tests/e2e/test_soak_short.py",
+    "tests/integration/test_cluster_drills.py",
     "tests/e2e/test_demo.py",
     "tests/e2e/test_doc_examples.py",
     "tests/e2e/test_operations_cli.py",

@@ -193,19 +193,26 @@ def stop(info: ServerInfo, grace: float = 5.0) -> None:
 
 
 @contextlib.contextmanager
-def running(state_dir: Path) -> Iterator[tuple[ServerInfo, ServerInfo]]:
-    """moto (exiting with this process) and osmem-server for one run: ``(moto, osmem)``, both stopped after.
+def running(state_dir: Path, engine: str = "opensearch") -> Iterator[tuple[ServerInfo, ServerInfo]]:
+    """moto and a search engine for one run, both exiting with this process: ``(moto, engine)``.
 
-    What a benchmark, a test or the soak starts when it needs the two servers only for itself
-    (``docindex local up`` keeps them running instead: devkit.local.session).
+    ``engine``: ``opensearch`` (a real node of the run's own: devkit.opensearch) or ``osmem`` (the emulator).
+    What a benchmark starts when it needs the two servers only for itself (``docindex local up`` keeps
+    them running instead: devkit.local.session).
     """
     moto = start_moto(state_dir, exit_with_parent=True)
     try:
-        osmem = start_osmem(state_dir)
+        if engine == "opensearch":
+            from devkit.opensearch.node import start_node
+            from devkit.opensearch.node import stop as stop_node
+
+            found, stopper = start_node(state_dir, exit_with_parent=True), stop_node
+        else:
+            found, stopper = start_osmem(state_dir), stop
         try:
-            yield moto, osmem
+            yield moto, found
         finally:
-            stop(osmem)
+            stopper(found)
     finally:
         stop(moto)
 
