@@ -28,15 +28,39 @@ class LocalServices:
 
 
 @contextmanager
+def servers_running(state_dir: Path, engine: str = "opensearch") -> Iterator[tuple[Any, Any]]:
+    """moto and a search engine for one run, both exiting with this process: ``(moto, engine)``.
+
+    ``engine``: ``opensearch`` (a real node of the run's own: devkit.opensearch) or ``osmem`` (the emulator).
+    What a benchmark starts when it needs the two servers only for itself (``docindex local up`` keeps
+    them running instead: devkit.local.session).
+    """
+    from devkit.local.servers import start_moto, start_osmem, stop
+    from devkit.opensearch.node import start_node
+    from devkit.opensearch.node import stop as stop_node
+
+    moto = start_moto(state_dir, exit_with_parent=True)
+    try:
+        if engine == "opensearch":
+            found, stopper = start_node(state_dir, exit_with_parent=True), stop_node
+        else:
+            found, stopper = start_osmem(state_dir), stop
+        try:
+            yield moto, found
+        finally:
+            stopper(found)
+    finally:
+        stop(moto)
+
+
+@contextmanager
 def local_services(prefix: str, region: str = "us-east-1") -> Iterator[LocalServices]:
     """Start moto and the engine (``engine_name()``: a real node by default), yield their clients, stop them."""
     import boto3
     from opensearchpy import OpenSearch
 
-    from devkit.local import servers
-
     state = Path(tempfile.mkdtemp(prefix=prefix))
-    with servers.running(state, engine=engine_name()) as (moto, engine):
+    with servers_running(state, engine=engine_name()) as (moto, engine):
         # moto accepts any credentials; these never leave the machine.
         os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
         os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")

@@ -34,7 +34,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "layers" / "docindex"))
 
-from devkit.local.servers import running  # noqa: E402
+from bench.local import servers_running  # noqa: E402
 from devkit.local.session import EMBEDDED_CREDENTIALS  # noqa: E402
 from docindex.core.changes import doc_id  # noqa: E402
 from docindex.core.clients import boto_config  # noqa: E402
@@ -183,7 +183,7 @@ def main() -> int:
     from opensearchpy import OpenSearch
 
     state = Path(tempfile.mkdtemp(prefix="docindex-bench-"))
-    with running(state) as (moto, osmem):
+    with servers_running(state) as (moto, osmem):
         session = boto3.Session(
             aws_access_key_id=EMBEDDED_CREDENTIALS["AWS_ACCESS_KEY_ID"],
             aws_secret_access_key=EMBEDDED_CREDENTIALS["AWS_SECRET_ACCESS_KEY"],

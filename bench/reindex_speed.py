@@ -37,7 +37,7 @@ def measure(docs: int, chars: int) -> dict[str, Any]:
     import boto3
     from opensearchpy import OpenSearch, helpers
 
-    from devkit.local.servers import running
+    from bench.local import servers_running
     from devkit.local.session import local_up
     from docindex.ingest.ledger import Ledger
     from docindex.ops.reindex import reindex
@@ -45,7 +45,7 @@ def measure(docs: int, chars: int) -> dict[str, Any]:
     for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
         os.environ.setdefault(name, "local")  # moto's, never AWS's
     state = Path(tempfile.mkdtemp(prefix="docindex-reindex-bench-"))
-    with running(state) as (moto, osmem):
+    with servers_running(state) as (moto, osmem):
         env = local_up(state_dir=state, aws_endpoint=moto.url, opensearch_endpoint=osmem.url, prefix="rxbench")
         client = OpenSearch(hosts=[osmem.url], timeout=300)
         alias = env["OPENSEARCH_INDEX"]

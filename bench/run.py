@@ -34,7 +34,7 @@ from urllib.parse import unquote_plus
 
 from bench import corpus as corpus_module
 from bench import report
-from devkit.local.servers import running
+from bench.local import servers_running
 
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
@@ -370,7 +370,7 @@ def main(argv: list[str] | None = None) -> int:
         work = Path(tmp)
         modes = set(filter(None, args.modes.split(",")))
         with (
-            running(work, engine=args.engine) as (moto, engine),
+            servers_running(work, engine=args.engine) as (moto, engine),
             latency_proxies(moto.url, engine.url, "latency" in modes) as latency,
         ):
             log(f"servers: moto {moto.url} (pid {moto.pid}), {args.engine} {engine.url} (pid {engine.pid})")

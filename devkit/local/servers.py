@@ -17,7 +17,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -190,31 +190,6 @@ def stop(info: ServerInfo, grace: float = 5.0) -> None:
     if pid_alive(info.pid):
         with contextlib.suppress(OSError):
             os.kill(info.pid, signal.SIGKILL)
-
-
-@contextlib.contextmanager
-def running(state_dir: Path, engine: str = "opensearch") -> Iterator[tuple[ServerInfo, ServerInfo]]:
-    """moto and a search engine for one run, both exiting with this process: ``(moto, engine)``.
-
-    ``engine``: ``opensearch`` (a real node of the run's own: devkit.opensearch) or ``osmem`` (the emulator).
-    What a benchmark starts when it needs the two servers only for itself (``docindex local up`` keeps
-    them running instead: devkit.local.session).
-    """
-    moto = start_moto(state_dir, exit_with_parent=True)
-    try:
-        if engine == "opensearch":
-            from devkit.opensearch.node import start_node
-            from devkit.opensearch.node import stop as stop_node
-
-            found, stopper = start_node(state_dir, exit_with_parent=True), stop_node
-        else:
-            found, stopper = start_osmem(state_dir), stop
-        try:
-            yield moto, found
-        finally:
-            stopper(found)
-    finally:
-        stop(moto)
 
 
 def load_servers(state_dir: Path) -> dict[str, ServerInfo]:
