@@ -150,9 +150,13 @@ def test_storage_and_knn_memory_follow_the_published_rules() -> None:
     plan = make_plan(figures(1_000_000), assumptions)
     f = plan.figures
     vector = assumptions["vector_bytes"].value
-    source = 1_000_000 * 50_000 + 1_000_000 * 10 * assumptions["vector_disk_bytes"].value
-    assert f["source_data_bytes"] == source
-    assert f["storage_bytes_with_replicas"] == round(source * 2 * 1.45)  # AWS: x (1 + replicas) x 1.45
+    # Lucene's files for the documents' JSON (the measured ratio) plus the vectors once
+    documents = 1_000_000 * 50_000 * assumptions["index_bytes_per_sent_byte"].value
+    source = documents + 1_000_000 * 10 * assumptions["vector_disk_bytes"].value
+    assert f["index_documents_disk_bytes"] == round(documents)
+    assert f["source_data_bytes"] == round(source)
+    # AWS: x (1 + replicas) / 0.95 Linux reserved / 0.8 service overhead
+    assert f["storage_bytes_with_replicas"] == round(source * 2 / 0.95 / 0.8)
     # OpenSearch's HNSW estimate, 1.1 x (vector + 8 m) bytes, for every copy
     assert f["knn_memory_bytes_with_replicas"] == round(10_000_000 * 1.1 * (vector + 8 * 16) * 2)
     d = plan.domain
@@ -162,7 +166,7 @@ def test_storage_and_knn_memory_follow_the_published_rules() -> None:
     # Two replicas: a third more storage and k-NN memory, never a smaller domain
     assumptions["replicas"].value = 2
     more = make_plan(figures(1_000_000), assumptions)
-    assert more.figures["storage_bytes_with_replicas"] == round(source * 3 * 1.45)
+    assert more.figures["storage_bytes_with_replicas"] == round(source * 3 / 0.95 / 0.8)
     assert more.monthly["total"] >= plan.monthly["total"]
 
 

@@ -237,7 +237,8 @@ def _render(data: dict[str, Any]) -> None:
     out.line("index")
     out.line(f"  pages {f['pages']:,}, scanned pages {f['scanned_pages']:,}, passages (vectors) {f['passages']:,}")
     out.line(
-        f"  index documents {_gib(f['index_documents_bytes'])} + vectors {_gib(f['vectors_bytes'])} = source data "
+        f"  index documents {_gib(f['index_documents_bytes'])} sent, {_gib(f['index_documents_disk_bytes'])} on disk"
+        f" + vectors {_gib(f['vectors_bytes'])} = source data "
         f"{_gib(f['source_data_bytes'])}; storage with {d['replicas']} replica(s) "
         f"{_gib(f['storage_bytes_with_replicas'])}"
     )

@@ -7,8 +7,10 @@ of us-east-1 at the time of writing (check yours, and override). The domain foll
 sizing rules ("Sizing Amazon OpenSearch Service domains", docs.aws.amazon.com/opensearch-service/
 latest/developerguide/sizing-domains.html and bp-storage.html):
 
-- storage = source data x (1 + replicas) x (1 + 0.1 indexing overhead) / (1 - 0.05 Linux reserved)
-  / (1 - 0.2 service overhead), i.e. x 1.45;
+- storage = source data x (1 + replicas) / (1 - 0.05 Linux reserved) / (1 - 0.2 service overhead),
+  i.e. x 1.32 per copy, where the source data is what Lucene keeps on disk: the documents' JSON times
+  ``index_bytes_per_sent_byte`` (measured on a real OpenSearch node: ``bench.engine_cost``; AWS's rule
+  of thumb for it is x 1.1) plus the vectors in their encoding;
 - primary shards of 10-30 GiB for a search workload (``shard_gib``);
 - at least three data nodes in three Availability Zones, in a multiple of three, and three dedicated
   master nodes for a production domain;
@@ -30,6 +32,10 @@ from docindex.ops.plan.sample import SampleRun
 
 GIB = 1024**3
 HOURS_PER_MONTH = 730
+# What a real OpenSearch node spends on make bench's corpus (python -m bench.engine_cost: 2.19.1, the
+# icu+kuromoji tier, docs/performance.md#the-real-engine): CPU per document and Lucene's bytes per JSON byte.
+CLUSTER_CPU_SECONDS_PER_DOC = 0.074
+INDEX_BYTES_PER_SENT_BYTE = 1.1
 
 
 @dataclass
@@ -46,6 +52,7 @@ def default_assumptions() -> dict[str, Assumption]:
 
     chosen = ENCODINGS[DEFAULT_ENCODING]
     perf = "docs/performance.md (make bench)"
+    engine = "docs/performance.md (bench.engine_cost, OpenSearch 2.19.1 icu+kuromoji)"
     price = "us-east-1 list price"
     return {
         # the pipeline's throughput (make bench)
@@ -54,9 +61,9 @@ def default_assumptions() -> dict[str, Assumption]:
         "ocr_seconds_per_page": Assumption(1.98, "s of one vCPU per scanned page", f"{perf}: OCR engines, PP-OCR"),
         "embed_seconds_per_passage": Assumption(0.090, "s of one vCPU per passage", "docs/meaning-search.md"),
         "cluster_cpu_seconds_per_doc": Assumption(
-            0.074,
+            CLUSTER_CPU_SECONDS_PER_DOC,
             "s of a data-node vCPU per document",
-            f"{perf}: osmem's Japanese analysis (OpenSearch's own not measured)",
+            f"{engine}: the node's CPU for _bulk, refreshes and merges",
         ),
         "cluster_cpu_share": Assumption(0.5, "of data-node vCPUs for indexing", "headroom for searches and merges"),
         "scan_chars_per_page": Assumption(770, "characters OCR reads per scanned A4 page", "docs/performance.md"),
@@ -72,7 +79,10 @@ def default_assumptions() -> dict[str, Assumption]:
         # the index
         "replicas": Assumption(1, "replica per primary", "AWS: at least one"),
         "shard_gib": Assumption(30, "GiB per primary shard", "AWS: 10-30 GiB for search workloads"),
-        "storage_factor": Assumption(1.45, "x source data per copy", "AWS sizing: 1.1 / 0.95 / 0.8"),
+        "index_bytes_per_sent_byte": Assumption(
+            INDEX_BYTES_PER_SENT_BYTE, "bytes on disk per byte of document JSON sent", f"{engine}: merged segments"
+        ),
+        "storage_factor": Assumption(1 / 0.95 / 0.8, "x source data per copy", "AWS sizing: / 0.95 / 0.8"),
         "vector_dimension": Assumption(384, "dimensions", "multilingual-e5-small (Bedrock: 1024)"),
         "hnsw_m": Assumption(16, "links per vector", "docindex/index/mapping.py"),
         "vector_bytes": Assumption(
@@ -246,9 +256,10 @@ def make_plan(kinds: dict[str, KindFigures], assumptions: dict[str, Assumption])
     sent = sum(k.files * k.sent_bytes for k in kinds.values())
     replicas = int(a["replicas"])
     copies = 1 + replicas
-    # What the cluster stores per copy: the documents (vectors out of _source: docs/meaning-search.md)
-    # plus the vectors once, in their encoding.
-    source_bytes = sent + passages * a["vector_disk_bytes"]
+    # What the cluster stores per copy: the documents as Lucene keeps them (vectors out of _source:
+    # docs/meaning-search.md) plus the vectors once, in their encoding.
+    documents_disk = sent * a["index_bytes_per_sent_byte"]
+    source_bytes = documents_disk + passages * a["vector_disk_bytes"]
     storage = source_bytes * copies * a["storage_factor"]
     knn = passages * knn_bytes_per_vector(assumptions) * copies
     plan.figures = {
@@ -258,6 +269,7 @@ def make_plan(kinds: dict[str, KindFigures], assumptions: dict[str, Assumption])
         "scanned_pages": round(scanned),
         "passages": round(passages),
         "index_documents_bytes": round(sent),
+        "index_documents_disk_bytes": round(documents_disk),
         "vectors_bytes": round(passages * a["vector_disk_bytes"]),
         "source_data_bytes": round(source_bytes),
         "storage_bytes_with_replicas": round(storage),
@@ -286,7 +298,7 @@ def make_plan(kinds: dict[str, KindFigures], assumptions: dict[str, Assumption])
     _, instance, count, detail = min((o for o in options if o[0] <= cheapest * 1.1), key=lambda o: (o[2], o[0]))
     vcpu, memory, _, hourly = INSTANCE_TYPES[instance]
     # Shards of at most shard_gib, and at least one copy per node (a node without a shard holds no graph).
-    primaries = max(1, math.ceil(source_bytes * 1.1 / (a["shard_gib"] * GIB)), math.ceil(count / copies))
+    primaries = max(1, math.ceil(source_bytes / (a["shard_gib"] * GIB)), math.ceil(count / copies))
     plan.domain = {
         "data_nodes": count,
         "instance_type": instance,
