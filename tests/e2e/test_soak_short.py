@@ -20,7 +20,10 @@ from typing import Any
 import pytest
 
 # The rolling upgrade from the previous release has its own test below; the others run the current code only.
-QUICK = ["--function-timeout", "3", "--visibility-timeout", "6", "--max-receive-count", "2", "--no-rolling-upgrade"]
+# Three receives, not two: on the real node a 3 s invocation starved of CPU by the tests beside it returns
+# its records unstarted ("too little of the invocation is left") as often as a fault fails them, and two
+# receives sent healthy backfill messages to the DLQ in a loaded run (the soak's judge counts each one).
+QUICK = ["--function-timeout", "3", "--visibility-timeout", "6", "--max-receive-count", "3", "--no-rolling-upgrade"]
 # The disaster drills run each on its own in tests/integration/test_drills.py. The fault soak below takes
 # the two that cost it least (28 s of the four's 90), so the soak's drill harness (soak/drills.py) runs
 # under faults in CI too; `make soak` runs all four. The focused soaks skip them.
