@@ -319,3 +319,28 @@ def test_a_flagged_file_is_never_the_only_source_when_another_answers() -> None:
     assert {c.path for c in found.citations} == {rules.path}
     alone = answer("親睦会の会費はいくら？", [planted], AnswerRule())
     assert (alone.no_answer, alone.reason) == (True, "flagged_file")
+
+
+def test_whether_a_file_names_the_subject_does_not_depend_on_the_hash_seed() -> None:
+    # 海外に出張した's terms are 海外, 出張 and their kanji; a file holding 出張 alone holds exactly half of them, the
+    # bound: summed in a set's order (the process's hash seed) the share fell on either side of it
+    import os
+    import subprocess
+    import sys
+
+    script = (
+        "from docindex.answer.sentences import focus, terms;"
+        "f = focus('海外に出張したときの手当は？');"
+        "print(f.names_subject(terms('職員が出張して対応する')))"
+    )
+    seen = {
+        subprocess.run(
+            [sys.executable, "-c", script],
+            env={**os.environ, "PYTHONHASHSEED": str(seed)},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        for seed in range(8)
+    }
+    assert seen == {"True"}

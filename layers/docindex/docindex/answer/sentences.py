@@ -249,8 +249,10 @@ class Focus:
 
 
 def _share(wanted: frozenset[str], held: frozenset[str]) -> float:
-    total = sum(PAIR_WEIGHT if len(t) > 1 else SINGLE_WEIGHT for t in wanted)
-    found = sum(PAIR_WEIGHT if len(t) > 1 else SINGLE_WEIGHT for t in wanted & held)
+    # summed in one order: a set's order varies with the process's hash seed, and so would a share at its bound
+    # (海外に出張した: 出張, 出, 張 are 1.7 of 3.4, exactly SUBJECT_HELD, or a hair under it)
+    total = sum(sorted(PAIR_WEIGHT if len(t) > 1 else SINGLE_WEIGHT for t in wanted))
+    found = sum(sorted(PAIR_WEIGHT if len(t) > 1 else SINGLE_WEIGHT for t in wanted & held))
     return found / total if total else 0.0
 
 
