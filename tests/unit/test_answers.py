@@ -411,3 +411,5 @@ def test_a_short_unit_answering_where_is_read_with_the_sentence_that_names_the_p
         "火事のときはどこに集まる", [drill, HOLIDAYS], AnswerRule(short_unit_reads_on_for_place_or_person=False)
     )
     assert "正門前の駐車場" not in (alone.answer or "")
+    # a line of its own names its people: the answer is that line, not the decision on the next one
+    assert answer("定例会議の出席者は誰？", [MINUTES, QUOTE], AnswerRule()).answer == "出席者：髙橋、山﨑、佐藤"

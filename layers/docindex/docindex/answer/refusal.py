@@ -68,8 +68,9 @@ class AnswerRule:
     # When the best unit's file names the subject without the focus, another file answers only if it names the
     # subject too (a file holding the focus about another subject - 在宅勤務手当 for 海外出張の手当 - is no answer).
     focus_instead_names_subject: bool = True
-    # A short unit answering どこ or 誰 is answered with the sentence after it, as for a question of no particular
-    # kind (火災報知器が鳴ったら…1階へ降りる。 / 集合場所は正門前の駐車場。); False: the unit alone.
+    # A short unit answering どこ or 誰 is answered with the sentence after it in running text, as for a question of
+    # no particular kind (火災報知器が鳴ったら…1階へ降りる。集合場所は正門前の駐車場。); a line of its own is the answer
+    # alone (出席者：髙橋、山﨑、佐藤). False: the unit alone.
     short_unit_reads_on_for_place_or_person: bool = True
     # At most this many files cited; another file's sentence only when it scores within this of the best (and
     # its file is as near by meaning: ``min_score``).
