@@ -27,8 +27,8 @@ applies it. Figures per set:
   the function itself), and the Bedrock path's requests and tokens per answer (the local stand-in's count).
 
 Each set's figures are given for the rule before issue 42's second round (``before_rule``), the configured
-one (``default_rule``) and the configured one without the counted-quantity check (``default_rule_without_kind``),
-on the same recorded retrievals.
+one (``default_rule``), issue 48's as first merged (``issue_48_rule``) and the configured one without the
+counted-quantity check (``default_rule_without_kind``), on the same recorded retrievals.
 
 ``--calibrate``: the grid of ``AnswerRule``s on the calibration half and the tuned office questions (``calibrate``
 says how the operating point is chosen); the report half and the held-out office questions are held out.
@@ -519,6 +519,22 @@ def before_rule() -> Any:
     return AnswerRule(**BEFORE)
 
 
+# The configured rule's parts added after issue 48 was first merged, off: that merge's rule, to report before -> after
+# on the same recorded retrievals.
+ISSUE_48 = {
+    "focus_for_what": True,
+    "focus_instead_names_subject": False,
+    "short_unit_reads_on_for_place_or_person": False,
+}
+
+
+def issue_48_rule() -> Any:
+    """The answer rule as issue 48 was first merged (main at 9ce69c0)."""
+    from docindex.answer.refusal import AnswerRule
+
+    return AnswerRule(**ISSUE_48)
+
+
 def _grid(axes: dict[str, tuple[Any, ...]]) -> list[dict[str, Any]]:
     import itertools
 
@@ -709,6 +725,9 @@ def measure(
     # before -> after on the same recorded retrievals: the first round's rule, and the configured one
     out["before_rule"] = {name: judge(rows, extractive(before_rule())) for name, rows in sets.items()}
     out["default_rule"] = {name: judge(rows, extractive(default)) for name, rows in sets.items()}
+    # issue 48's rule as first merged (its before): every short question held to its focus, a file holding the focus
+    # about another subject answering in place of the subject's, どこ and 誰 answered by the unit alone
+    out["issue_48_rule"] = {name: judge(rows, extractive(issue_48_rule())) for name, rows in sets.items()}
     # the configured rule without its newest part (a counted quantity asked for must be in the quote): its before
     kind_off = replace(default, kind_required=False)
     out["default_rule_without_kind"] = {name: judge(rows, extractive(kind_off)) for name, rows in sets.items()}

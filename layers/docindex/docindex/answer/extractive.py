@@ -29,6 +29,7 @@ from docindex.answer.sentences import (
     asked_kind,
     asked_place_or_person,
     asks_number,
+    asks_what,
     counted,
     focus,
     holds_day,
@@ -74,6 +75,8 @@ class Candidate:
     # いつ: the unit names a day or a time (not a year alone); it is a line naming its file's date (日時：...).
     holds_day: bool = False
     date_line: bool = False
+    # its file names the question's subject (whether or not it holds the focus)
+    file_names_subject: bool = False
 
     @property
     def near(self) -> tuple[bool, float | None]:
@@ -101,6 +104,9 @@ def candidates(question: str, documents: list[Document], rule: AnswerRule) -> li
     counter = counted(question) if rule.counter_weight else None
     kind = asked_kind(question) if rule.kind_required else None
     asked_focus = focus(question) if rule.focus_required and len(question) <= rule.focus_max_chars else None
+    # a question asking what its focus is may be answered in other words: only a file holding none of the focus's
+    # characters is left out (海外に出張したときの手当は？: the regulation's 日当 shares 当)
+    loosely = asked_focus is not None and not rule.focus_for_what and asks_what(question)
     found: list[Candidate] = []
     for document in documents:
         standout = document.standout if document.standout is not None else 0.0
@@ -109,8 +115,9 @@ def candidates(question: str, documents: list[Document], rule: AnswerRule) -> li
         named = terms(document.name)
         file_terms = named.union(*(terms(p.text) for p in document.passages))
         # a file naming the question's subject (人事評価) that holds none of its focus's words (面談): no answer
+        file_names_subject = asked_focus is not None and asked_focus.names_subject(file_terms)
         names_subject = (
-            asked_focus is not None and asked_focus.names_subject(file_terms) and asked_focus.absent(file_terms)
+            file_names_subject and asked_focus is not None and asked_focus.absent(file_terms, characters=loosely)
         )
         for passage in document.passages:
             page_terms = terms(passage.text)
@@ -152,6 +159,7 @@ def candidates(question: str, documents: list[Document], rule: AnswerRule) -> li
                         focus_in_unit=in_unit,
                         holds_day=holds_day(sentence),
                         date_line=is_date_line(sentence),
+                        file_names_subject=file_names_subject,
                         unit_holds_kind=kind is None or kind.search(sentence) is not None,
                     )
                 )
@@ -228,6 +236,10 @@ def compose(ranked: list[Candidate], rule: AnswerRule, question: str = "") -> An
     # A file that names the question's subject without its focus (人事評価の面談はいつ？ beside the evaluation, which
     # holds no 面談) is no answer: its sentences are left out, and if only such files hold the subject, refused.
     about = [c for c in ranked if c.about_focus]
+    if rule.focus_instead_names_subject and not ranked[0].about_focus:
+        # the file that would have answered names the subject without the focus: a file holding the focus about
+        # another subject (海外に出張したときの手当は？ beside 在宅勤務手当) answers no better
+        about = [c for c in about if c.file_names_subject]
     if not about:
         return Answer.refused("extractive", "focus_not_found")
     excluded = len(about) < len(ranked)
@@ -277,8 +289,13 @@ def _compose(ranked: list[Candidate], rule: AnswerRule, question: str) -> Answer
         ) and rule.near_by_meaning(other.document.meaning_score, judged=judged and other.document.embedded):
             chosen.append(other)
     citations = tuple(Citation(c.document.doc_id, c.document.path, c.passage.page, c.quote) for c in chosen)
-    plain = asked_kind(question) is None and asked_place_or_person(question) is None
-    return Answer(" ".join(_answered(c, plain=plain) for c in chosen), citations, "extractive")
+    # a question of no particular kind: a short unit is read on with the sentence after it; one asking where or who
+    # (short_unit_reads_on_for_place_or_person) only in running text (a line of its own - 出席者：髙橋、山﨑、佐藤 -
+    # names them)
+    wanted = asked_place_or_person(question)
+    plain = asked_kind(question) is None and wanted is None
+    in_text = asked_kind(question) is None and wanted is not None and rule.short_unit_reads_on_for_place_or_person
+    return Answer(" ".join(_answered(c, plain=plain, in_text=in_text) for c in chosen), citations, "extractive")
 
 
 # A sentence that goes on from the one before it: what it says completes that one (これを石油諸税と言う。).
@@ -290,14 +307,17 @@ _GOES_ON = re.compile(
 SHORT_UNIT = 80
 
 
-def _answered(candidate: Candidate, *, plain: bool) -> str:
+def _answered(candidate: Candidate, *, plain: bool, in_text: bool = False) -> str:
     """The candidate's answer: its unit, with the sentence quoted after it when that one goes on from it, or when
     the question asks for no kind in particular and the unit is short (SHORT_UNIT: chosen on JSQuAD's calibration
     half, where 40 kept the gold answer in the answer for 0.879 of the answerable questions and 80 for 0.885;
-    before, every answer was two sentences: 0.890)"""
+    before, every answer was two sentences: 0.890); ``in_text``: so when the unit is short and the sentence after it
+    is on the same line (running text, not a line of its own)."""
     unit = candidate.answer_text
     rest = candidate.quote[len(unit) :] if candidate.quote.startswith(unit) else ""
-    if rest.strip() and (_GOES_ON.match(rest) or (plain and len(unit) < SHORT_UNIT)):
+    same_line = "\n" not in rest[: len(rest) - len(rest.lstrip())]
+    short = len(unit) < SHORT_UNIT and (plain or (in_text and same_line))
+    if rest.strip() and (_GOES_ON.match(rest) or short):
         return candidate.quote
     return unit
 

@@ -60,6 +60,18 @@ class AnswerRule:
     # ... for a question of at most this many characters: a short question hinges on its focus word (面談, 契約期間);
     # a long one restates its passage in other words, and its topic word is often a paraphrase (動力 for an engine)
     focus_max_chars: int = 24
+    # ... a question asking what its focus is (飛行機の動力は, 海外出張の手当は？, 〜を何と呼ぶか) may be answered in
+    # other words (ガソリンエンジン, 日当): only a file holding none of the focus's characters is left out, where one
+    # asking something of it (when, how much, where, who, how, whether: 面談はいつ？, 夏季休暇は繰り越せる？) needs its
+    # words. True: every question needs its focus's words (issue 48's first rule).
+    focus_for_what: bool = False
+    # When the best unit's file names the subject without the focus, another file answers only if it names the
+    # subject too (a file holding the focus about another subject - 在宅勤務手当 for 海外出張の手当 - is no answer).
+    focus_instead_names_subject: bool = True
+    # A short unit answering どこ or 誰 is answered with the sentence after it in running text, as for a question of
+    # no particular kind (火災報知器が鳴ったら…1階へ降りる。集合場所は正門前の駐車場。); a line of its own is the answer
+    # alone (出席者：髙橋、山﨑、佐藤). False: the unit alone.
+    short_unit_reads_on_for_place_or_person: bool = True
     # At most this many files cited; another file's sentence only when it scores within this of the best (and
     # its file is as near by meaning: ``min_score``).
     max_citations: int = 1

@@ -237,10 +237,14 @@ class Focus:
         """Whether a text whose terms are ``held`` is about the focus (by words: pairs and kanji, folded)."""
         return _share(self.head, held) >= FOCUS_HELD
 
-    def absent(self, held: frozenset[str]) -> bool:
+    def absent(self, held: frozenset[str], *, characters: bool = False) -> bool:
         """Whether a text whose terms are ``held`` holds none of the focus's words (none of its character pairs:
-        面談 nowhere in the evaluation); a focus of one kanji is never judged absent."""
+        面談 nowhere in the evaluation); a focus of one kanji is never judged absent. ``characters``: nor any of its
+        kanji - what a question asking what its focus is needs, whose answer may name it in other words that share
+        one (手当 - 日当, 動力 - 自動車の原動機)."""
         pairs = {t for t in self.head if len(t) > 1}
+        if characters:
+            return bool(pairs) and not self.head & held
         return bool(pairs) and not pairs & held
 
     def names_subject(self, held: frozenset[str]) -> bool:
@@ -249,8 +253,10 @@ class Focus:
 
 
 def _share(wanted: frozenset[str], held: frozenset[str]) -> float:
-    total = sum(PAIR_WEIGHT if len(t) > 1 else SINGLE_WEIGHT for t in wanted)
-    found = sum(PAIR_WEIGHT if len(t) > 1 else SINGLE_WEIGHT for t in wanted & held)
+    # summed in one order: a set's order varies with the process's hash seed, and so would a share at its bound
+    # (海外に出張した: 出張, 出, 張 are 1.7 of 3.4, exactly SUBJECT_HELD, or a hair under it)
+    total = sum(sorted(PAIR_WEIGHT if len(t) > 1 else SINGLE_WEIGHT for t in wanted))
+    found = sum(sorted(PAIR_WEIGHT if len(t) > 1 else SINGLE_WEIGHT for t in wanted & held))
     return found / total if total else 0.0
 
 
@@ -263,6 +269,26 @@ def focus_word(question: str) -> str | None:
         if match is not None and match.group().endswith(_THEME):
             return run.group()
     return None
+
+
+# What a question asks when it asks what its focus is: 何 (not a counter's: 何年, 何日 ask for a kind), or the
+# question ends at the topic particle (飛行機の動力は, 手当は？).
+_WHAT = re.compile(r"何(?![年月日時回人歳割円個件倍度位番世紀点%％箱社台]|[かヶカヵ]月|パーセント|キロ|メートル)")
+_ENDS_AT_TOPIC = re.compile(r"(?:って|とは|は)\s*[?？。．.!！]*\s*$")
+
+
+@lru_cache(maxsize=1024)
+def asks_what(question: str) -> bool:
+    """Whether ``question`` asks what its focus is - its answer may name the focus in other words (飛行機の動力は:
+    ガソリンエンジン; 海外に出張したときの手当は？: 日当) - rather than something of it: when, how much, where, who
+    (面談はいつ？, 会場は？), how or whether (夏季休暇は翌年に繰り越せる？), or what a word naming the kind of answer
+    says of it (議決権行使の方法は？)."""
+    if asked_kind(question) is not None or asked_place_or_person(question) is not None:
+        return False
+    word = focus_word(question)
+    if word is not None and (word in KIND_WORDS or any(len(k) > 1 and word.endswith(k) for k in KIND_WORDS)):
+        return False
+    return _WHAT.search(question) is not None or _ENDS_AT_TOPIC.search(_folded(question)) is not None
 
 
 @lru_cache(maxsize=1024)
