@@ -213,12 +213,20 @@ def scale_documents(count: int, *, seed: int = 7) -> Iterator[dict[str, Any]]:
             yield {"_id": f"doc-{n}", "_source": source}
 
 
-def _load_scale(client: Any, index: str, count: int, vectors: Any) -> dict[str, Any]:
+def _load_scale(client: Any, index: str, count: int, vectors: Any, ef_construction: int) -> dict[str, Any]:
+    from unittest import mock
+
     from opensearchpy import helpers
 
+    from docindex.index import encodings
     from docindex.index.mapping import create_index
 
-    create_index(client, f"{index}-v1", alias=index, vectors=vectors)
+    # The graph's build effort alone may differ from the mapping's (docindex.index.encodings.EF_CONSTRUCTION):
+    # Lucene 9.12 on Java 17 compares vectors without SIMD (Panama's vector API needs Java 21), and random
+    # 384-dimension vectors are HNSW's worst case - a million at 128 take hours of this machine's 2 vCPUs.
+    # m, the dimension, the encoding and every search parameter stay the mapping's.
+    with mock.patch.object(encodings, "EF_CONSTRUCTION", ef_construction):
+        create_index(client, f"{index}-v1", alias=index, vectors=vectors)
     started = time.monotonic()
     actions = ({"_index": index, **d} for d in scale_documents(count))
     for ok, item in helpers.parallel_bulk(client, actions, thread_count=2, chunk_size=1000, request_timeout=600):
@@ -229,7 +237,9 @@ def _load_scale(client: Any, index: str, count: int, vectors: Any) -> dict[str, 
     client.indices.flush(index=index)
     return {
         "documents": count,
+        "ef_construction": ef_construction,
         "load_seconds": round(seconds, 1),
+        "docs_per_second": round(count / seconds, 1),
         "disk_bytes_per_doc": round(_store_bytes(client, index) / count),
     }
 
@@ -270,12 +280,44 @@ def search_at_scale(url: str, index: str, repeat: int) -> dict[str, Any]:
             worker.close()
 
 
-def measure(office_docs: int, scales: list[int], repeat: int, heap_mb: int, bench_docs: int = 300) -> dict[str, Any]:
+def _indexing_figures(
+    figures: dict[str, Any], client: Any, pid: int, *, bench_docs: int, office_docs: int, spec: Any
+) -> None:
+    """Part 1: make bench's corpus on both engines, the office corpus without and with vectors."""
+    files = bench_corpus_sources(bench_docs)
+    figures["bench_corpus"] = {
+        "opensearch": indexing_cost(client, pid, files, "bench-files", vectors=None),
+        "osmem": emulator_cost(files),
+    }
+    figures["indexing"] = {
+        "without_vectors": indexing_cost(
+            client, pid, _office_sources(office_docs, vectors=False), "office-text", vectors=None
+        ),
+        "with_vectors": indexing_cost(
+            client, pid, _office_sources(office_docs, vectors=True), "office-vectors", vectors=spec
+        ),
+    }
+
+
+def measure(
+    office_docs: int,
+    scales: list[int],
+    repeat: int,
+    heap_mb: int,
+    bench_docs: int = 300,
+    *,
+    ef_construction: int = 128,
+    save: Any = None,
+    costs: bool = True,
+) -> dict[str, Any]:
+    """Every figure (see the module's docstring); ``save(figures)`` after each part, so a long run keeps
+    what it measured before it is stopped."""
     from opensearchpy import OpenSearch
 
     from devkit.opensearch.engine import NodeEngine
     from docindex.embed import VectorSpec
 
+    save = save or (lambda _: None)
     os.environ["DOCINDEX_OPENSEARCH_HEAP_MB"] = str(heap_mb)
     spec = VectorSpec("multilingual-e5-small-q4", DIMENSION, encoding=NodeEngine.vector_encoding)
     figures: dict[str, Any] = {"heap_mb": heap_mb, "cpus": os.cpu_count(), "load_average_start": os.getloadavg()}
@@ -284,25 +326,17 @@ def measure(office_docs: int, scales: list[int], repeat: int, heap_mb: int, benc
         try:
             client = OpenSearch(hosts=[node.url], timeout=600)
             assert node.pid is not None
-            files = bench_corpus_sources(bench_docs)
-            figures["bench_corpus"] = {
-                "opensearch": indexing_cost(client, node.pid, files, "bench-files", vectors=None),
-                "osmem": emulator_cost(files),
-            }
-            figures["indexing"] = {
-                "without_vectors": indexing_cost(
-                    client, node.pid, _office_sources(office_docs, vectors=False), "office-text", vectors=None
-                ),
-                "with_vectors": indexing_cost(
-                    client, node.pid, _office_sources(office_docs, vectors=True), "office-vectors", vectors=spec
-                ),
-            }
+            if costs:
+                _indexing_figures(figures, client, node.pid, bench_docs=bench_docs, office_docs=office_docs, spec=spec)
+                save(figures)
             figures["scale"] = {}
             for count in scales:
                 index = f"scale-{count}"
-                loaded = _load_scale(client, index, count, spec)
+                loaded = _load_scale(client, index, count, spec, ef_construction)
+                loaded["load_average"] = os.getloadavg()
                 loaded["search"] = search_at_scale(node.url, index, repeat)
                 figures["scale"][str(count)] = loaded
+                save(figures)
                 client.indices.delete(index=f"{index}-v1")
         finally:
             node.close()
@@ -317,10 +351,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scale", default="100000", help="comma-separated document counts (e.g. 100000,1000000)")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--heap-mb", type=int, default=2048)
+    parser.add_argument(
+        "--scale-ef-construction",
+        type=int,
+        default=128,
+        help="the scale indexes' HNSW build effort (the mapping's 128; lower loads a million faster on Java 17)",
+    )
+    parser.add_argument("--skip-costs", action="store_true", help="only the search at scale")
     parser.add_argument("--results", type=Path, default=REPO / "bench" / "results.json")
     args = parser.parse_args(argv)
     scales = [int(x) for x in args.scale.split(",") if x.strip()]
-    figures = measure(args.office_docs, scales, args.repeat, args.heap_mb, args.bench_docs)
+    figures = measure(
+        args.office_docs,
+        scales,
+        args.repeat,
+        args.heap_mb,
+        args.bench_docs,
+        ef_construction=args.scale_ef_construction,
+        save=lambda found: save_section(args.results, "engine_cost", found),
+        costs=not args.skip_costs,
+    )
     save_section(args.results, "engine_cost", figures)
     print(json.dumps(figures, ensure_ascii=False, indent=1))
     return 0

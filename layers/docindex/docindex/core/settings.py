@@ -118,8 +118,8 @@ class EmbeddingSettings(EnvSettings):
     # bq4, bq2, bq1); a cluster that refuses it gets fp32. Measured by bench.vector_encodings.
     vector_encoding: Literal["fp32", "fp16", "int7", "bq4", "bq2", "bq1"] = Field("bq4", alias="VECTOR_ENCODING")
     # When the vector leg offers a file that does not contain the query (docindex.index.hybrid.MeaningRule;
-    # chosen from bench.meaning's curve: docs/meaning-search.md). Scores are OpenSearch's cosine
-    # score, (1 + cos) / 2; the figures are multilingual-e5-small's: another model needs its own.
+    # chosen from bench.meaning's curve on a real OpenSearch node: docs/meaning-search.md). Scores are
+    # OpenSearch's cosine score, (1 + cos) / 2; the figures are multilingual-e5-small's: another model needs its own.
     # Never below this score (0: the standout decides; a fixed floor was needed before crowding was weighed):
     meaning_min_score: float = Field(0.0, alias="MEANING_MIN_SCORE", ge=0, le=1)
     # Within this much of the nearest file's score (unset: however far).
@@ -127,17 +127,17 @@ class EmbeddingSettings(EnvSettings):
     # At least this much above the MEANING_REFERENCE_RANK-th nearest file: an answer stands out from
     # the files that merely share its subject (whose scores rise with the index). The share of the
     # query's characters its passage holds counts MEANING_OVERLAP_WEIGHT towards it.
-    meaning_min_standout: float = Field(0.025, alias="MEANING_MIN_STANDOUT", ge=0, le=1)
+    meaning_min_standout: float = Field(0.03, alias="MEANING_MIN_STANDOUT", ge=0, le=1)
     meaning_reference_rank: int = Field(20, alias="MEANING_REFERENCE_RANK", ge=2, le=20)
-    meaning_overlap_weight: float = Field(0.03, alias="MEANING_OVERLAP_WEIGHT", ge=0, le=1)
+    meaning_overlap_weight: float = Field(0.04, alias="MEANING_OVERLAP_WEIGHT", ge=0, le=1)
     # And nothing by meaning unless the best such file stands out at least this much (unset: no such bar).
-    meaning_min_lead: float | None = Field(0.04, alias="MEANING_MIN_LEAD", ge=0, le=1)
+    meaning_min_lead: float | None = Field(0.045, alias="MEANING_MIN_LEAD", ge=0, le=1)
     # A file near many of the other nearest files (a template, a series) is near every question on its
     # subject: its score counts this times how much nearer it is to its MEANING_CROWDING_NEIGHBOURS
     # nearest fellow candidates than they are on average (0: not weighed; the vector leg then returns
     # no vectors).
     meaning_crowding_weight: float = Field(0.5, alias="MEANING_CROWDING_WEIGHT", ge=0, le=5)
-    meaning_crowding_neighbours: int = Field(10, alias="MEANING_CROWDING_NEIGHBOURS", ge=1, le=19)
+    meaning_crowding_neighbours: int = Field(5, alias="MEANING_CROWDING_NEIGHBOURS", ge=1, le=19)
     # With fewer than MEANING_REFERENCE_RANK readable files (a small folder, a narrow filter) there is no
     # crowd: a file is offered at this score or above, standing out this much above the last one
     # (the share of shared characters counting MEANING_SPARSE_OVERLAP_WEIGHT), crowding not weighed.
