@@ -4,7 +4,7 @@
 alone for the search benches — a real OpenSearch node (``engine="opensearch"``, devkit.opensearch:
 2.19.1 with k-NN, kuromoji and ICU) or osmem-server with its Japanese analysis (``engine="osmem"``), which
 answers no ``knn`` query: a comparison engine for the keyword benches only (bench.relevance, bench.variants;
-bench.run's pipeline starts it through devkit.local.servers.running). ``ENGINES`` and ``engine_name()``
+bench.run's pipeline starts it through ``servers_running``). ``ENGINES`` and ``engine_name()``
 (``DOCINDEX_BENCH_ENGINE``) let such a bench run on either; the benches whose search runs by meaning
 (bench.meaning, bench.answers, bench.search_latency, bench.pages) ask for the real node by name.
 """
@@ -33,9 +33,9 @@ class LocalServices:
 def servers_running(state_dir: Path, engine: str = "opensearch") -> Iterator[tuple[Any, Any]]:
     """moto and a search engine for one run, both exiting with this process: ``(moto, engine)``.
 
-    ``engine``: ``opensearch`` (a real node of the run's own: devkit.opensearch) or ``osmem`` (the emulator).
-    What a benchmark starts when it needs the two servers only for itself (``docindex local up`` keeps
-    them running instead: devkit.local.session).
+    ``engine``: ``opensearch`` (a real node of the run's own: devkit.opensearch) or ``osmem`` (the emulator,
+    keyword search only: it answers no k-NN query). What a benchmark starts when it needs the two servers
+    only for itself (``docindex local up`` keeps them running instead: devkit.local.session).
     """
     from devkit.local.servers import start_moto, start_osmem, stop
     from devkit.opensearch.node import start_node
