@@ -12,9 +12,8 @@ tuned ones (``office``, ``office_folder``: among the JSQuAD files, and the offic
 ones written before the rule was changed and never used to choose it (``office_held_out``, ``..._folder``).
 
 Every question's retrieval is recorded once, as the search function runs it (``docindex.answer.retrieval``
-on the engine ``bench.local.search_engine`` starts - a real OpenSearch node by default, ``--engine osmem`` the
-emulator with the HNSW k-NN stand-in - the real model's vectors, the permission filter of a user who may read
-every folder), and each answer rule is applied to the recorded passages as the function
+on a real OpenSearch node, ``bench.local.search_engine`` - the real model's vectors, the permission filter of a
+user who may read every folder), and each answer rule is applied to the recorded passages as the function
 applies it. Figures per set:
 
 - **gold in a cited quote**: answerable questions whose gold answer (any of JSQuAD's) is in the answer and in
@@ -671,11 +670,10 @@ def measure(
     calibrate_rules: bool = False,
     limit: int | None = None,
     replay: Path | None = None,
-    engine: str | None = None,
     without: tuple[str, ...] = (),
 ) -> dict[str, Any]:
-    """``engine``: the search engine the retrievals run on (bench.local.search_engine: the real OpenSearch node by
-    default); ``without``: sets left out of this run (a held-out round measured only after a change)."""
+    """The retrievals run on a real OpenSearch node (bench.local.search_engine); ``without``: sets left out of this
+    run (a held-out round measured only after a change)."""
     from bench.local import search_engine
     from bench.meaning import CACHE, VectorCache, embed_corpus, load
     from docindex.access.policy import EVERYONE
@@ -686,13 +684,13 @@ def measure(
     asked = [q for q in asked if q.set not in without]
     if limit:
         questions = questions[:limit]
-    used = engine
+    used: str | None = None
     embedded, cost = embed_corpus([*documents, *files], VectorCache(CACHE))
     if replay is not None and replay.exists():
         with replay.open("rb") as kept:
             recorded = pickle.load(kept)  # noqa: S301  # nosec B301 - this run's own file
     else:
-        with search_engine(timeout=300, engine=engine) as (running, client):
+        with search_engine(timeout=300, engine="opensearch") as (running, client):
             used = running.name
             encoding = running.vector_encoding
             # one company's index: the encyclopaedia's folders and the department's; and the department's alone
@@ -756,9 +754,6 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--results", type=Path, default=REPO / "bench" / "results.json")
     parser.add_argument(
-        "--engine", choices=("opensearch", "osmem"), default=None, help="the search engine (default: the real node)"
-    )
-    parser.add_argument(
         "--without", action="append", default=[], metavar="SET", help="leave a set out (office_round4: held out)"
     )
     args = parser.parse_args(argv)
@@ -766,7 +761,6 @@ def main(argv: list[str] | None = None) -> int:
         calibrate_rules=args.calibrate,
         limit=args.limit,
         replay=args.replay,
-        engine=args.engine,
         without=tuple(args.without),
     )
     from bench.report import save_section

@@ -2,9 +2,11 @@
 
 ``local_services``: moto and a search engine (a pipeline's worth); ``search_engine``: a search engine
 alone for the search benches — a real OpenSearch node (``engine="opensearch"``, devkit.opensearch:
-2.19.1 with k-NN, kuromoji and ICU) or osmem-server with its Japanese analysis and the k-NN stand-in
-in front (``engine="osmem"``). ``ENGINES`` and ``engine_name()`` (``DOCINDEX_BENCH_ENGINE``) let a bench
-run on either, or on both in one run for a before -> after.
+2.19.1 with k-NN, kuromoji and ICU) or osmem-server with its Japanese analysis (``engine="osmem"``), which
+answers no ``knn`` query: a comparison engine for the keyword benches only (bench.relevance, bench.variants;
+bench.run's pipeline starts it through ``servers_running``). ``ENGINES`` and ``engine_name()``
+(``DOCINDEX_BENCH_ENGINE``) let such a bench run on either; the benches whose search runs by meaning
+(bench.meaning, bench.answers, bench.search_latency, bench.pages) ask for the real node by name.
 """
 
 from __future__ import annotations
@@ -31,9 +33,9 @@ class LocalServices:
 def servers_running(state_dir: Path, engine: str = "opensearch") -> Iterator[tuple[Any, Any]]:
     """moto and a search engine for one run, both exiting with this process: ``(moto, engine)``.
 
-    ``engine``: ``opensearch`` (a real node of the run's own: devkit.opensearch) or ``osmem`` (the emulator).
-    What a benchmark starts when it needs the two servers only for itself (``docindex local up`` keeps
-    them running instead: devkit.local.session).
+    ``engine``: ``opensearch`` (a real node of the run's own: devkit.opensearch) or ``osmem`` (the emulator,
+    keyword search only: it answers no k-NN query). What a benchmark starts when it needs the two servers
+    only for itself (``docindex local up`` keeps them running instead: devkit.local.session).
     """
     from devkit.local.servers import start_moto, start_osmem, stop
     from devkit.opensearch.node import start_node
@@ -87,19 +89,16 @@ class Engine:
     name: str
     url: str
     pid: int | None
-    # VECTOR_ENCODING the engine serves (the real node: Lucene's only); None: any (the stand-in emulates them)
+    # VECTOR_ENCODING the engine serves (the real node: Lucene's only); None: no vectors searched (osmem)
     vector_encoding: str | None = None
 
 
 @contextmanager
-def search_engine(
-    timeout: float = 120, engine: str | None = None, knn_encoder: Any = None
-) -> Iterator[tuple[Engine, Any]]:
+def search_engine(timeout: float = 120, engine: str | None = None) -> Iterator[tuple[Engine, Any]]:
     """A search engine for one run (``engine_name``) and an opensearch-py client on it; stopped after.
 
     ``opensearch``: a real node of its own (heap: ``DOCINDEX_OPENSEARCH_HEAP_MB``). ``osmem``: osmem-server
-    with kuromoji and ICU, and the k-NN stand-in in front of it (devkit.local.knn), so meaning search
-    answers on both (``knn_encoder``: how the stand-in keeps the vectors, devkit.local.encodings).
+    with kuromoji and ICU; it stores ``knn_vector`` fields but answers no ``knn`` query (keyword search only).
     """
     from opensearchpy import OpenSearch
 
@@ -118,8 +117,5 @@ def search_engine(
         return
     from osmem_server import OsmemServer
 
-    from devkit.faults.proxy import Proxy
-    from devkit.local.knn import HnswKnn
-
-    with OsmemServer.start(japanese=True) as server, Proxy(server.url, HnswKnn(knn_encoder)) as proxy:
-        yield Engine(chosen, proxy.url, server.pid), OpenSearch(hosts=[proxy.url], timeout=timeout)
+    with OsmemServer.start(japanese=True) as server:
+        yield Engine(chosen, server.url, server.pid), OpenSearch(hosts=[server.url], timeout=timeout)

@@ -29,9 +29,7 @@ and the query latency of both modes. Vectors are cached under ``bench/corpus/`` 
 model and the text), so a second run embeds nothing.
 
 The engine is a real OpenSearch node (k-NN's Lucene HNSW in float32: the node has no Faiss; its scores are the
-exact cosines production's rescored bq4 returns),
-or with ``--engine osmem`` the emulator, which answers ``knn`` queries through the approximate stand-in
-(``devkit.local.knn``), for a before -> after of the move to the real engine.
+exact cosines production's rescored bq4 returns).
 """
 
 from __future__ import annotations
@@ -568,10 +566,10 @@ def small_folder_rule_before() -> Any:
     return replace(rule, sparse=replace(rule.sparse, reference=rule.reference, lead=None))
 
 
-def measure(docs: int, office_docs: int = 300, encoding: str = "fp32", engine: str | None = None) -> dict[str, Any]:
+def measure(docs: int, office_docs: int = 300) -> dict[str, Any]:
     import os
 
-    from bench.local import engine_name, search_engine
+    from bench.local import search_engine
     from bench.meaning_corpus import QUERIES
     from bench.meaning_unanswered import (
         OFFICE_FILES,
@@ -581,7 +579,6 @@ def measure(docs: int, office_docs: int = 300, encoding: str = "fp32", engine: s
         UNANSWERED,
         office_corpus,
     )
-    from devkit.local.encodings import VectorEncoder
     from docindex.index.encodings import encoding as encoding_of
     from docindex.index.search import default_rule, search
 
@@ -590,16 +587,9 @@ def measure(docs: int, office_docs: int = 300, encoding: str = "fp32", engine: s
     embedded, cost = embed_corpus([*documents, *office], VectorCache(CACHE))
     cost.update(embedding_cost(documents[:40], [q.text for q in QUERIES[:20]]))
     after_rule = default_rule()
-    vectors = [p.vector for e in embedded.values() for p in e.passages]
-    engine = engine_name(engine)
-    if engine == "opensearch":
-        # the real node's k-NN keeps the vectors in the Lucene encoding it serves (no Faiss locally)
-        encoding = os.environ.setdefault("VECTOR_ENCODING", "fp32")
-        encoder = None
-    else:
-        # The stand-in scores the vectors as the field's encoding keeps them (devkit.local.encodings).
-        encoder = VectorEncoder.of(encoding, vectors)
-    with search_engine(timeout=300, engine=engine, knn_encoder=encoder) as (_, client):
+    # the real node's k-NN keeps the vectors in the Lucene encoding it serves (no Faiss locally)
+    encoding = os.environ.setdefault("VECTOR_ENCODING", "fp32")
+    with search_engine(timeout=300, engine="opensearch") as (engine, client):
         load(client, "documents", documents, embedded)
         load(client, "documents-without-vectors", documents, embedded, vectors=False)
         load(client, "office", office, embedded)
@@ -656,7 +646,7 @@ def measure(docs: int, office_docs: int = 300, encoding: str = "fp32", engine: s
     for name in ("before", "after"):
         refused[name]["no_file"] = unanswered_share(refused[name])
     return {
-        "engine": engine,
+        "engine": engine.name,
         "documents": len(documents),
         "office_documents": len(office),
         "rules": {"before": before_rule().describe(), "after": after_rule.describe()},
@@ -680,12 +670,14 @@ def measure(docs: int, office_docs: int = 300, encoding: str = "fp32", engine: s
 
 
 def stored_bytes(size: dict[str, int], documents: list[Any], embedded: dict[str, Any], encoding: Any) -> dict[str, int]:
-    """What a cluster keeps per document, before -> after issue 36 (osmem's store is the JSON it was sent).
+    """What a cluster keeps per document, before -> after issue 36. ``size`` is read as the JSON the index was
+    sent, as the emulator's store was when this was written; on the real node it is Lucene's files (vectors and
+    postings included), so these figures do not carry over there (``index_bytes_per_document``: the node's own).
 
     Before: the JSON with every passage's vector in ``_source`` as numbers, plus the float32 field.
     After: the JSON without those numbers (derived source puts them back from the field when read),
     plus the field in ``encoding`` (raw vectors kept on disk where the encoding rescores or derives).
-    The text fields' postings are the same in both and in neither figure (osmem does not count them).
+    The text fields' postings are the same in both.
     """
     from docindex.index.encodings import ENCODINGS
 
@@ -711,7 +703,7 @@ def _no_file_share(client: Any, index: str, texts: Any, rule: Any) -> float:
 
 
 def _store_bytes(client: Any, index: str) -> int:
-    """The engine's own figure of the index's size: Lucene's files on the real node, the JSON it was sent on osmem."""
+    """The engine's own figure of the index's size: Lucene's files on the real node."""
     client.indices.refresh(index=index)
     return int(client.indices.stats(index=index)["_all"]["primaries"]["store"]["size_in_bytes"])
 
@@ -761,28 +753,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--docs", type=int, default=2000, help="documents in the index (91 answer the queries)")
     parser.add_argument("--office-docs", type=int, default=300, help="generated files of the second corpus")
     parser.add_argument("--json", action="store_true")
-    parser.add_argument(
-        "--encoding",
-        default=None,
-        help="the vector field's encoding the stand-in scores with (default: VECTOR_ENCODING's default)",
-    )
     parser.add_argument("--results", type=Path, default=REPO / "bench" / "results.json")
     parser.add_argument(
         "--small-folder-only", action="store_true", help="only the small folder's case (the demo's samples)"
     )
-    parser.add_argument("--engine", choices=("opensearch", "osmem"), default=None, help="default: the real node")
     args = parser.parse_args(argv)
-    from docindex.index.encodings import DEFAULT_ENCODING
-
     if args.small_folder_only:
         from bench.local import search_engine
 
-        with search_engine(timeout=300, engine=args.engine) as (_, client):
+        with search_engine(timeout=300, engine="opensearch") as (_, client):
             figures = {"small_folder": small_folder(client)}
         print(json.dumps(figures, ensure_ascii=False, indent=1))
         return 0
 
-    figures = measure(args.docs, args.office_docs, args.encoding or DEFAULT_ENCODING, engine=args.engine)
+    figures = measure(args.docs, args.office_docs)
     from bench.report import save_section
 
     save_section(args.results, "meaning", figures)
@@ -837,10 +821,10 @@ def main(argv: list[str] | None = None) -> int:
             f" {f['answerable']['recall_at_3']:.3f}/{f['answerable']['mrr']:.3f}  held-out R@3"
             f" {f['office']['recall_at_3']:.2f}  names {f['office_names']:.0%}  {f['rule']}"
         )
-    print(f"  latency ms (the vector leg on the HNSW stand-in): {figures['latency_ms']}")
+    print(f"  latency ms (the vector leg on the node's k-NN): {figures['latency_ms']}")
     how = (
-        "the stand-in scores as the field keeps the vectors"
-        if figures["encoding"] in ("fp16", "int7")
+        "the node scores with its 7-bit codes"
+        if figures["encoding"] == "int7"
         else "scored at full precision, as the cluster's rescoring does"
     )
     print(f"  vector encoding: {figures['encoding']} ({how})")

@@ -1,8 +1,8 @@
-"""Throughput of ``backfill`` and ``reconcile`` on a generated bucket (moto server + osmem-server).
+"""Throughput of ``backfill`` and ``reconcile`` on a generated bucket (moto server + a real OpenSearch node).
 
     .venv/bin/python bench/ops_throughput.py [--objects 20000] [--out bench/ops-results.json]
 
-Starts its own moto server and osmem-server (separate processes, as `docindex
+Starts its own moto server and OpenSearch node (separate processes, as `docindex
 local up` does), generates a bucket of N small objects with Japanese and
 mixed-case keys, indexes N documents for it directly (with planted missing,
 stale and orphaned ones), then times:
@@ -183,7 +183,7 @@ def main() -> int:
     from opensearchpy import OpenSearch
 
     state = Path(tempfile.mkdtemp(prefix="docindex-bench-"))
-    with servers_running(state) as (moto, osmem):
+    with servers_running(state) as (moto, engine):
         session = boto3.Session(
             aws_access_key_id=EMBEDDED_CREDENTIALS["AWS_ACCESS_KEY_ID"],
             aws_secret_access_key=EMBEDDED_CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
@@ -191,7 +191,7 @@ def main() -> int:
         )
         s3 = session.client("s3", endpoint_url=moto.url, config=boto_config(pool=32))
         sqs = session.client("sqs", endpoint_url=moto.url, config=boto_config(pool=32))
-        opensearch = OpenSearch(hosts=[osmem.url], timeout=120)
+        opensearch = OpenSearch(hosts=[engine.url], timeout=120)
         results = measure(s3, sqs, opensearch, state=state, count=args.objects, concurrency=args.concurrency)
     text = json.dumps(results, indent=2, ensure_ascii=False)
     print(text)

@@ -7,14 +7,15 @@ Four measurements, each before → after in the same run:
 1. **Index size per 1,000 pages**: long PDFs' documents (``--pages`` pages of ~600 Japanese
    characters each, built from their pages exactly as the indexer builds them,
    ``IndexDocument.with_content``) indexed into two indices of the real mapping, once without
-   ``pages`` (before issue 28) and once with them; the figure is osmem-server's ``store.size``
-   (the emulator's own estimate: a real cluster's Lucene segments differ, the ratio is the
-   point) and the ``_source`` bytes, per 1,000 pages.
+   ``pages`` (before issue 28) and once with them; the figure is the local node's ``store.size``
+   (Lucene's files as they stand after a refresh: the ratio is the point) and the ``_source``
+   bytes, per 1,000 pages.
 2. **``_bulk`` time per document**: the same documents sent through ``_bulk`` (chunks of 10),
    without and with pages.
 3. **Search p50/p95 through the search function** (``functions/search/app.py``, as
-   ``bench.search_latency`` drives it) on ``--docs`` documents of which ``--long`` are long PDFs
-   with pages: with page hits (``SEARCH_PAGE_HITS=3``) and without (``0``).
+   ``bench.search_latency`` drives it, meaning search on: ``EMBEDDINGS=local``) on ``--docs``
+   documents of which ``--long`` are long PDFs with pages: with page hits (``SEARCH_PAGE_HITS=3``)
+   and without (``0``).
 4. **Preview p50/p95 and memory**: ``GET /documents/{id}/pages/{n}/preview`` through the
    function, pages of a 120-page text PDF and of an image-only scan PDF read from moto's S3
    (each page asked once: every request renders); memory is the process's peak RSS growth
@@ -83,7 +84,7 @@ def measure_index(long_docs: int, pages: int) -> dict[str, Any]:
     from docindex.index.mapping import ensure_index
 
     figures: dict[str, Any] = {"documents": long_docs, "pages_per_document": pages}
-    with search_engine(timeout=300) as (_, client):
+    with search_engine(timeout=300, engine="opensearch") as (_, client):
         for mode in ("before", "after"):
             index = f"bench-{mode}"
             ensure_index(client, index)
@@ -144,7 +145,8 @@ def measure_search(docs: int, long_docs: int, pages: int, repeat: int) -> dict[s
 
     queries = (*QUERIES, WORD)
     results: dict[str, Any] = {"documents": docs, "long_pdfs": long_docs, "pages_per_long_pdf": pages}
-    with search_engine(timeout=300) as (server, client):
+    # the function searches by meaning too (EMBEDDINGS=local): the real node, which answers knn queries
+    with search_engine(timeout=300, engine="opensearch") as (server, client):
         ensure_index(client, "documents")
 
         def actions() -> Any:
@@ -237,7 +239,7 @@ def measure_preview(samples: int) -> dict[str, Any]:  # noqa: PLR0915 - one meas
         scan_sha = hashlib.sha256(scan).hexdigest()
         stored = _ocr_and_store(scan, samples, WordBoxStore(s3, "cache"), scan_sha)
         results["scan_word_boxes_bytes_p50"] = int(statistics.median(stored))
-        with search_engine(timeout=60) as (server, client):
+        with search_engine(timeout=60, engine="opensearch") as (server, client):
             ensure_index(client, "documents")
             for name, (key, body, page_count) in files.items():
                 s3.put_object(Bucket="docs", Key=key, Body=body)
@@ -382,7 +384,7 @@ def main(argv: list[str] | None = None) -> int:
     index = measure_index(min(args.long, 50), args.pages)
     b, a = index["before"], index["after"]
     print(
-        f"index per 1,000 pages (osmem store.size / _source): before {b['store_bytes_per_1000_pages']:,} / "
+        f"index per 1,000 pages (the node's store.size / _source): before {b['store_bytes_per_1000_pages']:,} / "
         f"{b['source_bytes_per_1000_pages']:,} bytes -> after {a['store_bytes_per_1000_pages']:,} / "
         f"{a['source_bytes_per_1000_pages']:,} bytes (x{index['store_ratio']} / x{index['source_ratio']}); "
         f"_bulk per {args.pages}-page document p50 {b['bulk_ms_per_document_p50']} -> "

@@ -13,8 +13,9 @@
    event source mapping), the real OCR worker drains the OCR queue; ``EMBEDDINGS=off`` (the model's
    90 ms of CPU a passage would take hours here): passages are counted by the worker's own cut
    (``docindex.embed.document``) over the text the pipeline indexed. The index's text fields are not
-   analysed (osmem-server's Japanese analysis would take most of an hour and changes no byte: its
-   ``store.size`` is the JSON of the documents it was sent).
+   analysed (on osmem-server, the engine this was written for, Japanese analysis would take most of an
+   hour and change no byte: its ``store.size`` was the JSON of the documents it was sent; on the real
+   node the store is Lucene's files).
 4. **Predicted against measured**: files, pages, scanned pages, passages and index bytes, each
    within 20 %.
 5. **The 5-million-file plan**: a generated S3 Inventory report (CSV, gzip'd, as S3 writes it) of
@@ -99,7 +100,7 @@ def bucket_objects(files: int, distinct: int, scans: int = 80) -> Iterator[tuple
 
 
 def _unanalysed_index(opensearch: Any, alias: str) -> None:
-    """The real mapping with its text fields not indexed: osmem sizes the same JSON without kuromoji."""
+    """The real mapping with its text fields not indexed (no Japanese analysis to wait for)."""
     from docindex.index.mapping import INDEX_VERSION, index_body
 
     body = index_body()

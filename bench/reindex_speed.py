@@ -2,7 +2,7 @@
 
     .venv/bin/python -m bench.reindex_speed [--docs 3000] [--chars 2000] [--results bench/results.json]
 
-A fresh local stack (moto server for the ordering ledger, osmem-server with the
+A fresh local stack (moto server for the ordering ledger, a real OpenSearch node with the
 real index settings) is loaded with ``--docs`` documents of ``--chars`` Japanese
 characters each, written at external versions as the pipeline writes them;
 then the real ``docindex.ops.reindex.reindex`` builds the next index version,
@@ -10,7 +10,7 @@ copies them (scroll + ``_bulk``), switches the alias and catches up (with no
 live writes: every document is checked against the ledger once, none copied
 again). The copy phase and the whole run are timed. On a domain the copy runs
 at the speed of the network between the operator's machine and the cluster
-and of the cluster's indexing; these figures are the local emulator's.
+and of the cluster's indexing; these figures are the local engine's.
 """
 
 from __future__ import annotations
@@ -45,9 +45,9 @@ def measure(docs: int, chars: int) -> dict[str, Any]:
     for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
         os.environ.setdefault(name, "local")  # moto's, never AWS's
     state = Path(tempfile.mkdtemp(prefix="docindex-reindex-bench-"))
-    with servers_running(state) as (moto, osmem):
-        env = local_up(state_dir=state, aws_endpoint=moto.url, opensearch_endpoint=osmem.url, prefix="rxbench")
-        client = OpenSearch(hosts=[osmem.url], timeout=300)
+    with servers_running(state) as (moto, engine):
+        env = local_up(state_dir=state, aws_endpoint=moto.url, opensearch_endpoint=engine.url, prefix="rxbench")
+        client = OpenSearch(hosts=[engine.url], timeout=300)
         alias = env["OPENSEARCH_INDEX"]
         text = "".join(LINES[n % len(LINES)] for n in range(chars // 20 + 1))[:chars]
         actions = (

@@ -3,7 +3,8 @@
     .venv/bin/python -m bench.resync [--files 40] [--scans 8] [--out bench/resync.json]
 
 N files (office documents, PDFs, text, and ``--scans`` of them scanned pages) are indexed by the
-real indexer and OCR worker on moto server and osmem-server. Then, each measured alone:
+real indexer and OCR worker on moto server and the bench's engine (a real OpenSearch node by default). Then, each
+measured alone:
 
 - (a) **re-sync**: the same N objects rewritten unchanged and announced again;
 - (b) **rename**: the folder renamed (S3: a copy to the new key and a delete of the old one, both
@@ -85,7 +86,7 @@ def corpus(files: int, scans: int) -> list[tuple[str, bytes]]:
 class Pipeline:
     """The real indexer and OCR worker on one local stack, with counters around them."""
 
-    def __init__(self, aws: dict[str, Any], opensearch: Any, osmem_url: str, moto_url: str) -> None:
+    def __init__(self, aws: dict[str, Any], opensearch: Any, search_url: str, moto_url: str) -> None:
         # The indexer reads content through docindex.ingest.reading, which calls extract().
         import docindex.ingest.reading as reading_module
         from devkit.local.stack import StackNames, StackOptions, provision
@@ -105,7 +106,7 @@ class Pipeline:
             options=StackOptions(),
             region=REGION,
         )
-        self.env.update({"OPENSEARCH_ENDPOINT": osmem_url, "OPENSEARCH_AUTH": "none", "AWS_ENDPOINT_URL": moto_url})
+        self.env.update({"OPENSEARCH_ENDPOINT": search_url, "OPENSEARCH_AUTH": "none", "AWS_ENDPOINT_URL": moto_url})
         self.bucket = self.env["DOCINDEX_BUCKET"]
         self.s3 = CountingS3(aws["s3"])
         self.raw_s3 = aws["s3"]

@@ -2,7 +2,9 @@
 
     .venv/bin/python -m bench.search_latency [--docs 10000] [--repeat 5] [--before REF] [--results bench/results.json]
 
-osmem-server with the real index settings is loaded with ``--docs`` documents spread over
+A real OpenSearch node (``bench.local.search_engine``: 2.19.1 with k-NN, kuromoji and ICU; vectors in
+float32, ``VECTOR_ENCODING=fp32``, the Lucene encoding it serves) with the real index settings is loaded
+with ``--docs`` documents spread over
 20 departments' folders, each stamped as the access map stamps them (``allow_principals``: the
 department's group and the administrators; every fifth folder shared with everyone), and the same
 documents again with meaning search's passages (their vectors from the real model). Then a set of
@@ -14,12 +16,11 @@ an employee of one department.
 Each search function runs in a process of its own (``bench/search_latency_worker.py``): this
 checkout's, and the code at ``--before`` (default: main before issue 35, read from git) — the
 same queries, interleaved round by round, against the same engine. Each request reports its wall
-time, the CPU the function itself spent (its process's CPU: the engine and the k-NN stand-in run
-elsewhere), the time spent waiting on OpenSearch and how many requests went there. Rows: keyword
-search (before, after, and after without the permission filter: what the filter costs), and
-hybrid search (before on the exact k-NN stand-in, as it shipped; before and after on the
-approximate HNSW stand-in; and before and after with the process's query vectors not kept: every
-query embedded, as a query never asked before is). The absolute figures are the emulator's and the handler's on this
+time, the CPU the function itself spent (its process's CPU: the engine runs elsewhere), the time spent
+waiting on OpenSearch and how many requests went there. Rows: keyword search (before, after, and after
+without the permission filter: what the filter costs), hybrid search (before and after, and both with the
+process's query vectors not kept: every query embedded, as a query never asked before is), and answers
+(``GET /answer``, before and after). The absolute figures are the local node's and the handler's on this
 machine; the load average is recorded beside them.
 """
 
@@ -77,7 +78,7 @@ def search_event(query: str, groups: list[str], **params: str) -> dict[str, Any]
     return http_api_event("GET", route, urlencode({"q": query, **params}), {}, claims)
 
 
-BEFORE_REF = "59f731c"  # main before issue 35: three requests per hybrid search, page hits, the exact stand-in
+BEFORE_REF = "59f731c"  # main before issue 35: three requests per hybrid search, page hits
 WORKER = Path(__file__).resolve().parent / "search_latency_worker.py"
 
 
@@ -192,9 +193,10 @@ def interleaved(
     return {name: _summary(rows) for name, rows in samples.items()}
 
 
-def _with_vectors(client: Any, index: str, documents: list[dict[str, Any]]) -> None:
+def _with_vectors(client: Any, index: str, documents: list[dict[str, Any]], encoding: str) -> None:
     """The same documents in an index with meaning search's passages, their vectors from the real
-    model (the corpus has seven distinct texts: each is embedded once, the serial number left out)."""
+    model (the corpus has seven distinct texts: each is embedded once, the serial number left out) in
+    ``encoding`` (the VECTOR_ENCODING the engine serves)."""
     from opensearchpy import helpers
 
     from docindex.core.settings import EmbeddingSettings
@@ -202,7 +204,7 @@ def _with_vectors(client: Any, index: str, documents: list[dict[str, Any]]) -> N
     from docindex.embed.settings import embedder_for, vector_spec
     from docindex.index.mapping import ensure_index
 
-    settings = EmbeddingSettings.from_env({"EMBEDDINGS": "local"})
+    settings = EmbeddingSettings.from_env({"EMBEDDINGS": "local", "VECTOR_ENCODING": encoding})
     embedder, spec = embedder_for(settings), vector_spec(settings)
     assert embedder is not None
     assert spec is not None
@@ -251,21 +253,18 @@ def measure(docs: int, repeat: int, *, hybrid: bool = True, before: str = BEFORE
     import os
     import tempfile
 
-    from opensearchpy import OpenSearch, helpers
-    from osmem_server import OsmemServer
+    from opensearchpy import helpers
 
-    from devkit.faults.proxy import Proxy
-    from devkit.local.knn import ExactKnn, HnswKnn
+    from bench.local import search_engine
     from docindex.access.policy import EVERYONE, group_principal
     from docindex.index.mapping import ensure_index
 
     admins = group_principal("docindex-admins")
     load_before = os.getloadavg()
     with (
-        OsmemServer.start(japanese=True) as server,
+        search_engine(timeout=300, engine="opensearch") as (engine, client),
         tempfile.TemporaryDirectory(prefix="docindex-before-") as scratch,
     ):
-        client = OpenSearch(hosts=[server.url], timeout=300)
         index = "documents"
         ensure_index(client, index)
 
@@ -292,87 +291,53 @@ def measure(docs: int, repeat: int, *, hybrid: bool = True, before: str = BEFORE
         documents = [document(n) for n in range(docs)]
         helpers.bulk(client, documents, chunk_size=1000, request_timeout=300)
         client.indices.refresh(index=index)
+        encoding = engine.vector_encoding or "fp32"
         if hybrid:
-            _with_vectors(client, "documents-vectors", documents)
-        environment = function_environment(server.url, index)
+            _with_vectors(client, "documents-vectors", documents, encoding)
+        environment = function_environment(engine.url, index)
         old = code_at(before, Path(scratch) / "before")
-        with Proxy(server.url, ExactKnn()) as exact, Proxy(server.url, HnswKnn()) as hnsw:
-            vectors = {"OPENSEARCH_INDEX": "documents-vectors", "EMBEDDINGS": "local"}
-            rows: dict[str, tuple[Path, dict[str, str], tuple[str, ...]]] = {
-                "keyword before": (old, environment, ()),
-                "keyword after": (REPO, environment, ()),
-                "keyword after, no permission filter": (REPO, environment, ("--unfiltered",)),
-            }
-            if hybrid:
-                rows.update(
-                    {
-                        "hybrid before, exact stand-in": (
-                            old,
-                            {**environment, **vectors, "OPENSEARCH_ENDPOINT": exact.url},
-                            (),
-                        ),
-                        "hybrid before, HNSW stand-in": (
-                            old,
-                            {**environment, **vectors, "OPENSEARCH_ENDPOINT": hnsw.url},
-                            (),
-                        ),
-                        # the code before with its query vectors not kept too (before issue 35 it kept none)
-                        "hybrid before, every query embedded": (
-                            old,
-                            {**environment, **vectors, "OPENSEARCH_ENDPOINT": hnsw.url},
-                            ("--no-query-cache",),
-                        ),
-                        "hybrid after, HNSW stand-in": (
-                            REPO,
-                            {**environment, **vectors, "OPENSEARCH_ENDPOINT": hnsw.url},
-                            (),
-                        ),
-                        "hybrid after, every query embedded": (
-                            REPO,
-                            {**environment, **vectors, "OPENSEARCH_ENDPOINT": hnsw.url},
-                            ("--no-query-cache",),
-                        ),
-                    }
-                )
-            workers = {name: Worker(root, env, flags=flags) for name, (root, env, flags) in rows.items()}
-            try:
-                results: dict[str, Any] = interleaved({name: (w, {}) for name, w in workers.items()}, repeat)
-            finally:
-                for worker in workers.values():
-                    worker.close()
-            if hybrid:
-                # Answers (GET /answer, ANSWERS=extractive): the same function, retrieval and sentence choice
-                answering = {
-                    # the code at --before answering the same questions (before -> after of the answerer's cost)
-                    "answer (extractive) before, HNSW stand-in": (
-                        Worker(
-                            old,
-                            {**environment, **vectors, "OPENSEARCH_ENDPOINT": hnsw.url, "ANSWER_CACHE_SECONDS": "0"},
-                        ),
-                        {"route": "/answer"},
-                    ),
-                    # answers not kept (ANSWER_CACHE_SECONDS=0): each one retrieved and chosen again
-                    "answer (extractive), HNSW stand-in": (
-                        Worker(
-                            REPO,
-                            {**environment, **vectors, "OPENSEARCH_ENDPOINT": hnsw.url, "ANSWER_CACHE_SECONDS": "0"},
-                        ),
-                        {"route": "/answer"},
-                    ),
-                    "answer (extractive), every question embedded": (
-                        Worker(
-                            REPO,
-                            {**environment, **vectors, "OPENSEARCH_ENDPOINT": hnsw.url, "ANSWER_CACHE_SECONDS": "0"},
-                            flags=("--no-query-cache",),
-                        ),
-                        {"route": "/answer"},
-                    ),
+        vectors = {"OPENSEARCH_INDEX": "documents-vectors", "EMBEDDINGS": "local", "VECTOR_ENCODING": encoding}
+        rows: dict[str, tuple[Path, dict[str, str], tuple[str, ...]]] = {
+            "keyword before": (old, environment, ()),
+            "keyword after": (REPO, environment, ()),
+            "keyword after, no permission filter": (REPO, environment, ("--unfiltered",)),
+        }
+        if hybrid:
+            rows.update(
+                {
+                    "hybrid before": (old, {**environment, **vectors}, ()),
+                    # the code before with its query vectors not kept too (before issue 35 it kept none)
+                    "hybrid before, every query embedded": (old, {**environment, **vectors}, ("--no-query-cache",)),
+                    "hybrid after": (REPO, {**environment, **vectors}, ()),
+                    "hybrid after, every query embedded": (REPO, {**environment, **vectors}, ("--no-query-cache",)),
                 }
-                try:
-                    results.update(interleaved(answering, repeat, queries=dict.fromkeys(answering, QUESTIONS)))
-                finally:
-                    for worker, _ in answering.values():
-                        worker.close()
+            )
+        workers = {name: Worker(root, env, flags=flags) for name, (root, env, flags) in rows.items()}
+        try:
+            results: dict[str, Any] = interleaved({name: (w, {}) for name, w in workers.items()}, repeat)
+        finally:
+            for worker in workers.values():
+                worker.close()
+        if hybrid:
+            # Answers (GET /answer, ANSWERS=extractive): the same function, retrieval and sentence choice;
+            # answers not kept (ANSWER_CACHE_SECONDS=0): each one retrieved and chosen again
+            answering_environment = {**environment, **vectors, "ANSWER_CACHE_SECONDS": "0"}
+            answering = {
+                # the code at --before answering the same questions (before -> after of the answerer's cost)
+                "answer (extractive) before": (Worker(old, answering_environment), {"route": "/answer"}),
+                "answer (extractive)": (Worker(REPO, answering_environment), {"route": "/answer"}),
+                "answer (extractive), every question embedded": (
+                    Worker(REPO, answering_environment, flags=("--no-query-cache",)),
+                    {"route": "/answer"},
+                ),
+            }
+            try:
+                results.update(interleaved(answering, repeat, queries=dict.fromkeys(answering, QUESTIONS)))
+            finally:
+                for worker, _ in answering.values():
+                    worker.close()
+    results["engine"] = engine.name
+    results["vector_encoding"] = encoding
     results["documents"] = docs
     results["queries"] = len(QUERIES) * repeat
     results["before"] = before
@@ -447,7 +412,8 @@ def _grams(text: str) -> set[str]:
 
 
 def postings_estimate(documents: int, frequencies: dict[str, int], grams_per_document: float) -> dict[str, Any]:
-    """What the ``names`` field costs a Lucene index, estimated from its terms (osmem-server keeps no Lucene files).
+    """What the ``names`` field costs a Lucene index, estimated from its terms (for more documents than a node here
+    holds: ``--names-bytes``; ``measure_names`` measures the node's own files beside it).
 
     Postings without frequencies or positions (``index_options: docs``): a document id per (term, document),
     delta-coded in blocks, about log2(N / df) + 1 bits each; the terms dictionary about the term's UTF-8 bytes plus
@@ -497,16 +463,16 @@ def names_bytes(docs: int) -> dict[str, Any]:
 
 def measure_names(docs: int, repeat: int, *, before: str = NAMES_BEFORE_REF) -> dict[str, Any]:
     """Name search against keyword search over the same ``docs`` documents, through the search function, and
-    against the name search at ``before``; the bytes per document the ``names`` field adds (osmem's store on a
-    sample, and a Lucene estimate on all)."""
+    against the name search at ``before``, on a real OpenSearch node; the bytes per document the ``names`` field
+    adds (the node's store on a sample, and a Lucene estimate on all)."""
     import os
     import tempfile
     import time
     from collections import Counter
 
-    from opensearchpy import OpenSearch, helpers
-    from osmem_server import OsmemServer
+    from opensearchpy import helpers
 
+    from bench.local import search_engine
     from docindex.index.mapping import ensure_index
 
     load_before = os.getloadavg()
@@ -523,8 +489,7 @@ def measure_names(docs: int, repeat: int, *, before: str = NAMES_BEFORE_REF) -> 
                 grams += len(found)
             yield {"_index": index, "_id": f"doc-{n}", "_source": source}
 
-    with OsmemServer.start(japanese=True) as server:
-        client = OpenSearch(hosts=[server.url], timeout=600)
+    with search_engine(timeout=600, engine="opensearch") as (engine, client):
         sample = min(docs, BYTES_SAMPLE)
         stored = {label: _stored_bytes(client, label, sample, actions) for label in ("before", "after")}
         index = "documents"
@@ -533,7 +498,7 @@ def measure_names(docs: int, repeat: int, *, before: str = NAMES_BEFORE_REF) -> 
         helpers.bulk(client, actions(index, docs, tally=True), chunk_size=2000, request_timeout=600)
         client.indices.refresh(index=index)
         load_seconds = time.monotonic() - started
-        environment = function_environment(server.url, index)
+        environment = function_environment(engine.url, index)
         rows = {**NAME_ROWS, NAME_BEFORE_ROW: NAME_ROWS["name search"]}
         with tempfile.TemporaryDirectory(prefix="docindex-names-before-") as scratch:
             old = code_at(before, Path(scratch) / "before")
@@ -548,16 +513,17 @@ def measure_names(docs: int, repeat: int, *, before: str = NAMES_BEFORE_REF) -> 
             finally:
                 for worker in workers.values():
                     worker.close()
-        server_rss = _rss_mib(server.pid)
+        engine_rss = _rss_mib(engine.pid) if engine.pid else None
     results["documents"] = docs
     results["load_seconds"] = round(load_seconds, 1)
-    results["osmem_rss_mib"] = server_rss
+    results["engine"] = engine.name
+    results["engine_rss_mib"] = engine_rss
     results["queries_per_row"] = {name: len(queries) * repeat for name, (_, queries) in NAME_ROWS.items()}
     results["names_before"] = before
     results["index_bytes_per_document"] = {
         "sample": sample,
-        "osmem_store_before": round(stored["before"] / sample),
-        "osmem_store_after": round(stored["after"] / sample),
+        "store_before": round(stored["before"] / sample),
+        "store_after": round(stored["after"] / sample),
         "names_field_lucene_estimate": postings_estimate(docs, frequencies, grams / max(1, docs)),
     }
     results["load_average"] = {
@@ -569,8 +535,8 @@ def measure_names(docs: int, repeat: int, *, before: str = NAMES_BEFORE_REF) -> 
 
 
 def _stored_bytes(client: Any, label: str, sample: int, actions: Any) -> int:
-    """osmem's store for ``sample`` documents with the ``names`` field (``after``) or without it and its
-    mapping (``before``, the mapping before issue 43)."""
+    """The node's store (Lucene's files, merged to one segment) for ``sample`` documents with the ``names`` field
+    (``after``) or without it and its mapping (``before``, the mapping before issue 43)."""
     from opensearchpy import helpers
 
     from docindex.index.mapping import index_body
@@ -584,7 +550,9 @@ def _stored_bytes(client: Any, label: str, sample: int, actions: Any) -> int:
     client.indices.create(index=index, body=body)
     helpers.bulk(client, actions(index, sample, names=names), chunk_size=2000, request_timeout=600)
     client.indices.refresh(index=index)
-    size = int(client.indices.stats(index=index)["_all"]["primaries"]["store"]["size_in_bytes"])
+    # one segment each: the two sizes differ by the field, not by where the merges happened to stop
+    client.indices.forcemerge(index=index, max_num_segments=1, request_timeout=600)
+    size = int(client.indices.stats(index=index, metric="store")["_all"]["primaries"]["store"]["size_in_bytes"])
     client.indices.delete(index=index)
     return size
 
@@ -602,7 +570,7 @@ def _rss_mib(pid: int) -> int | None:
 def print_names(figures: dict[str, Any]) -> None:
     print(
         f"name search through the function on {figures['documents']:,} generated file server paths "
-        f"(loaded in {figures['load_seconds']} s, osmem peak RSS {figures['osmem_rss_mib']} MiB); "
+        f"(loaded in {figures['load_seconds']} s, the node's peak RSS {figures['engine_rss_mib']} MiB); "
         f"load average {figures['load_average']}"
     )
     print(f"  {'':<42} {'p50':>7} {'p95':>7} {'fn CPU p50/p95':>15} {'engine p50/p95':>15} {'hits':>9} {'n':>4}")
@@ -618,8 +586,8 @@ def print_names(figures: dict[str, Any]) -> None:
     size = figures["index_bytes_per_document"]
     estimate = size["names_field_lucene_estimate"]
     print(
-        f"  bytes per document, osmem's store on {size['sample']:,}: {size['osmem_store_before']} -> "
-        f"{size['osmem_store_after']}; the names field on a Lucene cluster (estimate on all {figures['documents']:,}): "
+        f"  bytes per document, the node's store on {size['sample']:,}: {size['store_before']} -> "
+        f"{size['store_after']}; the names field on a Lucene cluster (estimate on all {figures['documents']:,}): "
         f"{estimate['bytes_per_document']} ({estimate['grams_per_document']} grams, {estimate['terms']:,} terms)"
     )
 
@@ -628,13 +596,12 @@ ROWS_PRINTED = (
     "keyword before",
     "keyword after",
     "keyword after, no permission filter",
-    "hybrid before, exact stand-in",
-    "hybrid before, HNSW stand-in",
-    "hybrid after, HNSW stand-in",
+    "hybrid before",
+    "hybrid after",
     "hybrid before, every query embedded",
     "hybrid after, every query embedded",
-    "answer (extractive) before, HNSW stand-in",
-    "answer (extractive), HNSW stand-in",
+    "answer (extractive) before",
+    "answer (extractive)",
     "answer (extractive), every question embedded",
 )
 

@@ -8,8 +8,8 @@ of standard input (an HTTP API ``GET /search`` event as JSON) with one line of f
 
 - ``wall_ms``: the handler's time, request to response;
 - ``cpu_ms``: the CPU this process spent on it — the function's own work (the request model,
-  building the query, embedding it, reading the answer, the JSON response), since the engine and
-  the k-NN stand-in run in other processes;
+  building the query, embedding it, reading the answer, the JSON response), since the engine runs
+  in another process;
 - ``model_cpu_ms``: the part of it spent embedding the query (the model);
 - ``engine_ms``: the time spent waiting on OpenSearch (opensearch-py's ``Transport.perform_request``),
   and ``round_trips``: how many requests went to it;

@@ -20,8 +20,8 @@ is Lucene's scalar quantizer (7 bits between the quantiles of the confidence int
 codes of ``mode: on_disk`` (per-dimension thresholds at the mean, or at quantiles for 2 and 4 bits;
 the query encoded alike, Hamming distance), then the best ``max(100, oversample x k)`` passages
 rescored with the full-precision vectors (oversample 3, 2, 2 for 32x, 16x, 8x: the defaults), k the
-leg's window (100). HNSW's own approximation is not in these figures (the local stand-in searches
-exactly): they isolate what the encoding loses.
+leg's window (100). HNSW's own approximation is not in these figures (the leg here searches exactly):
+they isolate what the encoding loses.
 
 The default encoding (``docindex.index.encodings.DEFAULT_ENCODING``) is the cheapest in memory whose
 recall@10 stays at or above ``1 - NOISE`` and whose R@3 and MRR stay within ``NOISE`` of float32:

@@ -1,8 +1,8 @@
-"""Shared fixtures: moto in server mode and a real OpenSearch node (or osmem-server), real clients over HTTP.
+"""Shared fixtures: moto in server mode and a real OpenSearch node, real clients over HTTP.
 
-The search engine of a test is a real OpenSearch node (devkit.opensearch: one per test process, each
-test in a space of its own that is emptied after it). osmem-server (``osmem_engine``) serves only where
-a test asks for it by name: the differential test that lists where it agrees with the real node.
+The search engine of every test is a real OpenSearch node (devkit.opensearch: one per test process, each
+test in a space of its own that is emptied after it). No test runs on the osmem-server emulator: what
+judges relevance, scores or meaning search is judged on the real node alone.
 """
 
 from __future__ import annotations
@@ -37,10 +37,10 @@ def _isolated_environment() -> Iterator[None]:
     """Each test gets the process environment back as it found it.
 
     The CLI, run in-process by many tests (``main([...])``), fills ``os.environ`` from an env
-    file, as a CLI process should. Without this, one test's ``OPENSEARCH_ENDPOINT`` (a per-test
-    osmem clone, closed when that test ends) outlives it: a later ``docindex local run`` started
-    as a subprocess inherits it, keeps it over its own env file (an exported variable wins) and
-    gets "connection refused".
+    file, as a CLI process should. Without this, one test's ``OPENSEARCH_ENDPOINT`` and
+    ``OPENSEARCH_INDEX`` (its own, gone when that test ends) outlive it: a later ``docindex local run``
+    started as a subprocess inherits them and keeps them over its own env file (an exported variable
+    wins), talking to a server or an index that is not its own.
     """
     saved = dict(os.environ)
     yield
@@ -99,14 +99,6 @@ def opensearch_engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]
     engine = NodeEngine.start(tmp_path_factory.mktemp("opensearch"))
     yield engine
     engine.close()
-
-
-@pytest.fixture(scope="session")
-def osmem_engine(osmem_server: Any) -> Any:
-    """osmem-server shaped as an engine (devkit.local.emulator): each space a clone behind the k-NN stand-in."""
-    from devkit.local.emulator import EmulatorEngine
-
-    return EmulatorEngine(osmem_server)
 
 
 @pytest.fixture(scope="session")

@@ -3,7 +3,7 @@
 One small forwarding server (``Proxy``, keep-alive on both sides) with a
 pluggable ``Behaviour``; the tests, the soak and the bench share it:
 
-- ``OpenSearchFaults`` in front of osmem-server. Scripted faults, for tests:
+- ``OpenSearchFaults`` in front of OpenSearch (the local node). Scripted faults, for tests:
   answer the next ``_bulk`` requests with chosen statuses
   (``bulk_statuses``), or fail chosen documents inside an otherwise
   successful ``_bulk`` response (``item_errors``: those items are not
@@ -25,7 +25,7 @@ before its redrive run) and are drawn from seeded generators, so a failing run
 can be replayed; scripted faults always apply.
 
     faults = OpenSearchFaults()
-    with Proxy(osmem_url, faults) as proxy:
+    with Proxy(opensearch_url, faults) as proxy:
         faults.bulk_statuses = [429, 503]
         ...  # a client on proxy.url
 """

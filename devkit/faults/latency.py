@@ -1,13 +1,13 @@
-"""Service latencies for the local emulators: what a round trip costs in an AWS region.
+"""Service latencies for the local servers: what a round trip costs in an AWS region.
 
-moto and osmem-server answer in a few milliseconds on localhost, so a local
-run hides what separates a pipeline that overlaps its waits from one that
-does not. ``ServiceLatency`` sits in front of either emulator (``Proxy``) and
+moto and the local OpenSearch node answer in a few milliseconds on localhost, so a
+local run hides what separates a pipeline that overlaps its waits from one that
+does not. ``ServiceLatency`` sits in front of either server (``Proxy``) and
 holds each answer back until a latency drawn for that call has passed: a
 log-normal draw (median, 99th percentile) per service, plus the transfer
 time of the body for S3 and a base plus a per-document cost for OpenSearch
-``_bulk``. The time the emulator itself took counts towards the draw, so the
-emulator's own speed does not add to the modelled one (unless it is slower).
+``_bulk``. The time the server itself took counts towards the draw, so the
+server's own speed does not add to the modelled one (unless it is slower).
 
 The figures (``AWS_REGION_LATENCY``) and where they come from are in
 docs/performance.md ("Latency-faithful mode"). Draws come from a seeded
@@ -66,7 +66,7 @@ AWS_REGION_LATENCY = LatencyModel(
 
 
 def classify(request: Request) -> str:
-    """Which service a request to moto or osmem is (by its protocol headers and path)."""
+    """Which service a request to moto or OpenSearch is (by its protocol headers and path)."""
     target = request.headers.get("x-amz-target", "")
     if target.startswith("DynamoDB"):
         return "dynamodb"

@@ -1,4 +1,4 @@
-"""Faults in front of OpenSearch (osmem-server), and the log of every write it accepted."""
+"""Faults in front of OpenSearch (the local node), and the log of every write it accepted."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Start, find and stop the embedded local servers (moto server, osmem-server).
+"""Start, find and stop the embedded local servers (moto server, the Converse and gateway stand-ins; osmem-server
+for the benches that compare with it; the OpenSearch node itself is devkit.opensearch's).
 
 They run as background processes that outlive the ``docindex local up``
 command; their addresses and pids are kept in ``<state dir>/servers.json`` so
@@ -148,18 +149,12 @@ def start_moto(state_dir: Path, port: int | None = None, *, exit_with_parent: bo
 
 
 def start_osmem(state_dir: Path, port: int | None = None) -> ServerInfo:
-    """osmem-server: in-memory OpenSearch with kuromoji, bulk and external versioning."""
+    """osmem-server: in-memory OpenSearch with kuromoji, bulk and external versioning, no k-NN (the benches'
+    keyword-only comparison engine: bench.local.servers_running)."""
     from osmem_server import resolve_binary
 
     port = port or free_port()
     return _launch("osmem", [resolve_binary(), "--addr", f"127.0.0.1:{port}", "--no-stdin-watch"], state_dir, port)
-
-
-def start_knn(state_dir: Path, upstream: str, port: int | None = None) -> ServerInfo:
-    """The k-NN stand-in in front of osmem-server (devkit.local.knn): approximate (HNSW) vector search."""
-    port = port or free_port()
-    argv = [sys.executable, "-m", "devkit.local.knn", "--upstream", upstream, "--port", str(port)]
-    return _launch("knn", argv, state_dir, port)
 
 
 def start_converse(state_dir: Path, port: int | None = None) -> ServerInfo:

@@ -11,9 +11,6 @@ from pathlib import Path
 from typing import Any
 
 DEFAULT_STATE_DIR = Path(".docindex")
-# What serves as OpenSearch locally: a real node (devkit.opensearch) or the emulator (osmem-server).
-ENGINES = ("opensearch", "osmem")
-DEFAULT_ENGINE = "opensearch"
 # The local node's k-NN plugin comes without Faiss's native library (Maven Central's zip): its vectors are
 # Lucene's float32. The default bq4 returns each hit's exact cosine (its binary codes only pick the candidates,
 # the full vectors rescore them), and so does fp32, where int7 would score with its 7-bit codes: the scores
@@ -44,7 +41,6 @@ def local_up(
     serve_api: bool = False,
     embeddings: str = "local",
     file_server_shares: str | None = None,
-    engine: str | None = None,
     vector_encoding: str | None = None,
 ) -> dict[str, str]:
     """Start or reuse the servers, provision the stack, write the env file; return the env.
@@ -52,14 +48,13 @@ def local_up(
     With ``serve_api`` it also serves the search API and page (the local gateway) and returns
     their address as ``SEARCH_PAGE_URL``. ``file_server_shares`` (else an exported
     ``FILE_SERVER_SHARES``): which key prefix is which file server share, for the hits' paths.
-    A server recorded in ``servers.json`` that no longer
-    answers is started afresh (empty: both keep their state in memory); ``notes`` then gets a
-    sentence when the other one still holds data, since the index and the emulated bucket no
-    longer agree. ``engine`` (else ``DOCINDEX_LOCAL_ENGINE``, else ``opensearch``): what serves as
-    OpenSearch when no endpoint is given — ``opensearch``, a real OpenSearch node
-    (devkit.opensearch: its data kept under the state directory), or ``osmem``, the emulator with
-    the k-NN stand-in in front of it. ``vector_encoding``: the index's VECTOR_ENCODING (default: what the
-    engine started here serves, else the product's default).
+    What serves as OpenSearch when no endpoint is given is a real OpenSearch node (devkit.opensearch:
+    2.19.1 with k-NN, its data kept under the state directory). A server recorded in ``servers.json``
+    that no longer answers is started afresh: moto comes back empty (it keeps its state in memory), and
+    ``notes`` then gets a sentence when the index still holds documents, since the index and the
+    emulated bucket no longer agree; the node comes back with the index it kept on disk.
+    ``vector_encoding``: the index's VECTOR_ENCODING (default: what the node started here serves, else
+    the product's default).
     """
     import boto3
 
@@ -71,11 +66,8 @@ def local_up(
     servers = load_servers(state_dir)
     env: dict[str, str] = {}
     restarted: list[str] = []
-    engine = engine or os.environ.get("DOCINDEX_LOCAL_ENGINE") or DEFAULT_ENGINE
-    if engine not in ENGINES:
-        raise ValueError(f"engine must be one of {', '.join(ENGINES)}, not {engine!r}")
     aws_endpoint, opensearch_endpoint = _embedded_servers(
-        state_dir, servers, aws_endpoint, opensearch_endpoint, env=env, restarted=restarted, engine=engine
+        state_dir, servers, aws_endpoint, opensearch_endpoint, env=env, restarted=restarted
     )
     save_servers(state_dir, servers)
 
@@ -109,11 +101,7 @@ def local_up(
     )
     env.update(provisioned)
     if restarted and notes is not None:
-        notes.extend(
-            _disagreement(
-                restarted, client("s3"), provisioned["DOCINDEX_BUCKET"], opensearch, provisioned["OPENSEARCH_INDEX"]
-            )
-        )
+        notes.extend(_disagreement(restarted, opensearch, provisioned["OPENSEARCH_INDEX"]))
     env.update(
         {
             "AWS_ENDPOINT_URL": aws_endpoint,
@@ -166,10 +154,8 @@ def _embedded_servers(
     *,
     env: dict[str, str],
     restarted: list[str],
-    engine: str = "osmem",
 ) -> tuple[str, str]:
-    """Start (or reuse) moto and the engine (a real OpenSearch node, or osmem and the k-NN stand-in) for the
-    endpoints not given; their URLs."""
+    """Start (or reuse) moto and a real OpenSearch node for the endpoints not given; their URLs."""
     from devkit.local.servers import responds, start_converse, start_moto
 
     if aws_endpoint is None:
@@ -185,42 +171,19 @@ def _embedded_servers(
         if not (converse and responds(converse.url)):
             servers["converse"] = start_converse(state_dir)
         env["AWS_ENDPOINT_URL_BEDROCK_RUNTIME"] = servers["converse"].url
-    if opensearch_endpoint is None and engine == "opensearch":
+    if opensearch_endpoint is None:
         opensearch_endpoint = _local_node(state_dir, servers, env)
-    elif opensearch_endpoint is None:
-        opensearch_endpoint = _emulator(state_dir, servers, restarted)
     return aws_endpoint, opensearch_endpoint
 
 
-def _emulator(state_dir: Path, servers: dict[str, Any], restarted: list[str]) -> str:
-    """Start (or reuse) osmem and the k-NN stand-in in front of it, stopping a real node a previous ``up``
-    started; the stand-in's URL."""
-    from devkit.local.servers import responds, start_knn, start_osmem, stop
-    from devkit.opensearch.node import stop as stop_node
-
-    if "opensearch" in servers:
-        stop_node(servers.pop("opensearch"))
-    known = servers.get("osmem")
-    if not (known and responds(known.url)):
-        if known:
-            restarted.append("osmem")
-        servers["osmem"] = start_osmem(state_dir)
-    # osmem answers no k-NN query: the stand-in in front of it does (meaning search, devkit/local/knn.py).
-    knn = servers.get("knn")
-    if not (knn and responds(knn.url)) or "osmem" in restarted:
-        if knn:
-            stop(knn)
-        servers["knn"] = start_knn(state_dir, servers["osmem"].url)
-    return str(servers["knn"].url)
-
-
 def _local_node(state_dir: Path, servers: dict[str, Any], env: dict[str, str]) -> str:
-    """Start (or reuse) the real OpenSearch node, stopping the emulator a previous ``up`` started; its URL."""
+    """Start (or reuse) the real OpenSearch node, stopping the emulator an older release's ``up`` left; its URL."""
     from devkit.local.servers import responds, stop
     from devkit.opensearch.node import start_node
     from devkit.opensearch.node import stop as stop_node
 
-    for emulator in ("knn", "osmem"):  # the state directory's previous engine
+    # a state directory an older release's `up` filled: osmem-server and the k-NN stand-in in front of it
+    for emulator in ("knn", "osmem"):
         if emulator in servers:
             stop(servers.pop(emulator))
     known = servers.get("opensearch")
@@ -237,24 +200,16 @@ def _local_node(state_dir: Path, servers: dict[str, Any], env: dict[str, str]) -
 RESET_BOTH = "docindex local down && rm -rf .docindex && docindex local up"
 
 
-def _disagreement(restarted: list[str], s3: Any, bucket: str, opensearch: Any, index: str) -> list[str]:
-    """What the user must know when one local server came back empty and the other kept its data."""
+def _disagreement(restarted: list[str], opensearch: Any, index: str) -> list[str]:
+    """What the user must know when moto came back empty and the index (kept on the node's disk) did not."""
     notes = []
-    if "moto" in restarted and "osmem" not in restarted:
+    if "moto" in restarted:
         documents = int(opensearch.count(index=index).get("count", 0))
         if documents:
             notes.append(
                 f"the local AWS emulator (moto) had stopped: a new, empty one was started, but index {index} still "
                 f"holds {documents:,} documents: the index and the emulators disagree. Reset both: {RESET_BOTH} "
                 "(or upload the documents again and run `docindex reconcile --fix`)"
-            )
-    if "osmem" in restarted and "moto" not in restarted:
-        objects = int(s3.list_objects_v2(Bucket=bucket, MaxKeys=1).get("KeyCount", 0))
-        if objects:
-            notes.append(
-                f"the local OpenSearch (osmem) had stopped: a new, empty index was created, but s3://{bucket} still "
-                f"holds objects: the index and the emulators disagree. Re-index with `docindex backfill --restart` "
-                f"and `docindex local run --once`, or reset both: {RESET_BOTH}"
             )
     return notes
 

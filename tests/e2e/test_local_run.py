@@ -77,7 +77,7 @@ def test_up_on_a_real_opensearch_node_keeps_its_index_across_down_and_up(workdir
             return json.loads(response.read())
 
     # Given a local stack with a real OpenSearch node as its engine
-    env = json.loads(cli("local", "up", "--engine", "opensearch", "--json", cwd=workdir).stdout)
+    env = json.loads(cli("local", "up", "--json", cwd=workdir).stdout)
     endpoint = env["OPENSEARCH_ENDPOINT"]
     assert get(endpoint)["version"]["number"] == "2.19.1"
     assert read_env_file(workdir / ".docindex" / "local.env")["VECTOR_ENCODING"] == "fp32"
@@ -86,7 +86,7 @@ def test_up_on_a_real_opensearch_node_keeps_its_index_across_down_and_up(workdir
     servers = json.loads((workdir / ".docindex" / "servers.json").read_text())
     node_pid = servers["opensearch"]["pid"]
     # Run twice, it reuses the node
-    again = json.loads(cli("local", "up", "--engine", "opensearch", "--json", cwd=workdir).stdout)
+    again = json.loads(cli("local", "up", "--json", cwd=workdir).stdout)
     assert again["OPENSEARCH_ENDPOINT"] == endpoint
     put = urllib.request.Request(
         f"{endpoint}/{env['OPENSEARCH_INDEX']}/_doc/kept?refresh=true",
@@ -99,7 +99,7 @@ def test_up_on_a_real_opensearch_node_keeps_its_index_across_down_and_up(workdir
     cli("local", "down", cwd=workdir)
     assert not pid_alive(node_pid)
     # and a new `up` finds the index it kept on disk (its documents with it)
-    third = json.loads(cli("local", "up", "--engine", "opensearch", "--json", cwd=workdir).stdout)
+    third = json.loads(cli("local", "up", "--json", cwd=workdir).stdout)
     concrete = get(f"{third['OPENSEARCH_ENDPOINT']}/_alias/{env['OPENSEARCH_INDEX']}")
     assert list(concrete) == [f"{env['OPENSEARCH_INDEX']}-v1"]
     assert get(f"{third['OPENSEARCH_ENDPOINT']}/{env['OPENSEARCH_INDEX']}/_doc/kept")["_source"]["key"] == "kept.txt"

@@ -1,7 +1,7 @@
 """A message from a newer release is left to a newer consumer, without spending its receives (issue 29).
 
 Real indexer and OCR worker on moto server (SQS with its delays, attributes and receive counts)
-and osmem-server. A "newer release" is played by a message carrying a schema this release does
+and a real OpenSearch node. A "newer release" is played by a message carrying a schema this release does
 not know: what a rolling deployment puts in front of the consumers still on the old code.
 """
 

@@ -228,7 +228,7 @@ def closed_port() -> int:
 
 @pytest.fixture
 def red_cluster() -> Iterator[str]:
-    """An explicit stub of OpenSearch's health endpoint answering "red" (osmem is never red).
+    """An explicit stub of OpenSearch's health endpoint answering "red" (the local node is not red on demand).
 
     Real HTTP on loopback, so opensearch-py's client code runs unchanged.
     """

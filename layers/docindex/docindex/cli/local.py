@@ -43,7 +43,6 @@ def _up(args: argparse.Namespace) -> int:
         visibility_timeout=args.visibility_timeout,
         serve_api=True,
         file_server_shares=args.file_server_shares,
-        engine=args.engine,
     )
     env_file = args.env_file or session.default_env_file(args.state_dir)
     for note in notes:
@@ -161,13 +160,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     up = sub.add_parser("up", help="start/reuse the local servers and provision the stack")
     common(up)
     up.add_argument("--aws-endpoint", help="use this AWS endpoint instead of starting moto server")
-    up.add_argument("--opensearch-endpoint", help="use this OpenSearch instead of starting one")
     up.add_argument(
-        "--engine",
-        choices=("opensearch", "osmem"),
-        default=None,
-        help="what to start as OpenSearch: a real OpenSearch node (2.19, k-NN, kuromoji, ICU; `make opensearch` "
-        "builds it) or the osmem-server emulator (default: DOCINDEX_LOCAL_ENGINE, else opensearch)",
+        "--opensearch-endpoint",
+        help="use this OpenSearch instead of starting the local node (2.19.1 with k-NN, kuromoji and ICU; "
+        "`make opensearch` builds it)",
     )
     up.add_argument("--prefix", default="docindex", help="resource name prefix (default docindex)")
     up.add_argument("--region", default="us-east-1")
