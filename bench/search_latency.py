@@ -14,7 +14,7 @@ request model, the OpenSearch query with highlight, page hits and facets, the JS
 an employee of one department.
 
 Each search function runs in a process of its own (``bench/search_latency_worker.py``): this
-checkout's, and the code at ``--before`` (default: main before issue 35, read from git) — the
+checkout's, and the code at ``--before`` (default: main before issue 48, read from git) — the
 same queries, interleaved round by round, against the same engine. Each request reports its wall
 time, the CPU the function itself spent (its process's CPU: the engine runs elsewhere), the time spent
 waiting on OpenSearch and how many requests went there. Rows: keyword search (before, after, and after
@@ -78,7 +78,9 @@ def search_event(query: str, groups: list[str], **params: str) -> dict[str, Any]
     return http_api_event("GET", route, urlencode({"q": query, **params}), {}, claims)
 
 
-BEFORE_REF = "59f731c"  # main before issue 35: three requests per hybrid search, page hits
+# main before issue 48 (586de69: the first code with GET /answer on the real node); issue 35's figures
+# were measured against 59f731c (three requests per hybrid search, page hits), which has no /answer
+BEFORE_REF = "586de69"
 WORKER = Path(__file__).resolve().parent / "search_latency_worker.py"
 
 
