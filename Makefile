@@ -64,12 +64,12 @@ system-deps: ## Install Tesseract (jpn, jpn_vert, osd) and a Japanese font if mi
 # compiled once before it starts.
 # loadgroup: tests in one xdist_group run in one process, after one shared run (the demo, a soak);
 # every other test is its own unit, handed to whichever process is free (tests/support/scheduling.py).
-# Four test processes for two CPUs (TEST_PROCESSES: 2 per CPU): a process spends a good part of
+# Three test processes for two CPUs (TEST_PROCESSES: 3/2 per CPU; four not yet proven steady): a process spends a good part of
 # its time with nothing to run (servers starting, the OpenSearch node answering, a job's lease running
 # out, a CLI process starting, a long poll), when one process per CPU leaves that CPU idle (a run used
 # ~45 % of the two CPUs with three).
 PY_SOURCES := layers/docindex/docindex devkit functions worker soak bench tests
-TEST_PROCESSES ?= $(shell n=$$(nproc 2>/dev/null || echo 2); echo $$(( n * 2 )))
+TEST_PROCESSES ?= $(shell n=$$(nproc 2>/dev/null || echo 2); echo $$(( n * 3 / 2 > 1 ? n * 3 / 2 : 1 )))
 .PHONY: test
 test: $(STAMP) system-deps opensearch ## Run unit, integration and end-to-end tests
 	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m compileall -q -j 0 $(PY_SOURCES) >/dev/null

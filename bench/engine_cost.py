@@ -20,7 +20,8 @@ Lucene HNSW) of its own, heap ``--heap-mb``, on this machine. Its CPU is the JVM
    (``functions/search/app.py`` in a process of its own, ``bench.search_latency.Worker``), as an employee of
    one department: p50/p95 wall, the function's CPU, the engine's share; the node's bytes per document.
 
-The figures re-base ``docindex plan`` (``cluster_cpu_seconds_per_doc``, ``index_bytes_per_sent_byte``:
+The figures re-base ``docindex plan`` (``cluster_cpu_seconds_per_sent_mb``, ``cluster_cpu_seconds_per_passage``,
+``index_bytes_per_sent_byte``:
 docs/performance.md).
 """
 

@@ -32,10 +32,14 @@ from docindex.ops.plan.sample import SampleRun
 
 GIB = 1024**3
 HOURS_PER_MONTH = 730
-# What a real OpenSearch node spends on make bench's corpus (python -m bench.engine_cost: 2.19.1, the
-# icu+kuromoji tier, docs/performance.md#the-real-engine): CPU per document and Lucene's bytes per JSON byte.
-CLUSTER_CPU_SECONDS_PER_DOC = 0.074
-INDEX_BYTES_PER_SENT_BYTE = 1.1
+# What a real OpenSearch node spends on make bench's corpus (python -m bench.engine_cost, 2026-12-02: 2.19.1,
+# the icu+kuromoji tier, docs/performance.md#the-real-engine): the node's CPU per MB of document JSON for
+# _bulk and refresh (126 ms per 198 KB document) plus the merges (27 ms), per passage's vector (Lucene's
+# HNSW on Java 17, without SIMD: 2,000 office texts with and without one vector each, 5.2 ms), and Lucene's
+# bytes per JSON byte after a flush (0.98; 1.28 on short office texts, whose fixed fields weigh more).
+CLUSTER_CPU_SECONDS_PER_SENT_MB = 0.77
+CLUSTER_CPU_SECONDS_PER_PASSAGE = 0.0052
+INDEX_BYTES_PER_SENT_BYTE = 1.0
 
 
 @dataclass
@@ -60,10 +64,15 @@ def default_assumptions() -> dict[str, Assumption]:
         # PP-OCR (the default engine): 1.74 x Tesseract's 1.14 s on a dense upright A4 page
         "ocr_seconds_per_page": Assumption(1.98, "s of one vCPU per scanned page", f"{perf}: OCR engines, PP-OCR"),
         "embed_seconds_per_passage": Assumption(0.090, "s of one vCPU per passage", "docs/meaning-search.md"),
-        "cluster_cpu_seconds_per_doc": Assumption(
-            CLUSTER_CPU_SECONDS_PER_DOC,
-            "s of a data-node vCPU per document",
-            f"{engine}: the node's CPU for _bulk, refreshes and merges",
+        "cluster_cpu_seconds_per_sent_mb": Assumption(
+            CLUSTER_CPU_SECONDS_PER_SENT_MB,
+            "s of a data-node vCPU per MB of document JSON",
+            f"{engine}: the node's CPU for _bulk, refreshes and merges (osmem: 1.31 in the same run)",
+        ),
+        "cluster_cpu_seconds_per_passage": Assumption(
+            CLUSTER_CPU_SECONDS_PER_PASSAGE,
+            "s of a data-node vCPU per vector",
+            f"{engine}: Lucene HNSW on Java 17 (no SIMD; AOS's faiss is faster)",
         ),
         "cluster_cpu_share": Assumption(0.5, "of data-node vCPUs for indexing", "headroom for searches and merges"),
         "scan_chars_per_page": Assumption(770, "characters OCR reads per scanned A4 page", "docs/performance.md"),
@@ -80,7 +89,7 @@ def default_assumptions() -> dict[str, Assumption]:
         "replicas": Assumption(1, "replica per primary", "AWS: at least one"),
         "shard_gib": Assumption(30, "GiB per primary shard", "AWS: 10-30 GiB for search workloads"),
         "index_bytes_per_sent_byte": Assumption(
-            INDEX_BYTES_PER_SENT_BYTE, "bytes on disk per byte of document JSON sent", f"{engine}: merged segments"
+            INDEX_BYTES_PER_SENT_BYTE, "bytes on disk per byte of document JSON sent", f"{engine}: after a flush"
         ),
         "storage_factor": Assumption(1 / 0.95 / 0.8, "x source data per copy", "AWS sizing: / 0.95 / 0.8"),
         "vector_dimension": Assumption(384, "dimensions", "multilingual-e5-small (Bedrock: 1024)"),
@@ -312,7 +321,11 @@ def make_plan(kinds: dict[str, KindFigures], assumptions: dict[str, Assumption])
         "availability_zones": 3,
     }
     # -- the fleets and hours
-    cluster_docs_per_second = count * vcpu * a["cluster_cpu_share"] / a["cluster_cpu_seconds_per_doc"]
+    # The node's CPU per file: its JSON (analysis grows with the text) and its vectors' graph insertions.
+    cpu_per_file = (
+        sent / 1e6 * a["cluster_cpu_seconds_per_sent_mb"] + passages * a["cluster_cpu_seconds_per_passage"]
+    ) / max(files, 1)
+    cluster_docs_per_second = count * vcpu * a["cluster_cpu_share"] / cpu_per_file if cpu_per_file else 0.0
     concurrency = int(
         min(a["lambda_max_concurrency"], max(2, math.ceil(cluster_docs_per_second / a["indexer_docs_per_second"])))
     )
