@@ -122,6 +122,9 @@ def indexing_cost(
     cpu1 = node_cpu_seconds(pid)
     client.indices.forcemerge(index=index, max_num_segments=1, request_timeout=1800)
     merge_cpu = node_cpu_seconds(pid) - cpu1
+    # the segments the merge replaced stay on disk until a refresh lets go of the readers that hold them
+    client.indices.refresh(index=index)
+    client.indices.flush(index=index)
     merged = _store_bytes(client, index)
     n = len(documents)
     return {
