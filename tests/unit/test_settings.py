@@ -83,3 +83,49 @@ def test_the_indexer_accepts_a_queue_url() -> None:
     url = "https://sqs.eu-west-1.amazonaws.com/123456789012/docindex-ocr"
     settings = Settings.from_env({**REQUIRED, "OCR_QUEUE_URL": url})
     assert settings.for_indexer() is settings
+
+
+def _settings_defaults() -> dict[str, set[float]]:
+    """Every numeric default of every settings model, by its variable's name."""
+    import importlib
+    import pkgutil
+
+    import docindex
+    from docindex.core.settings import EnvSettings
+
+    for module in pkgutil.walk_packages(docindex.__path__, "docindex."):
+        if module.name.endswith(".settings"):
+            importlib.import_module(module.name)
+    models: list[type[EnvSettings]] = []
+    pending = [EnvSettings]
+    while pending:
+        for sub in pending.pop().__subclasses__():
+            models.append(sub)
+            pending.append(sub)
+    defaults: dict[str, set[float]] = {}
+    for model in models:
+        for field in model.model_fields.values():
+            value = field.default
+            if field.alias and isinstance(value, int | float) and not isinstance(value, bool):
+                defaults.setdefault(field.alias, set()).add(float(value))
+    return defaults
+
+
+def test_the_documented_numeric_defaults_are_the_codes() -> None:
+    """docs/configuration.md's default column says what a variable left unset gives (a re-fit that
+    changed the code but not the manual printed MEANING_MIN_LEAD 0.04 for 0.045)."""
+    import re
+    from pathlib import Path
+
+    manual = Path(__file__).resolve().parents[2] / "docs" / "configuration.md"
+    defaults = _settings_defaults()
+    compared, wrong = 0, []
+    for line in manual.read_text(encoding="utf-8").splitlines():
+        row = re.match(r"\| `([A-Z0-9_]+)` \|.*?\| `(-?[0-9.]+)` \|[^|]*\|$", line)
+        if row is None or row[1] not in defaults:
+            continue
+        compared += 1
+        if float(row[2]) not in defaults[row[1]]:
+            wrong.append(f"{row[1]}: documented {row[2]}, code {sorted(defaults[row[1]])}")
+    assert wrong == []
+    assert compared >= 40  # the table is read at all
