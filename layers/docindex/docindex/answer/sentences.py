@@ -420,6 +420,31 @@ KIND_WORDS = frozenset(
         "最後",
         "誕生日",
         "生年月日",
+        "生誕地",
+        "出生地",
+        "出身地",
+        "出身",
+        "死因",
+        "別名",
+        "別称",
+        "通称",
+        "愛称",
+        "異名",
+        "本名",
+        "フルネーム",
+        "言葉",
+        "用語",
+        "呼び名",
+        "記号",
+        "存在",
+        "公用語",
+        "部位",
+        "政治家",
+        "医師",
+        "業種",
+        "職種",
+        "分野",
+        "ジャンル",
     }
 )
 
@@ -479,6 +504,15 @@ def holds_place(text: str) -> bool:
 
 def holds_person(text: str) -> bool:
     return _PERSON.search(text) is not None
+
+
+_DATE = re.compile(rf"{_N}\s*(?:月\s*{_N}\s*日|日|時|:[0-9])|午[前後]|正午|[上中下]旬|曜")
+
+
+def holds_date(text: str) -> bool:
+    """Whether ``text`` names a day or a time by its date (10月15日, 十一月二十日, 9:00, 午前, 上旬) - not by a word
+    that only sounds like one (今日のエクソンモービル, 前日)."""
+    return _DATE.search(text) is not None
 
 
 def holds_day(text: str) -> bool:
