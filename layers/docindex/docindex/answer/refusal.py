@@ -46,7 +46,7 @@ class AnswerRule:
     min_coverage_alone: float = 0.0
     # ... or its file leads by meaning: offered, and standing out this much more than the next nearest file
     # (a file that stands out alone: its best sentence answers even when few words are shared).
-    min_lead_gap: float = 0.02
+    min_lead_gap: float = 0.025
     # ... and, whichever of those holds it up, its file is near the question by meaning itself: among the
     # nearest files, its best passage scoring at least this (the embedding model's cosine; 0: no such bar). Only
     # when the vector leg ran (no vectors: words alone decide).

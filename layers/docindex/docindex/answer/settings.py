@@ -37,7 +37,7 @@ class AnswerSettings(EnvSettings):
     answer_min_coverage_near: float = Field(0.3, alias="ANSWER_MIN_COVERAGE_NEAR", ge=0, le=1)
     answer_min_standout_alone: float = Field(0.06, alias="ANSWER_MIN_STANDOUT_ALONE", ge=0, le=1)
     answer_min_coverage_alone: float = Field(0.0, alias="ANSWER_MIN_COVERAGE_ALONE", ge=0, le=1)
-    answer_min_lead_gap: float = Field(0.02, alias="ANSWER_MIN_LEAD_GAP", ge=0, le=1)
+    answer_min_lead_gap: float = Field(0.025, alias="ANSWER_MIN_LEAD_GAP", ge=0, le=1)
     # The cited file's own nearness by meaning (its best passage's cosine with the question, multilingual-e5-small's
     # scale; 0: none): a sentence with the question's words in a file about something else is no answer.
     answer_min_score: float = Field(0.91, alias="ANSWER_MIN_SCORE", ge=0, le=1)
