@@ -33,12 +33,13 @@ from docindex.ops.plan.sample import SampleRun
 GIB = 1024**3
 HOURS_PER_MONTH = 730
 # What a real OpenSearch node spends on make bench's corpus (python -m bench.engine_cost, 2026-12-02: 2.19.1,
-# the icu+kuromoji tier, docs/performance.md#the-real-engine): the node's CPU per MB of document JSON for
-# _bulk and refresh (126 ms per 198 KB document) plus the merges (27 ms), per passage's vector (Lucene's
-# HNSW on Java 17, without SIMD: 2,000 office texts with and without one vector each, 5.2 ms), and Lucene's
-# bytes per JSON byte after a flush (0.98; 1.28 on short office texts, whose fixed fields weigh more).
-CLUSTER_CPU_SECONDS_PER_SENT_MB = 0.77
-CLUSTER_CPU_SECONDS_PER_PASSAGE = 0.0052
+# the icu+kuromoji tier, docs/performance.md#the-real-engine, on a quiet 2-vCPU machine): the node's CPU per MB
+# of document JSON for _bulk and refresh (78 ms per 198 KB document) plus the merges (16 ms), per passage's
+# vector (Lucene's HNSW on Java 17, without SIMD: 2,000 office texts with and without one vector each, 4.6 ms),
+# and Lucene's bytes per JSON byte after a flush (1.00; 1.09 on short office texts, whose fixed fields weigh
+# more). The same bench under a load average of 2.5-9 read 0.77 s per MB and 5.2 ms per vector.
+CLUSTER_CPU_SECONDS_PER_SENT_MB = 0.47
+CLUSTER_CPU_SECONDS_PER_PASSAGE = 0.0046
 INDEX_BYTES_PER_SENT_BYTE = 1.0
 
 
@@ -67,7 +68,7 @@ def default_assumptions() -> dict[str, Assumption]:
         "cluster_cpu_seconds_per_sent_mb": Assumption(
             CLUSTER_CPU_SECONDS_PER_SENT_MB,
             "s of a data-node vCPU per MB of document JSON",
-            f"{engine}: the node's CPU for _bulk, refreshes and merges (osmem: 1.31 in the same run)",
+            f"{engine}: the node's CPU for _bulk, refreshes and merges (osmem: 1.05 in the same run)",
         ),
         "cluster_cpu_seconds_per_passage": Assumption(
             CLUSTER_CPU_SECONDS_PER_PASSAGE,
