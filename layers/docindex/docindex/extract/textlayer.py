@@ -32,6 +32,7 @@ import re
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 # Why a page is OCR'd (the ``reason`` of ``ocr_pages`` in the index).
@@ -84,9 +85,15 @@ class TextLayer:
     # The page draws at least one image (only looked for on pages with too little text).
     has_images: bool = False
 
-    @property
+    @cached_property
+    def counts(self) -> Counter[str]:
+        """How often each character occurs (in the order of first occurrence): every measure below looks at each
+        distinct character once, not at each of a page's thousands (a page of Japanese uses a few hundred)."""
+        return Counter(self.text)
+
+    @cached_property
     def chars(self) -> int:
-        return sum(1 for c in self.text if not _blank(c))
+        return sum(n for c, n in self.counts.items() if not _blank(c))
 
 
 @dataclass(frozen=True)
@@ -164,31 +171,31 @@ def judge(layer: TextLayer, *, min_chars: int) -> Verdict:
         return Verdict(False, NO_TEXT)
     if chars < min_chars:
         return Verdict(False, SPARSE)
-    reason = _bad_characters(layer.text, chars) or _unmapped(layer, chars) or _script_mix(layer.text)
+    reason = _bad_characters(layer, chars) or _unmapped(layer, chars) or _script_mix(layer.counts)
     return Verdict(reason is None, reason)
 
 
-def _bad_characters(text: str, chars: int) -> str | None:
+def _bad_characters(layer: TextLayer, chars: int) -> str | None:
     counts: Counter[str] = Counter()
-    cids = _CID.findall(text)
+    cids = _CID.findall(layer.text)
     if len(cids) >= MIN_BAD:
         counts["cid_codes"] += sum(len(cid) for cid in cids)
-    for ch in _CID.sub("", text):
+    for ch, n in (Counter(_CID.sub("", layer.text)) if cids else layer.counts).items():
         if _blank(ch):
             continue
         category = unicodedata.category(ch)
         if ch in "\ufffd\ufffe\uffff" or (0xFDD0 <= ord(ch) <= 0xFDEF):
-            counts["replacement_characters"] += 1
+            counts["replacement_characters"] += n
         elif category == "Co":
-            counts["private_use"] += 1
+            counts["private_use"] += n
         elif category == "Cc":
-            counts["control_characters"] += 1
+            counts["control_characters"] += n
         elif category in ("Cn", "Cs"):
-            counts["unassigned_characters"] += 1
+            counts["unassigned_characters"] += n
     bad = sum(counts.values())
     if bad >= MIN_BAD and bad > chars * MAX_BAD_SHARE:
         return counts.most_common(1)[0][0]
-    placeholders = Counter(c for c in text if c in _PLACEHOLDERS).most_common(1)
+    placeholders = Counter({c: n for c, n in layer.counts.items() if c in _PLACEHOLDERS}).most_common(1)
     if placeholders and placeholders[0][1] >= MIN_BAD and placeholders[0][1] >= chars * PLACEHOLDER_SHARE:
         return "placeholder_run"
     return None
@@ -197,7 +204,7 @@ def _bad_characters(text: str, chars: int) -> str | None:
 def _unmapped(layer: TextLayer, chars: int) -> str | None:
     if layer.unmapped < chars * UNMAPPED_SHARE:
         return None
-    alnum = sum(1 for c in layer.text if c.isalnum())
+    alnum = sum(n for c, n in layer.counts.items() if c.isalnum())
     return "unmapped_glyphs" if alnum < chars * MIN_ALNUM_SHARE else None
 
 
@@ -208,14 +215,17 @@ def _script(ch: str) -> str:
         return "UNKNOWN"
 
 
-def _script_mix(text: str) -> str | None:
-    scripts = Counter(_script(c) for c in text if c.isalpha())
+def _script_mix(counts: Counter[str]) -> str | None:
+    scripts: Counter[str] = Counter()
+    for c, n in counts.items():
+        if c.isalpha():
+            scripts[_script(c)] += n
     letters = sum(scripts.values())
     if letters < MIN_LETTERS:
         return None
     japanese = sum(n for script, n in scripts.items() if script in _JAPANESE_SCRIPTS)
     if japanese >= letters * 0.1:
-        ascii_latin = sum(1 for c in text if c.isascii() and c.isalpha())
+        ascii_latin = sum(n for c, n in counts.items() if c.isascii() and c.isalpha())
         accented = scripts.get("LATIN", 0) - ascii_latin
         foreign = accented + sum(
             n for script, n in scripts.items() if script not in _JAPANESE_SCRIPTS and script not in _WITH_JAPANESE
@@ -224,6 +234,6 @@ def _script_mix(text: str) -> str | None:
     minor = letters - sum(n for _, n in scripts.most_common(2))
     # UTF-8 (or Shift_JIS) bytes shown as Windows-1252 ("æ—¥æœ¬"): Latin-1 letters galore, where
     # French or German text has a few in a hundred.
-    latin1 = sum(1 for c in text if "\u00c0" <= c <= "\u00ff" and c.isalpha())
+    latin1 = sum(n for c, n in counts.items() if "\u00c0" <= c <= "\u00ff" and c.isalpha())
     mixed = minor > letters * MAX_MINOR_SCRIPTS_SHARE or latin1 > letters * MAX_LATIN1_SHARE
     return "script_mix" if mixed else None
