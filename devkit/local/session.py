@@ -6,6 +6,7 @@ with the dev install, since the local servers and the handlers' source live ther
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 from typing import Any
@@ -261,7 +262,24 @@ def run_local(
                 depths = []
             on_progress(stats, elapsed, depths)
 
-    return runner.run(once=once, max_seconds=max_seconds, on_progress=report, progress_every=progress_every)
+    stats = runner.run(once=once, max_seconds=max_seconds, on_progress=report, progress_every=progress_every)
+    if stats.drained:
+        refresh_index(env)
+    return stats
+
+
+def refresh_index(env: dict[str, str]) -> None:
+    """Make what a drained run indexed searchable when it returns: the node refreshes its index every second, and
+    a search or a reconcile started at once could miss the last batch (best effort: the node may be gone)."""
+    endpoint, index = env.get("OPENSEARCH_ENDPOINT"), env.get("OPENSEARCH_INDEX")
+    if not endpoint or not index or env.get("OPENSEARCH_AUTH", "none") != "none":
+        return
+    try:
+        from opensearchpy import OpenSearch
+
+        OpenSearch(hosts=[endpoint], timeout=30).indices.refresh(index=index)
+    except Exception as exc:  # noqa: BLE001 - the documents are indexed; only their visibility waits a second
+        logging.getLogger(__name__).warning("could not refresh the index", extra={"error": str(exc)[:200]})
 
 
 def local_worker() -> Any:
