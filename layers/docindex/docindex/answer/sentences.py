@@ -466,10 +466,10 @@ _PERSON = re.compile(
     r"さん|様|氏|殿|先生|社長|部長|課長|係長|主任|者|員|長|家|[ァ-ヴー]{2,}"
 )
 # いつ answered by a day or a time, not a year alone: 10月15日, 十一月二十日, 9:00, 午前九時, 月末, 前日, 曜日.
-_DAY = re.compile(
-    rf"{_N}\s*(?:月\s*{_N}\s*日|日|時|:[0-9])|[月年]末|月初|[上中下]旬|曜|午[前後]|正午|[前翌当後]日|今日|明日|毎[日週月]|"
-    r"日時|日程|期日|開催日|実施日"
-)
+# ... of them, the forms that date it (a day's or a time's number, 午前, 上旬, 曜), not the words (今日, 前日, 日程).
+_DATED = rf"{_N}\s*(?:月\s*{_N}\s*日|日|時|:[0-9])|[上中下]旬|曜|午[前後]|正午"
+_DATE = re.compile(_DATED)
+_DAY = re.compile(rf"{_DATED}|[月年]末|月初|[前翌当後]日|今日|明日|毎[日週月]|日時|日程|期日|開催日|実施日")
 # A line naming the date of what a notice or minutes is about: 日時　十一月二十日, 期日：10月10日.
 _DATE_LABEL = re.compile(
     r"\s*(?:日時|日程|期日|開催日|実施日|日付|開催|実施|期限|締切|締め切り)\s*(?:[：:\s]|(?=[0-9０-９〇一二三四五六七八九十]))"
@@ -504,9 +504,6 @@ def holds_place(text: str) -> bool:
 
 def holds_person(text: str) -> bool:
     return _PERSON.search(text) is not None
-
-
-_DATE = re.compile(rf"{_N}\s*(?:月\s*{_N}\s*日|日|時|:[0-9])|午[前後]|正午|[上中下]旬|曜")
 
 
 def holds_date(text: str) -> bool:
